@@ -1,0 +1,184 @@
+// Package proto is the wire format between the Sentry and the gofer, and
+// the Sentry's client for it. It is the only package the two share.
+//
+// Transport: a connected unix SOCK_SEQPACKET socket. Every message is one
+// datagram of at most MaxMessage bytes; a host file descriptor rides along
+// as SCM_RIGHTS ancillary data on the two messages that donate one (Ropen,
+// Rdup) and on no other message.
+//
+// Encoding: little endian, fixed-width integers; a string is a uint16 length
+// followed by its bytes. Every datagram starts with a 5-byte header: a
+// uint32 tag chosen by the client and echoed in the response, then a uint8
+// message type. Requests are T-messages, responses R-messages; any request
+// may be answered with Rerror, which carries a Linux errno. Decoding is
+// strict (no trailing bytes, booleans 0 or 1, counts checked against the
+// remaining bytes before anything is allocated), so a message decodes to at
+// most one value and re-encodes to the same bytes.
+//
+// Messages (request -> response):
+//
+//	Tattach{Version}          -> Rattach{Root, Attr}   the served tree's root
+//	Twalk{Dir, Name}          -> Rwalk{Node, Attr}     one component, no symlink following
+//	Tstat{Node}               -> Rstat{Attr}           lstat semantics
+//	Topen{Node, Flags}        -> Ropen + fd            a host fd the caller owns
+//	Treadlink{Node}           -> Rreadlink{Target}
+//	Tgetdents{Dir, Offset}    -> Rgetdents{Next, EOF, Entries}  one page
+//	Tstatfs{Node}             -> Rstatfs{Statfs}
+//	Tclose{Node}              -> Rclose
+//	Tdup{}                    -> Rdup + fd             a new connection to the same server
+//
+// Handles name server-side nodes; they are per connection, chosen by the
+// server, and live until Tclose or the end of the connection.
+//
+// The client (Client) multiplexes many concurrent callers over one
+// connection by tag: callers send their own requests, a single reader
+// goroutine receives every response and hands it to the waiting caller, so
+// a slow request does not hold up the others. The client makes no host
+// syscalls other than on its own socket (sendmsg, recvmsg, and the Go
+// poller's fcntl/epoll bookkeeping); in particular it never opens anything.
+//
+// Locks: Client.mu guards the pending-call table and is never held across
+// a syscall.
+package proto
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Version is the protocol version a client sends in Tattach.
+const Version = 1
+
+// MaxMessage is the largest datagram either side sends or accepts.
+const MaxMessage = 64 << 10
+
+// headerSize is the size of the tag and type that start every message.
+const headerSize = 5
+
+// NameMax is the longest path component (NAME_MAX).
+const NameMax = 255
+
+// PathMax is the longest symlink target plus its terminating NUL (PATH_MAX).
+const PathMax = 4096
+
+// Handle names a node (a file, directory, symlink, ...) on the gofer side.
+// Zero is never a valid handle.
+type Handle uint64
+
+// Attr is what stat(2) reports about a node.
+type Attr struct {
+	Mode                uint32
+	Ino, Dev            uint64
+	Nlink               uint64
+	UID, GID            uint32
+	Rdev                uint64
+	Size                int64
+	Blksize             int64
+	Blocks              int64
+	Atime, Mtime, Ctime unix.Timespec
+}
+
+// AttrFromStat converts a host stat buffer to an Attr.
+func AttrFromStat(st *unix.Stat_t) Attr {
+	return Attr{
+		Mode:    st.Mode,
+		Ino:     st.Ino,
+		Dev:     st.Dev,
+		Nlink:   uint64(st.Nlink),
+		UID:     st.Uid,
+		GID:     st.Gid,
+		Rdev:    st.Rdev,
+		Size:    st.Size,
+		Blksize: int64(st.Blksize),
+		Blocks:  st.Blocks,
+		Atime:   st.Atim,
+		Mtime:   st.Mtim,
+		Ctime:   st.Ctim,
+	}
+}
+
+// Dirent is one directory entry. Getdents never reports "." or "..": the
+// Sentry makes those itself.
+type Dirent struct {
+	Name string
+	Ino  uint64
+	Type uint8 // DT_*
+}
+
+// direntFixed is the encoded size of a Dirent without its name bytes.
+const direntFixed = 8 + 1 + 2
+
+// EncodedSize is the number of bytes d takes in an Rgetdents message.
+func (d Dirent) EncodedSize() int { return direntFixed + len(d.Name) }
+
+// RgetdentsOverhead is the size of an Rgetdents message with no entries,
+// header included. A page of entries fits when RgetdentsOverhead plus the
+// sum of their EncodedSize is at most MaxMessage.
+const RgetdentsOverhead = headerSize + 8 + 1 + 4
+
+// ValidName reports whether name can be a single path component: not
+// empty, not "." or "..", at most NameMax bytes, without '/' or NUL.
+func ValidName(name string) bool {
+	if name == "" || name == "." || name == ".." || len(name) > NameMax {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' || name[i] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validDirentType reports whether t is one of the DT_* values Linux uses.
+func validDirentType(t uint8) bool {
+	switch t {
+	case unix.DT_UNKNOWN, unix.DT_FIFO, unix.DT_CHR, unix.DT_DIR, unix.DT_BLK,
+		unix.DT_REG, unix.DT_LNK, unix.DT_SOCK, unix.DT_WHT:
+		return true
+	}
+	return false
+}
+
+// MsgType identifies a message.
+type MsgType uint8
+
+// Message types. Responses are their request's type plus one.
+const (
+	MsgRerror    MsgType = 1
+	MsgTattach   MsgType = 10
+	MsgRattach   MsgType = 11
+	MsgTwalk     MsgType = 12
+	MsgRwalk     MsgType = 13
+	MsgTstat     MsgType = 14
+	MsgRstat     MsgType = 15
+	MsgTopen     MsgType = 16
+	MsgRopen     MsgType = 17
+	MsgTreadlink MsgType = 18
+	MsgRreadlink MsgType = 19
+	MsgTgetdents MsgType = 20
+	MsgRgetdents MsgType = 21
+	MsgTstatfs   MsgType = 22
+	MsgRstatfs   MsgType = 23
+	MsgTclose    MsgType = 24
+	MsgRclose    MsgType = 25
+	MsgTdup      MsgType = 26
+	MsgRdup      MsgType = 27
+)
+
+var msgNames = map[MsgType]string{
+	MsgRerror: "Rerror", MsgTattach: "Tattach", MsgRattach: "Rattach",
+	MsgTwalk: "Twalk", MsgRwalk: "Rwalk", MsgTstat: "Tstat", MsgRstat: "Rstat",
+	MsgTopen: "Topen", MsgRopen: "Ropen", MsgTreadlink: "Treadlink",
+	MsgRreadlink: "Rreadlink", MsgTgetdents: "Tgetdents", MsgRgetdents: "Rgetdents",
+	MsgTstatfs: "Tstatfs", MsgRstatfs: "Rstatfs", MsgTclose: "Tclose",
+	MsgRclose: "Rclose", MsgTdup: "Tdup", MsgRdup: "Rdup",
+}
+
+func (t MsgType) String() string {
+	if s, ok := msgNames[t]; ok {
+		return s
+	}
+	return fmt.Sprintf("MsgType(%d)", uint8(t))
+}
