@@ -1,0 +1,296 @@
+// Package ptrace implements the platform with PTRACE_SYSEMU.
+//
+// Every application address space is a stub process: a process that has
+// nothing mapped but the stub page (see stub_amd64.go) and ranges of the
+// memory file the memory manager asks for. Every application thread that
+// runs in an address space has its own thread in that stub process, traced
+// by the OS thread of the Sentry goroutine that runs the application thread,
+// so a system call costs one PTRACE_SYSEMU stop and no goroutine handoff.
+//
+// Processes and threads:
+//   - The template is the first stub process, forked from the Sentry by
+//     rawForkStub before the Sentry's seccomp filter is installed. It is
+//     traced by a dedicated goroutine and never runs application code.
+//   - A new address space is a fork of the template, injected as a clone
+//     system call into the template's thread. The child parks in the stub's
+//     pause loop until a new master goroutine seizes it. The master thread
+//     never runs application code either; it performs mmap and munmap for
+//     goroutines that have no thread in the address space, and clones the
+//     threads that contexts need.
+//   - A context gets its thread in an address space by asking the master to
+//     inject clone(CLONE_THREAD|CLONE_VM|...); the new thread parks in the
+//     pause loop and the context's own OS thread seizes it.
+//
+// Every traced thread has PTRACE_O_EXITKILL, and every stub process dies
+// with the template (PR_SET_PDEATHSIG), so no stub outlives the Sentry. The
+// stubs close every descriptor except the memory file.
+//
+// Locks: addressSpace.mu guards the set of threads; it is never held while
+// waiting for a tracee.
+package ptrace
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/platform"
+)
+
+// interruptSignal is the host signal sent to a stub thread to make its
+// tracer's Switch return. It is never delivered: the tracer suppresses it.
+const interruptSignal = unix.SIGUSR2
+
+// Platform is the ptrace platform.
+type Platform struct {
+	memfd    int
+	template *tracer
+	tmplThr  *thread
+}
+
+// New creates the platform and its template stub process. memfd is the
+// memory file. It must be called before the Sentry's seccomp filter is
+// installed (it forks) and it leaves a goroutine running per address space.
+func New(memfd int) (*Platform, error) {
+	code, err := stubCode(memfd)
+	if err != nil {
+		return nil, err
+	}
+	codefd, err := unix.MemfdCreate("moat-stub", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("creating stub memfd: %w", err)
+	}
+	defer unix.Close(codefd)
+	if _, err := unix.Pwrite(codefd, code, 0); err != nil {
+		return nil, fmt.Errorf("writing stub code: %w", err)
+	}
+	p := &Platform{memfd: memfd, template: newTracer()}
+	p.template.do(func() {
+		var pid int
+		pid, err = forkStub(codefd)
+		if err != nil {
+			return
+		}
+		t := &thread{tgid: int32(pid), tid: int32(pid)}
+		var ws unix.WaitStatus
+		ws, err = t.wait()
+		if err == nil && (!ws.Stopped() || ws.StopSignal() != unix.SIGSTOP) {
+			err = fmt.Errorf("stub template: unexpected first stop %#x", uint32(ws))
+		}
+		if err == nil {
+			err = unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACESYSGOOD|unix.PTRACE_O_EXITKILL)
+		}
+		if err == nil {
+			err = t.init()
+		}
+		if err != nil {
+			unix.Kill(pid, unix.SIGKILL)
+			t.wait()
+			return
+		}
+		p.tmplThr = t
+	})
+	if err != nil {
+		p.template.stop()
+		return nil, fmt.Errorf("starting the stub template: %w", err)
+	}
+	return p, nil
+}
+
+// MemoryFileFD implements platform.Platform.MemoryFileFD.
+func (p *Platform) MemoryFileFD() int { return p.memfd }
+
+// forkStub forks the template. It runs on the template tracer's OS thread,
+// which becomes the child's tracer through PTRACE_TRACEME.
+func forkStub(codefd int) (int, error) {
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old)
+	pid, errno := rawForkStub(uintptr(codefd), stubAddr, stubSize, stubAddr+stubInitOff)
+	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	if errno != 0 {
+		return 0, fmt.Errorf("fork: %w", unix.Errno(errno))
+	}
+	return int(pid), nil
+}
+
+func rawForkStub(memfd, addr, size, entry uintptr) (pid, errno uintptr)
+
+// NewAddressSpace implements platform.Platform.NewAddressSpace.
+func (p *Platform) NewAddressSpace() (platform.AddressSpace, error) {
+	var pid uintptr
+	var err error
+	p.template.do(func() {
+		pid, err = p.tmplThr.syscall(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("forking a stub process: %w", err)
+	}
+	as := &addressSpace{p: p, pid: int32(pid), master: newTracer()}
+	as.master.do(func() {
+		as.masterThr, err = seize(int32(pid), int32(pid))
+	})
+	if err != nil {
+		unix.Kill(int(pid), unix.SIGKILL)
+		as.master.stop()
+		return nil, fmt.Errorf("seizing stub process %d: %w", pid, err)
+	}
+	return as, nil
+}
+
+// NewContext implements platform.Platform.NewContext.
+func (p *Platform) NewContext() platform.Context { return &context{} }
+
+// tracer is a goroutine locked to an OS thread, which runs functions sent to
+// it. ptrace requests must come from the tracing thread; a tracer is how a
+// goroutine that is not that thread gets one done.
+type tracer struct {
+	reqs chan func()
+}
+
+func newTracer() *tracer {
+	t := &tracer{reqs: make(chan func())}
+	go func() {
+		// Never unlocked: the OS thread exits with the goroutine, and its
+		// tracees with it (PTRACE_O_EXITKILL).
+		runtime.LockOSThread()
+		for f := range t.reqs {
+			f()
+		}
+	}()
+	return t
+}
+
+func (t *tracer) do(f func()) {
+	done := make(chan struct{})
+	t.reqs <- func() { f(); close(done) }
+	<-done
+}
+
+func (t *tracer) stop() { close(t.reqs) }
+
+// addressSpace is a stub process.
+type addressSpace struct {
+	p         *Platform
+	pid       int32
+	master    *tracer
+	masterThr *thread
+
+	mu sync.Mutex
+	// threads are the context threads in this process, by the host tid of
+	// their tracer.
+	threads map[int32]*thread
+	dead    bool
+}
+
+// current returns the calling OS thread's stub thread in as, or nil.
+func (as *addressSpace) current() *thread {
+	tid := int32(unix.Gettid())
+	as.mu.Lock()
+	t := as.threads[tid]
+	as.mu.Unlock()
+	return t
+}
+
+// syscall runs a system call in the stub process, in the caller's own thread
+// when it has one, else through the master.
+func (as *addressSpace) syscall(sysno uintptr, args ...uintptr) (uintptr, error) {
+	var a [6]uintptr
+	copy(a[:], args)
+	if t := as.current(); t != nil {
+		return t.syscall(sysno, a[0], a[1], a[2], a[3], a[4], a[5])
+	}
+	var r uintptr
+	var err error
+	as.master.do(func() {
+		r, err = as.masterThr.syscall(sysno, a[0], a[1], a[2], a[3], a[4], a[5])
+	})
+	return r, err
+}
+
+// MapFile implements platform.AddressSpace.MapFile.
+func (as *addressSpace) MapFile(addr uintptr, off uint64, length uintptr, prot int) error {
+	r, err := as.syscall(unix.SYS_MMAP, addr, length, uintptr(prot), unix.MAP_SHARED|unix.MAP_FIXED, uintptr(as.p.memfd), uintptr(off))
+	if err != nil {
+		return err
+	}
+	if r != addr {
+		return fmt.Errorf("stub mmap at %#x returned %#x (%v)", addr, r, unix.Errno(-r))
+	}
+	return nil
+}
+
+// Unmap implements platform.AddressSpace.Unmap.
+func (as *addressSpace) Unmap(addr, length uintptr) error {
+	r, err := as.syscall(unix.SYS_MUNMAP, addr, length)
+	if err != nil {
+		return err
+	}
+	if r != 0 {
+		return fmt.Errorf("stub munmap %#x+%#x: %v", addr, length, unix.Errno(-r))
+	}
+	return nil
+}
+
+// newThread creates a thread in the stub process, seized by the calling OS
+// thread.
+func (as *addressSpace) newThread() (*thread, error) {
+	const flags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
+		unix.CLONE_THREAD | unix.CLONE_SYSVSEM
+	var tid uintptr
+	var err error
+	as.master.do(func() {
+		tid, err = as.masterThr.syscall(unix.SYS_CLONE, flags, 0, 0, 0, 0, 0)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if int64(tid) < 0 {
+		return nil, fmt.Errorf("clone in stub: %w", unix.Errno(-int64(tid)))
+	}
+	t, err := seize(as.pid, int32(tid))
+	if err != nil {
+		unix.Tgkill(int(as.pid), int(tid), unix.SIGKILL)
+		return nil, err
+	}
+	me := int32(unix.Gettid())
+	as.mu.Lock()
+	if as.threads == nil {
+		as.threads = make(map[int32]*thread)
+	}
+	as.threads[me] = t
+	as.mu.Unlock()
+	return t, nil
+}
+
+// dropThread ends the calling OS thread's stub thread t.
+func (as *addressSpace) dropThread(t *thread) {
+	me := int32(unix.Gettid())
+	as.mu.Lock()
+	delete(as.threads, me)
+	as.mu.Unlock()
+	t.exit()
+}
+
+// Release implements platform.AddressSpace.Release.
+func (as *addressSpace) Release() {
+	as.mu.Lock()
+	if as.dead {
+		as.mu.Unlock()
+		return
+	}
+	as.dead = true
+	as.mu.Unlock()
+	// Reaping the leader waits until every other thread of the process has
+	// been reaped by its own tracer, so the master does it without holding
+	// up the caller.
+	as.master.reqs <- func() {
+		unix.Kill(int(as.pid), unix.SIGKILL)
+		as.masterThr.reap()
+	}
+	as.master.stop()
+}

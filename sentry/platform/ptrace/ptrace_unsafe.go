@@ -1,0 +1,59 @@
+package ptrace
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/platform"
+)
+
+const (
+	ptraceSysemuReq = 31     // PTRACE_SYSEMU
+	ntX86XState     = 0x202  // NT_X86_XSTATE
+	maxXStateSize   = 0x4000 // generous bound on the xsave area
+)
+
+func ptraceSysemu(tid int32) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, ptraceSysemuReq, uintptr(tid), 0, 0, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func getSiginfo(tid int32) (*platform.SignalInfo, error) {
+	info := &platform.SignalInfo{}
+	_, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_GETSIGINFO, uintptr(tid), 0, uintptr(unsafe.Pointer(&info.Raw[0])), 0, 0)
+	if errno != 0 {
+		return nil, fmt.Errorf("PTRACE_GETSIGINFO %d: %w", tid, errno)
+	}
+	info.Signo = *(*int32)(unsafe.Pointer(&info.Raw[0]))
+	info.Errno = *(*int32)(unsafe.Pointer(&info.Raw[4]))
+	info.Code = *(*int32)(unsafe.Pointer(&info.Raw[8]))
+	info.Addr = *(*uint64)(unsafe.Pointer(&info.Raw[16]))
+	return info, nil
+}
+
+func getXState(tid int32) ([]byte, error) {
+	buf := make([]byte, maxXStateSize)
+	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
+	_, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_GETREGSET, uintptr(tid), ntX86XState, uintptr(unsafe.Pointer(&iov)), 0, 0)
+	if errno != 0 {
+		return nil, fmt.Errorf("PTRACE_GETREGSET %d: %w", tid, errno)
+	}
+	return buf[:iov.Len], nil
+}
+
+func setXState(tid int32, state []byte) error {
+	if len(state) == 0 {
+		return nil
+	}
+	iov := unix.Iovec{Base: &state[0], Len: uint64(len(state))}
+	_, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_SETREGSET, uintptr(tid), ntX86XState, uintptr(unsafe.Pointer(&iov)), 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("PTRACE_SETREGSET %d: %w", tid, errno)
+	}
+	return nil
+}

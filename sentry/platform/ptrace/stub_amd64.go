@@ -1,0 +1,197 @@
+package ptrace
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The stub page is mapped read-only and executable at stubAddr in every stub
+// process. Its layout:
+//
+//	stubSyscall:  syscall            // injected system calls start here
+//	              test rax, rax
+//	              jz stubLoop        // a new thread or process (rax == 0)
+//	              int3               // the injecting tracer regains control
+//	stubLoop:     mov eax, SYS_pause // park until a tracer seizes us
+//	              syscall
+//	              jmp stubLoop
+//	stubInit:     ...                // run once in the template process
+//
+// stubInit resets every signal handler to the default, ignores SIGCHLD (so
+// stub processes the template forks are reaped without it waiting), unblocks
+// all signals, closes every descriptor but the memory file, unmaps everything but the stub page (the Sentry's image the
+// fork copied), stops itself with SIGSTOP for its tracer, then parks.
+const (
+	stubAddr = 0x7fff_fffe_0000
+	stubSize = 0x1000
+
+	// userTop is one past the highest user address (TASK_SIZE).
+	userTop = 0x7fff_ffff_f000
+
+	stubSyscallOff = 0
+	stubLoopOff    = 8
+	stubInitOff    = 0x20
+	stubDataOff    = 0x200
+)
+
+// asm is a minimal x86-64 code emitter with labels for the few relative
+// jumps and RIP-relative addresses the stub needs.
+type asm struct {
+	b      []byte
+	labels map[string]int
+	fixups []fixup
+}
+
+type fixup struct {
+	at    int // offset of the displacement
+	size  int // 1 or 4
+	end   int // offset the displacement is relative to
+	label string
+}
+
+func (a *asm) emit(b ...byte)     { a.b = append(a.b, b...) }
+func (a *asm) label(name string) { a.labels[name] = len(a.b) }
+func (a *asm) padTo(off int) {
+	for len(a.b) < off {
+		a.emit(0xcc)
+	}
+}
+func (a *asm) imm32(v uint32) { a.b = binary.LittleEndian.AppendUint32(a.b, v) }
+func (a *asm) imm64(v uint64) { a.b = binary.LittleEndian.AppendUint64(a.b, v) }
+
+// rel emits a displacement of size bytes to label, relative to the end of
+// the instruction, which ends after the displacement plus trail bytes.
+func (a *asm) rel(label string, size, trail int) {
+	at := len(a.b)
+	a.emit(make([]byte, size)...)
+	a.fixups = append(a.fixups, fixup{at: at, size: size, end: at + size + trail, label: label})
+}
+
+func (a *asm) syscallInsn()      { a.emit(0x0f, 0x05) }
+func (a *asm) movEAX(v uint32)   { a.emit(0xb8); a.imm32(v) }
+func (a *asm) movEDI(v uint32)   { a.emit(0xbf); a.imm32(v) }
+func (a *asm) movESI(v uint32)   { a.emit(0xbe); a.imm32(v) }
+func (a *asm) movR10D(v uint32)  { a.emit(0x41, 0xba); a.imm32(v) }
+func (a *asm) movRDI64(v uint64) { a.emit(0x48, 0xbf); a.imm64(v) }
+func (a *asm) movRSI64(v uint64) { a.emit(0x48, 0xbe); a.imm64(v) }
+func (a *asm) xorEDX()           { a.emit(0x31, 0xd2) }
+func (a *asm) leaRSI(label string) {
+	a.emit(0x48, 0x8d, 0x35) // lea rsi, [rip+disp32]
+	a.rel(label, 4, 0)
+}
+
+func (a *asm) finish() ([]byte, error) {
+	for _, f := range a.fixups {
+		target, ok := a.labels[f.label]
+		if !ok {
+			return nil, fmt.Errorf("stub: undefined label %q", f.label)
+		}
+		d := target - f.end
+		switch f.size {
+		case 1:
+			if d < -128 || d > 127 {
+				return nil, fmt.Errorf("stub: jump to %q out of range", f.label)
+			}
+			a.b[f.at] = byte(int8(d))
+		case 4:
+			binary.LittleEndian.PutUint32(a.b[f.at:], uint32(int32(d)))
+		}
+	}
+	return a.b, nil
+}
+
+// stubCode returns the contents of the stub page. memfd is the memory file,
+// the one descriptor stub processes keep.
+func stubCode(memfd int) ([]byte, error) {
+	a := &asm{labels: map[string]int{}}
+	a.label("syscall")
+	a.syscallInsn()
+	a.emit(0x48, 0x85, 0xc0) // test rax, rax
+	a.emit(0x74)             // jz loop
+	a.rel("loop", 1, 0)
+	a.emit(0xcc) // int3
+	a.label("loop")
+	a.movEAX(34) // SYS_pause
+	a.syscallInsn()
+	a.emit(0xeb) // jmp loop
+	a.rel("loop", 1, 0)
+
+	a.padTo(stubInitOff)
+	a.label("init")
+	// for r12d = 1; r12d != 65; r12d++ { rt_sigaction(r12d, &dfl, NULL, 8) }
+	a.emit(0x41, 0xbc, 1, 0, 0, 0) // mov r12d, 1
+	a.label("sigloop")
+	a.emit(0x44, 0x89, 0xe7) // mov edi, r12d
+	a.leaRSI("dfl")
+	a.xorEDX()
+	a.movR10D(8)
+	a.movEAX(13) // SYS_rt_sigaction
+	a.syscallInsn()
+	a.emit(0x41, 0xff, 0xc4)       // inc r12d
+	a.emit(0x41, 0x83, 0xfc, 0x41) // cmp r12d, 65
+	a.emit(0x75)                   // jne sigloop
+	a.rel("sigloop", 1, 0)
+	// rt_sigaction(SIGCHLD, &ign, NULL, 8)
+	a.movEDI(17)
+	a.leaRSI("ign")
+	a.xorEDX()
+	a.movR10D(8)
+	a.movEAX(13)
+	a.syscallInsn()
+	// rt_sigprocmask(SIG_SETMASK, &zero, NULL, 8)
+	a.movEDI(2)
+	a.leaRSI("dfl")
+	a.xorEDX()
+	a.movR10D(8)
+	a.movEAX(14)
+	a.syscallInsn()
+	// close_range(0, memfd-1, 0); close_range(memfd+1, ~0, 0)
+	if memfd > 0 {
+		a.emit(0x31, 0xff) // xor edi, edi
+		a.movESI(uint32(memfd - 1))
+		a.xorEDX()
+		a.movEAX(436)
+		a.syscallInsn()
+	}
+	a.movEDI(uint32(memfd + 1))
+	a.movESI(0xffffffff)
+	a.xorEDX()
+	a.movEAX(436)
+	a.syscallInsn()
+	// munmap(0, stubAddr)
+	a.emit(0x31, 0xff) // xor edi, edi
+	a.movRSI64(stubAddr)
+	a.movEAX(11)
+	a.syscallInsn()
+	// munmap(stubAddr+stubSize, userTop-(stubAddr+stubSize))
+	a.movRDI64(stubAddr + stubSize)
+	a.movRSI64(userTop - (stubAddr + stubSize))
+	a.movEAX(11)
+	a.syscallInsn()
+	// kill(getpid(), SIGSTOP)
+	a.movEAX(39)
+	a.syscallInsn()
+	a.emit(0x89, 0xc7) // mov edi, eax
+	a.movESI(19)
+	a.movEAX(62)
+	a.syscallInsn()
+	a.emit(0xe9) // jmp loop
+	a.rel("loop", 4, 0)
+
+	a.padTo(stubDataOff)
+	a.label("dfl") // struct sigaction {SIG_DFL, 0, 0, 0}; also a zero sigset
+	a.emit(make([]byte, 32)...)
+	a.label("ign") // struct sigaction {SIG_IGN, 0, 0, 0}
+	a.imm64(1)
+	a.emit(make([]byte, 24)...)
+	code, err := a.finish()
+	if err != nil {
+		return nil, err
+	}
+	if a.labels["loop"] != stubLoopOff || a.labels["init"] != stubInitOff {
+		return nil, fmt.Errorf("stub: layout drifted: loop at %#x, init at %#x", a.labels["loop"], a.labels["init"])
+	}
+	page := make([]byte, stubSize)
+	copy(page, code)
+	return page, nil
+}

@@ -1,0 +1,145 @@
+package ptrace
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+)
+
+// thread is a traced stub thread. Its methods must be called from its
+// tracer's OS thread.
+type thread struct {
+	tgid, tid int32
+	// initRegs are the registers the thread had when it was seized; they
+	// give valid segment selectors for injected system calls.
+	initRegs arch.Registers
+}
+
+// seize attaches the calling OS thread to a stub thread parked in the pause
+// loop and stops it.
+func seize(tgid, tid int32) (*thread, error) {
+	t := &thread{tgid: tgid, tid: tid}
+	const opts = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_EXITKILL
+	if _, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(tid), 0, opts, 0, 0); errno != 0 {
+		return nil, fmt.Errorf("PTRACE_SEIZE %d: %w", tid, errno)
+	}
+	if err := unix.PtraceInterrupt(int(tid)); err != nil {
+		return nil, fmt.Errorf("PTRACE_INTERRUPT %d: %w", tid, err)
+	}
+	for {
+		ws, err := t.wait()
+		if err != nil {
+			return nil, err
+		}
+		if !ws.Stopped() {
+			return nil, fmt.Errorf("stub thread %d: not stopped after PTRACE_INTERRUPT: %#x", tid, uint32(ws))
+		}
+		if ws.TrapCause() == unix.PTRACE_EVENT_STOP {
+			break
+		}
+		// Some other stop (a stray signal): suppress it and wait on.
+		if err := unix.PtraceCont(int(tid), 0); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.init(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// init records the thread's registers after its first stop.
+func (t *thread) init() error {
+	if err := unix.PtraceGetRegs(int(t.tid), &t.initRegs); err != nil {
+		return fmt.Errorf("PTRACE_GETREGS %d: %w", t.tid, err)
+	}
+	return nil
+}
+
+// wait waits for the next state change of t.
+func (t *thread) wait() (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(int(t.tid), &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("wait4 %d: %w", t.tid, err)
+		}
+		return ws, nil
+	}
+}
+
+// syscall injects a system call into t, which must be stopped, and returns
+// its raw result (a negative errno on failure). The thread is left stopped
+// at the int3 after the syscall instruction.
+func (t *thread) syscall(sysno, a0, a1, a2, a3, a4, a5 uintptr) (uintptr, error) {
+	regs := t.initRegs
+	regs.Rax = uint64(sysno)
+	regs.Orig_rax = ^uint64(0)
+	regs.Rdi, regs.Rsi, regs.Rdx = uint64(a0), uint64(a1), uint64(a2)
+	regs.R10, regs.R8, regs.R9 = uint64(a3), uint64(a4), uint64(a5)
+	regs.Rip = stubAddr + stubSyscallOff
+	if err := unix.PtraceSetRegs(int(t.tid), &regs); err != nil {
+		return 0, fmt.Errorf("PTRACE_SETREGS %d: %w", t.tid, err)
+	}
+	if err := unix.PtraceCont(int(t.tid), 0); err != nil {
+		return 0, fmt.Errorf("PTRACE_CONT %d: %w", t.tid, err)
+	}
+	for {
+		ws, err := t.wait()
+		if err != nil {
+			return 0, err
+		}
+		if !ws.Stopped() {
+			return 0, fmt.Errorf("stub thread %d died during injected syscall %d: %#x", t.tid, sysno, uint32(ws))
+		}
+		if ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == 0 {
+			break
+		}
+		if ws.StopSignal() == interruptSignal || ws.TrapCause() == unix.PTRACE_EVENT_STOP {
+			// An interrupt meant for Switch; the caller's run loop checks
+			// for pending work itself. Suppress it and go on.
+			if err := unix.PtraceCont(int(t.tid), 0); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		return 0, fmt.Errorf("stub thread %d: unexpected stop %#x during injected syscall %d", t.tid, uint32(ws), sysno)
+	}
+	if err := unix.PtraceGetRegs(int(t.tid), &regs); err != nil {
+		return 0, fmt.Errorf("PTRACE_GETREGS %d: %w", t.tid, err)
+	}
+	return uintptr(regs.Rax), nil
+}
+
+// exit makes t exit and reaps it.
+func (t *thread) exit() {
+	regs := t.initRegs
+	regs.Rax = unix.SYS_EXIT
+	regs.Orig_rax = ^uint64(0)
+	regs.Rdi = 0
+	regs.Rip = stubAddr + stubSyscallOff
+	if unix.PtraceSetRegs(int(t.tid), &regs) == nil && unix.PtraceCont(int(t.tid), 0) == nil {
+		t.reap()
+		return
+	}
+	// The thread is already gone or not stopped: kill what is left of it.
+	unix.Tgkill(int(t.tgid), int(t.tid), unix.SIGKILL)
+	t.reap()
+}
+
+// reap waits until t has exited.
+func (t *thread) reap() {
+	for {
+		ws, err := t.wait()
+		if err != nil || ws.Exited() || ws.Signaled() {
+			return
+		}
+		// Still stopped (a signal or event on its way out): let it go on.
+		unix.PtraceCont(int(t.tid), 0)
+	}
+}
