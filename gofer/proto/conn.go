@@ -124,7 +124,7 @@ func (c *Conn) ReadMessage(buf []byte) (uint32, Message, error) {
 	if ferr == nil && flags&unix.MSG_CTRUNC != 0 {
 		ferr = errors.New("control data truncated")
 	}
-	if ferr == nil && (flags&unix.MSG_TRUNC != 0 ) {
+	if ferr == nil && flags&unix.MSG_TRUNC != 0 {
 		ferr = errTooLarge
 	}
 	if ferr != nil {

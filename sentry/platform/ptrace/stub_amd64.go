@@ -49,7 +49,7 @@ type fixup struct {
 	label string
 }
 
-func (a *asm) emit(b ...byte)     { a.b = append(a.b, b...) }
+func (a *asm) emit(b ...byte)    { a.b = append(a.b, b...) }
 func (a *asm) label(name string) { a.labels[name] = len(a.b) }
 func (a *asm) padTo(off int) {
 	for len(a.b) < off {
