@@ -131,10 +131,24 @@ func (a *fakeAS) load(t *testing.T, addr uintptr) uint32 {
 }
 
 // store64 stores a little-endian 64-bit word, as amd64 lays out pointers.
+// addr need not be aligned.
 func (a *fakeAS) store64(t *testing.T, addr uintptr, v uint64) {
 	t.Helper()
-	a.store(t, addr, uint32(v))
-	a.store(t, addr+4, uint32(v>>32))
+	for i := range uintptr(8) {
+		b := addr + i
+		p, err := a.word(b &^ 3)
+		if err != nil {
+			t.Fatalf("store64 at %#x: %v", addr, err)
+		}
+		shift := 8 * (b % 4)
+		for {
+			old := atomic.LoadUint32(p)
+			nv := old&^(0xff<<shift) | uint32(byte(v>>(8*i)))<<shift
+			if atomic.CompareAndSwapUint32(p, old, nv) {
+				break
+			}
+		}
+	}
 }
 
 // queued counts the waiters queued in m, checking each bucket's links.
