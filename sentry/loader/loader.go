@@ -242,7 +242,7 @@ func addArg(used, budget uint64, s string) (uint64, error) {
 func readHeader(f File, buf []byte) error {
 	clear(buf)
 	_, err := readAtFull(f, buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return err
 	}
 	return nil
