@@ -1,0 +1,378 @@
+package fs
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/waiter"
+)
+
+// FileImpl is the behaviour of one kind of open file. Methods never block:
+// where they would have to wait they return syserror.ErrWouldBlock and the
+// caller waits for readiness (see ReadBlocking).
+type FileImpl interface {
+	waiter.Waitable
+	// Read reads into dst from offset off (-1 for stream files).
+	Read(ctx Context, fd *FileDescription, dst []byte, off int64) (int, error)
+	// Write writes src at offset off (-1 for stream files).
+	Write(ctx Context, fd *FileDescription, src []byte, off int64) (int, error)
+	// Seek returns the offset lseek(2) sets, given the current one.
+	Seek(ctx Context, fd *FileDescription, cur, offset int64, whence int) (int64, error)
+	// Ioctl serves ioctl(2) requests specific to the file kind, returning
+	// ENOTTY for those it does not know.
+	Ioctl(ctx Context, fd *FileDescription, cmd uint32, arg uintptr) (uintptr, error)
+	// Release is called when the last reference to the description goes.
+	Release()
+}
+
+// FileDefaults gives the Linux answer for operations a file kind lacks.
+// Embed it and override what the kind supports.
+type FileDefaults struct{}
+
+// Read implements FileImpl.Read: EINVAL, as for a file without read.
+func (FileDefaults) Read(Context, *FileDescription, []byte, int64) (int, error) {
+	return 0, unix.EINVAL
+}
+
+// Write implements FileImpl.Write: EINVAL, as for a file without write.
+func (FileDefaults) Write(Context, *FileDescription, []byte, int64) (int, error) {
+	return 0, unix.EINVAL
+}
+
+// Seek implements FileImpl.Seek: ESPIPE.
+func (FileDefaults) Seek(Context, *FileDescription, int64, int64, int) (int64, error) {
+	return 0, unix.ESPIPE
+}
+
+// Ioctl implements FileImpl.Ioctl: ENOTTY.
+func (FileDefaults) Ioctl(Context, *FileDescription, uint32, uintptr) (uintptr, error) {
+	return 0, unix.ENOTTY
+}
+
+// Release implements FileImpl.Release.
+func (FileDefaults) Release() {}
+
+// DefaultPollMask is what poll reports for files without a poll operation.
+const DefaultPollMask = waiter.EventIn | waiter.EventOut | waiter.EventRdNorm | waiter.EventWrNorm
+
+// NotPollable is embedded by files without a poll operation (regular
+// files, directories): poll and select report them always ready, and
+// epoll refuses them with EPERM.
+type NotPollable struct{}
+
+// Readiness implements waiter.Waitable.Readiness.
+func (NotPollable) Readiness(mask waiter.EventMask) waiter.EventMask { return mask & DefaultPollMask }
+
+// EventRegister implements waiter.Waitable.EventRegister.
+func (NotPollable) EventRegister(*waiter.Entry) {}
+
+// EventUnregister implements waiter.Waitable.EventUnregister.
+func (NotPollable) EventUnregister(*waiter.Entry) {}
+
+func (NotPollable) notPollable() {}
+
+type notPollable interface{ notPollable() }
+
+// SeekWithSize implements lseek for a file of the given size: SEEK_SET,
+// SEEK_CUR, SEEK_END, and SEEK_DATA/SEEK_HOLE treating the file as one
+// data extent.
+func SeekWithSize(cur, offset int64, whence int, size int64) (int64, error) {
+	var n int64
+	switch whence {
+	case unix.SEEK_SET:
+		n = offset
+	case unix.SEEK_CUR:
+		n = cur + offset
+		if (offset > 0 && n < cur) || (offset < 0 && n > cur) {
+			return 0, unix.EOVERFLOW
+		}
+	case unix.SEEK_END:
+		n = size + offset
+		if (offset > 0 && n < size) || (offset < 0 && n > size) {
+			return 0, unix.EOVERFLOW
+		}
+	case unix.SEEK_DATA:
+		if offset < 0 || offset >= size {
+			return 0, unix.ENXIO
+		}
+		n = offset
+	case unix.SEEK_HOLE:
+		if offset < 0 || offset >= size {
+			return 0, unix.ENXIO
+		}
+		n = size
+	default:
+		return 0, unix.EINVAL
+	}
+	if n < 0 {
+		return 0, unix.EINVAL
+	}
+	return n, nil
+}
+
+// FDOptions are properties of a file description fixed at creation.
+type FDOptions struct {
+	// Stream files have no offset: pread, pwrite and lseek fail with
+	// ESPIPE, and reads and writes pass offset -1 (pipes, sockets,
+	// character devices that say so).
+	Stream bool
+}
+
+// StatusFlags are the file status flags that fcntl(F_SETFL) may change.
+const StatusFlags = unix.O_APPEND | unix.O_ASYNC | unix.O_DIRECT | unix.O_NOATIME | unix.O_NONBLOCK
+
+// FileDescription is an open file description: what open(2) creates and
+// dup(2) shares.
+type FileDescription struct {
+	refs  atomic.Int64
+	vd    VirtualDentry
+	impl  FileImpl
+	flags atomic.Uint32 // open flags: access mode and status flags
+	opts  FDOptions
+
+	offMu sync.Mutex
+	off   int64
+
+	hooksMu sync.Mutex
+	hooks   map[any]func()
+}
+
+// NewFileDescription returns a file description with one reference.
+// flags are the open(2) flags kept (access mode, status flags, O_PATH,
+// O_LARGEFILE, O_DIRECTORY...); O_CREAT, O_EXCL, O_NOCTTY, O_TRUNC and
+// O_CLOEXEC are dropped as Linux does.
+func NewFileDescription(impl FileImpl, vd VirtualDentry, flags uint32, opts FDOptions) *FileDescription {
+	fd := &FileDescription{vd: vd, impl: impl, opts: opts}
+	fd.refs.Store(1)
+	fd.flags.Store(flags &^ (unix.O_CREAT | unix.O_EXCL | unix.O_NOCTTY | unix.O_TRUNC | unix.O_CLOEXEC))
+	return fd
+}
+
+// IncRef takes a reference.
+func (fd *FileDescription) IncRef() { fd.refs.Add(1) }
+
+// TryIncRef takes a reference unless the description is already released.
+func (fd *FileDescription) TryIncRef() bool {
+	for {
+		r := fd.refs.Load()
+		if r <= 0 {
+			return false
+		}
+		if fd.refs.CompareAndSwap(r, r+1) {
+			return true
+		}
+	}
+}
+
+// DecRef drops a reference; the last one runs the release hooks and the
+// implementation's Release.
+func (fd *FileDescription) DecRef() {
+	switch r := fd.refs.Add(-1); {
+	case r > 0:
+		return
+	case r < 0:
+		panic("fs: FileDescription.DecRef of a released file")
+	}
+	fd.hooksMu.Lock()
+	hooks := fd.hooks
+	fd.hooks = nil
+	fd.hooksMu.Unlock()
+	for _, h := range hooks {
+		h()
+	}
+	fd.impl.Release()
+}
+
+// AddReleaseHook arranges for f to run when the last reference goes
+// (epoll uses it to drop the file from its interest lists). key identifies
+// the hook for RemoveReleaseHook.
+func (fd *FileDescription) AddReleaseHook(key any, f func()) {
+	fd.hooksMu.Lock()
+	if fd.hooks == nil {
+		fd.hooks = make(map[any]func())
+	}
+	fd.hooks[key] = f
+	fd.hooksMu.Unlock()
+}
+
+// RemoveReleaseHook removes the hook added with key.
+func (fd *FileDescription) RemoveReleaseHook(key any) {
+	fd.hooksMu.Lock()
+	delete(fd.hooks, key)
+	fd.hooksMu.Unlock()
+}
+
+// Impl returns the file's implementation.
+func (fd *FileDescription) Impl() FileImpl { return fd.impl }
+
+// VirtualDentry returns the position the file was opened at.
+func (fd *FileDescription) VirtualDentry() VirtualDentry { return fd.vd }
+
+// Dentry returns the dentry the file was opened at.
+func (fd *FileDescription) Dentry() *Dentry { return fd.vd.Dentry }
+
+// Mount returns the mount the file was opened through (nil for anonymous
+// files).
+func (fd *FileDescription) Mount() *Mount { return fd.vd.Mount }
+
+// Flags returns the open flags: access mode, status flags and O_PATH,
+// O_LARGEFILE, O_DIRECTORY as given.
+func (fd *FileDescription) Flags() uint32 { return fd.flags.Load() }
+
+// SetStatusFlags replaces the status flags (F_SETFL), keeping the others.
+func (fd *FileDescription) SetStatusFlags(flags uint32) {
+	for {
+		old := fd.flags.Load()
+		n := old&^StatusFlags | flags&StatusFlags
+		if fd.flags.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// Options returns the options the file was created with.
+func (fd *FileDescription) Options() FDOptions { return fd.opts }
+
+// IsPath reports whether the file was opened with O_PATH.
+func (fd *FileDescription) IsPath() bool { return fd.Flags()&unix.O_PATH != 0 }
+
+// Readable reports whether the file was opened for reading.
+func (fd *FileDescription) Readable() bool {
+	f := fd.Flags()
+	return f&unix.O_PATH == 0 && f&unix.O_ACCMODE != unix.O_WRONLY
+}
+
+// Writable reports whether the file was opened for writing.
+func (fd *FileDescription) Writable() bool {
+	f := fd.Flags()
+	a := f & unix.O_ACCMODE
+	return f&unix.O_PATH == 0 && (a == unix.O_WRONLY || a == unix.O_RDWR)
+}
+
+// NonBlocking reports whether O_NONBLOCK is set.
+func (fd *FileDescription) NonBlocking() bool { return fd.Flags()&unix.O_NONBLOCK != 0 }
+
+// Pollable reports whether the file has a poll operation (epoll accepts
+// it).
+func (fd *FileDescription) Pollable() bool {
+	_, np := fd.impl.(notPollable)
+	return !np
+}
+
+// Stat returns the attributes of the file's node.
+func (fd *FileDescription) Stat(ctx Context) (Stat, error) { return fd.vd.Dentry.Stat(ctx) }
+
+// Readiness implements waiter.Waitable.
+func (fd *FileDescription) Readiness(mask waiter.EventMask) waiter.EventMask {
+	return fd.impl.Readiness(mask)
+}
+
+// EventRegister implements waiter.Waitable.
+func (fd *FileDescription) EventRegister(e *waiter.Entry) { fd.impl.EventRegister(e) }
+
+// EventUnregister implements waiter.Waitable.
+func (fd *FileDescription) EventUnregister(e *waiter.Entry) { fd.impl.EventUnregister(e) }
+
+// Read reads at the file's offset and advances it (read(2)); it never
+// blocks. The caller has checked Readable.
+func (fd *FileDescription) Read(ctx Context, dst []byte) (int, error) {
+	if fd.opts.Stream {
+		return fd.impl.Read(ctx, fd, dst, -1)
+	}
+	fd.offMu.Lock()
+	n, err := fd.impl.Read(ctx, fd, dst, fd.off)
+	fd.off += int64(n)
+	fd.offMu.Unlock()
+	return n, err
+}
+
+// PRead reads at offset off without moving the file's offset (pread(2)).
+func (fd *FileDescription) PRead(ctx Context, dst []byte, off int64) (int, error) {
+	if fd.opts.Stream {
+		return 0, unix.ESPIPE
+	}
+	if off < 0 {
+		return 0, unix.EINVAL
+	}
+	return fd.impl.Read(ctx, fd, dst, off)
+}
+
+// Write writes at the file's offset (at the end with O_APPEND) and
+// advances it (write(2)); it never blocks.
+func (fd *FileDescription) Write(ctx Context, src []byte) (int, error) {
+	if fd.opts.Stream {
+		return fd.impl.Write(ctx, fd, src, -1)
+	}
+	fd.offMu.Lock()
+	defer fd.offMu.Unlock()
+	if fd.Flags()&unix.O_APPEND != 0 {
+		end, err := fd.impl.Seek(ctx, fd, fd.off, 0, unix.SEEK_END)
+		if err != nil {
+			return 0, err
+		}
+		fd.off = end
+	}
+	n, err := fd.impl.Write(ctx, fd, src, fd.off)
+	fd.off += int64(n)
+	return n, err
+}
+
+// PWrite writes at offset off without moving the file's offset.
+func (fd *FileDescription) PWrite(ctx Context, src []byte, off int64) (int, error) {
+	if fd.opts.Stream {
+		return 0, unix.ESPIPE
+	}
+	if off < 0 {
+		return 0, unix.EINVAL
+	}
+	return fd.impl.Write(ctx, fd, src, off)
+}
+
+// Seek implements lseek(2).
+func (fd *FileDescription) Seek(ctx Context, offset int64, whence int) (int64, error) {
+	if fd.opts.Stream {
+		return 0, unix.ESPIPE
+	}
+	fd.offMu.Lock()
+	defer fd.offMu.Unlock()
+	n, err := fd.impl.Seek(ctx, fd, fd.off, offset, whence)
+	if err != nil {
+		return 0, err
+	}
+	fd.off = n
+	return n, nil
+}
+
+// Offset returns the current file offset.
+func (fd *FileDescription) Offset() int64 {
+	fd.offMu.Lock()
+	defer fd.offMu.Unlock()
+	return fd.off
+}
+
+// SetOffset sets the offset (for directory files resetting their listing).
+//
+// Preconditions: the caller is not inside a Read, Write or Seek of fd.
+func (fd *FileDescription) SetOffset(off int64) {
+	fd.offMu.Lock()
+	fd.off = off
+	fd.offMu.Unlock()
+}
+
+// Ioctl forwards ioctl(2) to the implementation.
+func (fd *FileDescription) Ioctl(ctx Context, cmd uint32, arg uintptr) (uintptr, error) {
+	return fd.impl.Ioctl(ctx, fd, cmd, arg)
+}
+
+// pathFile is the implementation of O_PATH descriptions: the handlers
+// refuse every I/O operation on them with EBADF before reaching it.
+type pathFile struct {
+	FileDefaults
+	NotPollable
+}
+
+// OLargeFile is the kernel's O_LARGEFILE (x/sys/unix has glibc's 0 on
+// amd64). open(2) sets it on 64-bit, and F_GETFL shows it.
+const OLargeFile = 0o100000
