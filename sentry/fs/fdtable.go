@@ -188,9 +188,8 @@ func (t *FDTable) SetFlags(fd int32, flags FDFlags) error {
 	return nil
 }
 
-// Remove closes fd, returning the description it held (with the table's
-// reference dropped: the caller must not use it after other references
-// go). EBADF if fd is not open.
+// Remove closes fd, dropping the table's reference on its description.
+// EBADF if fd is not open.
 func (t *FDTable) Remove(fd int32) error {
 	t.mu.Lock()
 	if fd < 0 || int(fd) >= len(t.files) || t.files[fd].file == nil {
