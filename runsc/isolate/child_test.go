@@ -1,0 +1,450 @@
+package isolate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The tests in this file re-execute the test binary: the child named by
+// childEnv confines itself and then does something the test judges from
+// the outside (its exit status, its signal, what it printed).
+
+const childEnv = "MOAT_ISOLATE_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(childEnv); name != "" {
+		fn, ok := children[name]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "unknown child %q\n", name)
+			os.Exit(3)
+		}
+		if err := fn(); err != nil {
+			fmt.Fprintf(os.Stderr, "child %s: %v\n", name, err)
+			os.Exit(3)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+var children = map[string]func() error{
+	"allow":          childAllow,
+	"deny-openat":    childDenyOpenat,
+	"deny-execve":    childDenyExecve,
+	"deny-tsync":     childDenyOtherThread,
+	"trap":           childTrap,
+	"log":            childLog,
+	"gofer":          childGofer,
+	"pivot":          childPivot,
+	"caps":           func() error { return childCaps(nil) },
+	"caps-keep":      func() error { return childCaps([]uintptr{unix.CAP_SYS_PTRACE}) },
+	"nnp":            childNNP,
+	"pivot-then-all": childPivotThenAll,
+}
+
+// runChild runs child name and returns its wait status and output.
+func runChild(t *testing.T, name string, attr *syscall.SysProcAttr) (syscall.WaitStatus, string) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+name)
+	cmd.SysProcAttr = attr
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("running child %s: %v", name, err)
+	}
+	return cmd.ProcessState.Sys().(syscall.WaitStatus), out.String()
+}
+
+func wantExit0(t *testing.T, ws syscall.WaitStatus, out string) {
+	t.Helper()
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		t.Fatalf("child: status %v, want exit 0; output:\n%s", ws, out)
+	}
+}
+
+func wantSIGSYS(t *testing.T, ws syscall.WaitStatus, out string) {
+	t.Helper()
+	if !ws.Signaled() || ws.Signal() != unix.SIGSYS {
+		t.Fatalf("child: status %v, want killed by SIGSYS; output:\n%s", ws, out)
+	}
+}
+
+func TestSeccompAllowedCallsWork(t *testing.T) {
+	ws, out := runChild(t, "allow", nil)
+	wantExit0(t, ws, out)
+	if !strings.Contains(out, "allowed ok") {
+		t.Errorf("child output %q lacks its report", out)
+	}
+}
+
+func TestSeccompKills(t *testing.T) {
+	for _, name := range []string{"deny-openat", "deny-execve", "deny-tsync", "gofer"} {
+		t.Run(name, func(t *testing.T) {
+			ws, out := runChild(t, name, nil)
+			wantSIGSYS(t, ws, out)
+		})
+	}
+}
+
+func TestSeccompTrapMode(t *testing.T) {
+	ws, out := runChild(t, "trap", nil)
+	// The Go runtime turns the SIGSYS into a crash report (exit 2) that
+	// names the signal and the call site.
+	if !ws.Exited() || ws.ExitStatus() != 2 {
+		t.Fatalf("status %v, want exit 2 from the runtime's crash; output:\n%s", ws, out)
+	}
+	for _, want := range []string{"SIGSYS: bad system call", "Getpgid"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("crash report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestSeccompLogMode(t *testing.T) {
+	ws, out := runChild(t, "log", nil)
+	// The unlisted getpgid ran; the explicitly denied openat still killed.
+	if !strings.Contains(out, "getpgid ran") {
+		t.Errorf("unlisted syscall did not run in log mode; output:\n%s", out)
+	}
+	wantSIGSYS(t, ws, out)
+}
+
+func TestPivotToEmptyRoot(t *testing.T) {
+	ws, out := runChild(t, "pivot", &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS})
+	wantExit0(t, ws, out)
+	// The host's mounts are untouched.
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Errorf("host /proc after the child's pivot: %v", err)
+	}
+}
+
+// TestFullConfinement runs the Sentry's whole sequence (pivot, no_new_privs,
+// capabilities, seccomp) in a child and checks Go keeps working after it.
+func TestFullConfinement(t *testing.T) {
+	ws, out := runChild(t, "pivot-then-all", &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWUTS})
+	wantExit0(t, ws, out)
+	if !strings.Contains(out, "confined") {
+		t.Errorf("child output %q lacks its report", out)
+	}
+}
+
+func TestDropCapabilities(t *testing.T) {
+	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWUTS}
+	t.Run("all", func(t *testing.T) {
+		ws, out := runChild(t, "caps", attr)
+		wantExit0(t, ws, out)
+	})
+	t.Run("keep ptrace", func(t *testing.T) {
+		ws, out := runChild(t, "caps-keep", attr)
+		wantExit0(t, ws, out)
+	})
+}
+
+func TestSetNoNewPrivs(t *testing.T) {
+	ws, out := runChild(t, "nnp", nil)
+	wantExit0(t, ws, out)
+}
+
+// startThreads makes sure the process has several OS threads, some of
+// them locked, as a Go program does, before it confines itself.
+func startThreads(n int) (stop func()) {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			runtime.LockOSThread()
+			wg.Done()
+			<-done
+		}()
+	}
+	wg.Wait()
+	return func() { close(done) }
+}
+
+func childAllow() error {
+	stop := startThreads(4)
+	defer stop()
+	if err := Install(SentryFilter(ModeKill)); err != nil {
+		return err
+	}
+	// Exercise the runtime: goroutines, channels, timers, GC, large
+	// allocations, pipes and the poller, stat of a held fd.
+	var wg sync.WaitGroup
+	sum := make(chan int, 100)
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			b := make([]byte, 1<<20)
+			b[i] = byte(i)
+			time.Sleep(time.Millisecond)
+			sum <- int(b[i])
+		}(i)
+	}
+	wg.Wait()
+	runtime.GC()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("pipe: %w", err)
+	}
+	go func() { w.Write([]byte("ping")); w.Close() }()
+	r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 4)
+	if _, err := r.Read(buf); err != nil || string(buf) != "ping" {
+		return fmt.Errorf("pipe read: %q, %v", buf, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(1, &st); err != nil {
+		return fmt.Errorf("fstat: %w", err)
+	}
+	if err := unix.Fstatat(1, "", &st, unix.AT_EMPTY_PATH); err != nil {
+		return fmt.Errorf("newfstatat(AT_EMPTY_PATH): %w", err)
+	}
+	fmt.Printf("allowed ok pid %d\n", os.Getpid())
+	return nil
+}
+
+func childDenyOpenat() error {
+	if err := Install(SentryFilter(ModeKill)); err != nil {
+		return err
+	}
+	fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
+	return fmt.Errorf("openat returned fd %d, err %v: the filter did not kill", fd, err)
+}
+
+func childDenyExecve() error {
+	if err := Install(SentryFilter(ModeKill)); err != nil {
+		return err
+	}
+	err := unix.Exec("/bin/true", []string{"true"}, nil)
+	return fmt.Errorf("execve returned %v: the filter did not kill", err)
+}
+
+// childDenyOtherThread installs from one thread and makes the forbidden
+// call from a thread that existed before, which TSYNC must cover.
+func childDenyOtherThread() error {
+	ready := make(chan struct{})
+	goOn := make(chan struct{})
+	res := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		close(ready)
+		<-goOn
+		_, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
+		res <- err
+	}()
+	<-ready
+	runtime.LockOSThread()
+	if err := Install(SentryFilter(ModeKill)); err != nil {
+		return err
+	}
+	close(goOn)
+	return fmt.Errorf("openat on another thread returned %v: TSYNC did not cover it", <-res)
+}
+
+func childTrap() error {
+	if err := Install(SentryFilter(ModeTrap)); err != nil {
+		return err
+	}
+	_, err := unix.Getpgid(0)
+	return fmt.Errorf("getpgid returned %v under a trap filter", err)
+}
+
+func childLog() error {
+	if err := Install(SentryFilter(ModeLog)); err != nil {
+		return err
+	}
+	if _, err := unix.Getpgid(0); err != nil {
+		return fmt.Errorf("getpgid in log mode: %w", err)
+	}
+	fmt.Println("getpgid ran")
+	fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
+	return fmt.Errorf("openat returned fd %d, err %v: denials must kill in log mode too", fd, err)
+}
+
+func childGofer() error {
+	if err := Install(GoferFilter(ModeKill)); err != nil {
+		return err
+	}
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("read-only openat under the gofer filter: %w", err)
+	}
+	unix.Close(fd)
+	fd, err = unix.Open(filepath.Join(os.TempDir(), "moat-gofer-filter"), unix.O_WRONLY|unix.O_CREAT, 0o600)
+	return fmt.Errorf("openat for writing returned fd %d, err %v under the gofer filter", fd, err)
+}
+
+func childPivot() error {
+	// A descriptor opened before the pivot keeps working.
+	before, err := os.Open("/etc/passwd")
+	if err != nil {
+		return err
+	}
+	defer before.Close()
+	if err := PivotToEmptyRoot(); err != nil {
+		return err
+	}
+	for _, p := range []string{"/etc/passwd", "/proc/self/status", "/../etc/passwd", "/proc"} {
+		if _, err := os.Open(p); !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("open %s after pivot: %v, want ENOENT", p, err)
+		}
+	}
+	if err := unix.Mkdir("/x", 0o755); !errors.Is(err, unix.EROFS) {
+		return fmt.Errorf("mkdir /x: %v, want EROFS", err)
+	}
+	if _, err := os.Create("/f"); !errors.Is(err, unix.EROFS) {
+		return fmt.Errorf("create /f: %v, want EROFS", err)
+	}
+	ents, err := os.ReadDir("/")
+	if err != nil || len(ents) != 0 {
+		return fmt.Errorf("new root holds %v (err %v), want nothing", ents, err)
+	}
+	var root, dotdot unix.Stat_t
+	if err := unix.Stat("/", &root); err != nil {
+		return err
+	}
+	if err := unix.Stat("/..", &dotdot); err != nil {
+		return err
+	}
+	if root.Ino != dotdot.Ino || root.Dev != dotdot.Dev {
+		return errors.New("/.. is not /")
+	}
+	if wd, err := os.Getwd(); err != nil || wd != "/" {
+		return fmt.Errorf("cwd %q (%v), want /", wd, err)
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Statfs("/", &sfs); err != nil {
+		return err
+	}
+	if sfs.Type != unix.TMPFS_MAGIC || sfs.Flags&unix.ST_RDONLY == 0 {
+		return fmt.Errorf("root fs type %#x flags %#x, want read-only tmpfs", sfs.Type, sfs.Flags)
+	}
+	b := make([]byte, 4)
+	if _, err := before.Read(b); err != nil {
+		return fmt.Errorf("reading a file opened before the pivot: %w", err)
+	}
+	return nil
+}
+
+// childPivotThenAll runs the Sentry's whole confinement sequence in the
+// order runsc boot uses: pivot, capabilities, seccomp.
+func childPivotThenAll() error {
+	stop := startThreads(3)
+	defer stop()
+	if err := PivotToEmptyRoot(); err != nil {
+		return err
+	}
+	if err := SetNoNewPrivs(); err != nil {
+		return err
+	}
+	if err := DropCapabilities(); err != nil {
+		return err
+	}
+	if err := Install(SentryFilter(ModeKill)); err != nil {
+		return err
+	}
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond)
+	fmt.Println("confined")
+	return nil
+}
+
+// taskStatusField returns field from /proc/self/task/*/status for every
+// thread.
+func taskStatusField(field string) ([]string, error) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	var vals []string
+	for _, tk := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + tk.Name() + "/status")
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				vals = append(vals, strings.TrimSpace(v))
+			}
+		}
+	}
+	if len(vals) < 2 {
+		return nil, fmt.Errorf("%s found for %d threads, want several", field, len(vals))
+	}
+	return vals, nil
+}
+
+func childCaps(keep []uintptr) error {
+	stop := startThreads(3)
+	defer stop()
+	if err := DropCapabilities(keep...); err != nil {
+		return err
+	}
+	var want uint64
+	for _, c := range keep {
+		want |= 1 << c
+	}
+	for field, w := range map[string]uint64{"CapEff": want, "CapPrm": want, "CapBnd": want, "CapInh": 0, "CapAmb": 0} {
+		vals, err := taskStatusField(field)
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			got, err := strconv.ParseUint(v, 16, 64)
+			if err != nil || got != w {
+				return fmt.Errorf("%s = %s on a thread, want %x", field, v, w)
+			}
+		}
+	}
+	// Every thread, not just this one, lost CAP_SYS_ADMIN.
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func() { errs <- unix.Sethostname([]byte("moat-test")) }()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("sethostname after dropping capabilities: %v, want EPERM", err)
+		}
+	}
+	return nil
+}
+
+func childNNP() error {
+	stop := startThreads(3)
+	defer stop()
+	if err := SetNoNewPrivs(); err != nil {
+		return err
+	}
+	vals, err := taskStatusField("NoNewPrivs")
+	if err != nil {
+		return err
+	}
+	for _, v := range vals {
+		if v != "1" {
+			return fmt.Errorf("NoNewPrivs = %s on a thread", v)
+		}
+	}
+	return nil
+}

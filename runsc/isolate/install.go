@@ -1,0 +1,117 @@
+package isolate
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Mode chooses what a filter does with a syscall its table does not list.
+type Mode int
+
+// The modes. ModeKill is production; the others help find missing entries
+// and must never be used for a real workload.
+const (
+	// ModeKill kills the process (SECCOMP_RET_KILL_PROCESS).
+	ModeKill Mode = iota
+	// ModeTrap sends SIGSYS (SECCOMP_RET_TRAP): the Go runtime dies
+	// printing "SIGSYS: bad system call", the stack of the goroutine that
+	// made the call (which names the syscall wrapper and its number) and
+	// the registers.
+	ModeTrap
+	// ModeLog lets the syscall run and has the kernel log it
+	// (SECCOMP_RET_LOG: a "type=1326 audit" line in dmesg with syscall=N),
+	// so one run lists every missing entry.
+	ModeLog
+)
+
+// ParseMode parses a --seccomp-debug value: "" or "kill", "trap", "log".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "", "kill", "off":
+		return ModeKill, nil
+	case "trap":
+		return ModeTrap, nil
+	case "log":
+		return ModeLog, nil
+	}
+	return ModeKill, fmt.Errorf("invalid seccomp debug mode %q: want trap or log", s)
+}
+
+// String returns the name ParseMode accepts.
+func (m Mode) String() string {
+	switch m {
+	case ModeTrap:
+		return "trap"
+	case ModeLog:
+		return "log"
+	}
+	return "kill"
+}
+
+// DefaultAction is the action for unlisted syscalls in mode m.
+func (m Mode) DefaultAction() Action {
+	switch m {
+	case ModeTrap:
+		return ActionTrap
+	case ModeLog:
+		return ActionLog
+	}
+	return ActionKillProcess
+}
+
+// errCgo explains why per-thread state could not be set on all threads.
+var errCgo = errors.New("cannot apply to all threads: runsc must be built with CGO_ENABLED=0")
+
+// allThreads runs a syscall on every thread of the process.
+func allThreads(trap, a1, a2, a3, a4, a5, a6 uintptr) error {
+	_, _, errno := syscall.AllThreadsSyscall6(trap, a1, a2, a3, a4, a5, a6)
+	if errno == syscall.ENOTSUP {
+		return errCgo
+	}
+	if errno != 0 {
+		return unix.Errno(errno)
+	}
+	return nil
+}
+
+// SetNoNewPrivs sets no_new_privs on every thread of the process, so that
+// no execve can grant privileges again and seccomp filters can be
+// installed without CAP_SYS_ADMIN.
+func SetNoNewPrivs() error {
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+	}
+	return nil
+}
+
+// Install compiles f and installs it on every thread of the process
+// (SECCOMP_FILTER_FLAG_TSYNC), after setting no_new_privs. Threads created
+// later and child processes inherit it. There is no way back.
+func Install(f *Filter) error {
+	prog, err := f.Build()
+	if err != nil {
+		return fmt.Errorf("building seccomp filter: %w", err)
+	}
+	return InstallProgram(prog)
+}
+
+// InstallProgram installs an already compiled program; see Install.
+func InstallProgram(prog []unix.SockFilter) error {
+	if len(prog) == 0 {
+		return errors.New("installing seccomp filter: empty program")
+	}
+	if err := SetNoNewPrivs(); err != nil {
+		return err
+	}
+	tid, errno := seccompSetFilter(prog, unix.SECCOMP_FILTER_FLAG_TSYNC)
+	if errno != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER): %w", errno)
+	}
+	if tid != 0 {
+		return fmt.Errorf("seccomp(SECCOMP_SET_MODE_FILTER, TSYNC): thread %d could not be synchronised", tid)
+	}
+	return nil
+}
