@@ -1,0 +1,191 @@
+package mm
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// Fault outcomes.
+const (
+	// FaultHandled: the access can be retried.
+	FaultHandled = iota
+	// FaultSIGSEGV: deliver SIGSEGV with the returned si_code.
+	FaultSIGSEGV
+	// FaultSIGBUS: deliver SIGBUS (BUS_ADRERR).
+	FaultSIGBUS
+)
+
+// Linux si_codes for SIGSEGV and SIGBUS.
+const (
+	SEGV_MAPERR = 1
+	SEGV_ACCERR = 2
+	BUS_ADRERR  = 2
+)
+
+// HandleFault resolves a page fault the platform reported at addr. hostCode
+// is the host's si_code: SEGV_MAPERR when the stub had nothing mapped at
+// addr, SEGV_ACCERR when the stub mapping's protection refused the access.
+// It returns an outcome and, for FaultSIGSEGV, the si_code to deliver.
+func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	vi := m.findVMA(addr)
+	if vi < 0 {
+		vi = m.growStack(addr)
+		if vi < 0 {
+			return FaultSIGSEGV, SEGV_MAPERR
+		}
+	}
+	v := m.vmas[vi]
+	if v.prot == 0 {
+		return FaultSIGSEGV, SEGV_ACCERR
+	}
+	page := pageDown(addr)
+	pi := m.findPMA(page)
+	if pi < 0 {
+		// Populate a chunk around addr, within v.
+		start := page &^ (populateChunk - 1)
+		end := start + populateChunk
+		if start < v.start {
+			start = v.start
+		}
+		if end > v.end {
+			end = v.end
+		}
+		if v.file != nil {
+			// Only the faulting page's chunk from the page on, so a
+			// page past EOF does not fail the pages before it.
+			start = page
+		}
+		if err := m.populate(v, start, end); err != nil {
+			if err == errBeyondEOF {
+				return FaultSIGBUS, BUS_ADRERR
+			}
+			return FaultSIGBUS, BUS_ADRERR
+		}
+		pi = m.findPMA(page)
+		if pi < 0 {
+			return FaultSIGBUS, BUS_ADRERR
+		}
+		return m.mapPMARange(v, pi, addr)
+	}
+	p := &m.pmas[pi]
+	if p.stubProt == 0 {
+		return m.mapPMARange(v, pi, addr)
+	}
+	if hostCode == SEGV_MAPERR {
+		// Another thread mapped the page after this fault happened.
+		return FaultHandled, 0
+	}
+	want := v.prot
+	if want&unix.PROT_WRITE != 0 {
+		want |= unix.PROT_READ
+	}
+	if p.stubProt&unix.PROT_WRITE == 0 && want&unix.PROT_WRITE != 0 {
+		// A write to a copy-on-write page (or one mapped read-only for
+		// another reason): make it private and writable.
+		if err := m.breakCOW(v, page); err != nil {
+			return FaultSIGBUS, BUS_ADRERR
+		}
+		pi = m.findPMA(page)
+		return m.mapPMARange(v, pi, addr)
+	}
+	if p.stubProt != want {
+		// The vma's protection changed since the page was mapped.
+		return m.mapPMARange(v, pi, addr)
+	}
+	return FaultSIGSEGV, SEGV_ACCERR
+}
+
+// mapPMARange maps pma pi into the stub (the part within v), with the
+// protection its pages allow. Pages of a private pma with different
+// reference counts may need different protections, so a pma is split
+// where that changes.
+func (m *MemoryManager) mapPMARange(v *vma, pi int, addr uintptr) (int, int32) {
+	if m.as == nil {
+		// Faults only come from a running address space.
+		return FaultSIGSEGV, SEGV_MAPERR
+	}
+	p := m.pmas[pi]
+	start, end := p.start, p.end
+	if start < v.start {
+		start = v.start
+	}
+	if end > v.end {
+		end = v.end
+	}
+	// Find the run around addr that has one protection.
+	page := pageDown(addr)
+	prot := m.effectiveProt(v, &p, page)
+	runStart := page
+	for runStart > start && m.effectiveProt(v, &p, runStart-pageSize) == prot {
+		runStart -= pageSize
+	}
+	runEnd := page + pageSize
+	for runEnd < end && m.effectiveProt(v, &p, runEnd) == prot {
+		runEnd += pageSize
+	}
+	m.splitPMAAt(runStart)
+	m.splitPMAAt(runEnd)
+	pi = m.findPMA(page)
+	q := &m.pmas[pi]
+	if err := m.as.MapFile(q.start, q.off, q.end-q.start, prot); err != nil {
+		return FaultSIGBUS, BUS_ADRERR
+	}
+	q.stubProt = prot
+	return FaultHandled, 0
+}
+
+// breakCOW gives the page at addr its own copy if it is shared.
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) breakCOW(v *vma, addr uintptr) error {
+	pi := m.findPMA(addr)
+	p := m.pmas[pi]
+	if !p.private || !v.private {
+		return nil
+	}
+	off := p.off + uint64(addr-p.start)
+	if m.mf.RefCount(off) <= 1 {
+		return nil
+	}
+	n, err := m.mf.Allocate(pageSize)
+	if err != nil {
+		return err
+	}
+	copy(m.mf.Bytes(n, pageSize), m.mf.Bytes(off, pageSize))
+	m.mf.DecRef(off, pageSize)
+	m.splitPMAAt(addr)
+	m.splitPMAAt(addr + pageSize)
+	pi = m.findPMA(addr)
+	stubbed := m.pmas[pi].stubProt != 0
+	m.pmas[pi].off = n
+	m.pmas[pi].stubProt = 0
+	if stubbed && m.as != nil {
+		// The stub still maps the shared page; the next access must see
+		// the copy.
+		m.as.Unmap(addr, pageSize)
+	}
+	return nil
+}
+
+// growStack extends a grows-down vma to cover addr if addr is within the
+// stack limit below it. It returns the vma's index or -1.
+func (m *MemoryManager) growStack(addr uintptr) int {
+	i := m.firstVMAAfter(addr)
+	if i >= len(m.vmas) {
+		return -1
+	}
+	v := m.vmas[i]
+	if !v.growsDown || v.start <= addr {
+		return -1
+	}
+	newStart := pageDown(addr)
+	if v.end-newStart > m.stackLimit {
+		return -1
+	}
+	// Keep a guard gap of one page above the previous vma.
+	if i > 0 && m.vmas[i-1].end+pageSize > newStart {
+		return -1
+	}
+	v.start = newStart
+	return i
+}

@@ -1,0 +1,161 @@
+package mm
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// memFileSize is the size of the memory file's sparse extent: the most
+// application memory the sandbox can hold at once.
+const memFileSize = 64 << 30
+
+// MemoryFile is the memfd that holds all application memory. The Sentry maps
+// it once for its own reads and writes; address spaces map ranges of it.
+// Pages are reference counted: copy-on-write sharing after fork holds one
+// reference per address space.
+type MemoryFile struct {
+	fd      int
+	mapping []byte
+
+	mu   sync.Mutex
+	next uint64
+	// free holds freed page ranges, sorted by start, coalesced.
+	free []frange
+	// refs counts references per page index.
+	refs map[uint64]int32
+	// used is the number of allocated bytes.
+	used uint64
+}
+
+type frange struct{ start, end uint64 }
+
+// NewMemoryFile creates the memory file and maps it into the Sentry.
+func NewMemoryFile() (*MemoryFile, error) {
+	fd, err := unix.MemfdCreate("moat-memory", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("creating the memory file: %w", err)
+	}
+	if err := unix.Ftruncate(fd, memFileSize); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("sizing the memory file: %w", err)
+	}
+	m, err := unix.Mmap(fd, 0, memFileSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_NORESERVE)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("mapping the memory file: %w", err)
+	}
+	return &MemoryFile{fd: fd, mapping: m, refs: make(map[uint64]int32)}, nil
+}
+
+// FD returns the memory file's host descriptor.
+func (f *MemoryFile) FD() int { return f.fd }
+
+// Allocate returns the offset of length zeroed bytes (page aligned) with one
+// reference per page.
+func (f *MemoryFile) Allocate(length uint64) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	off, ok := uint64(0), false
+	for i, r := range f.free {
+		if r.end-r.start >= length {
+			off, ok = r.start, true
+			if r.end-r.start == length {
+				f.free = append(f.free[:i], f.free[i+1:]...)
+			} else {
+				f.free[i].start += length
+			}
+			break
+		}
+	}
+	if !ok {
+		if f.next+length > memFileSize {
+			return 0, unix.ENOMEM
+		}
+		off = f.next
+		f.next += length
+	}
+	for p := off / pageSize; p < (off+length)/pageSize; p++ {
+		f.refs[p] = 1
+	}
+	f.used += length
+	return off, nil
+}
+
+// IncRef adds a reference to every page of [off, off+length).
+func (f *MemoryFile) IncRef(off, length uint64) {
+	f.mu.Lock()
+	for p := off / pageSize; p < (off+length)/pageSize; p++ {
+		f.refs[p]++
+	}
+	f.mu.Unlock()
+}
+
+// DecRef drops a reference to every page of [off, off+length), freeing the
+// pages that have none left.
+func (f *MemoryFile) DecRef(off, length uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	runStart := uint64(0)
+	inRun := false
+	flush := func(end uint64) {
+		if inRun {
+			f.release(runStart, end)
+			inRun = false
+		}
+	}
+	for p := off / pageSize; p < (off+length)/pageSize; p++ {
+		n := f.refs[p] - 1
+		if n > 0 {
+			f.refs[p] = n
+			flush(p * pageSize)
+			continue
+		}
+		delete(f.refs, p)
+		if !inRun {
+			runStart, inRun = p*pageSize, true
+		}
+	}
+	flush(off + length)
+}
+
+// release frees [start, end). Preconditions: f.mu is held.
+func (f *MemoryFile) release(start, end uint64) {
+	// Give the memory back to the host; the range reads as zeros again.
+	unix.Fallocate(f.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, int64(start), int64(end-start))
+	f.used -= end - start
+	i := sort.Search(len(f.free), func(i int) bool { return f.free[i].start >= start })
+	f.free = append(f.free, frange{})
+	copy(f.free[i+1:], f.free[i:])
+	f.free[i] = frange{start, end}
+	// Coalesce with neighbours.
+	if i+1 < len(f.free) && f.free[i].end == f.free[i+1].start {
+		f.free[i].end = f.free[i+1].end
+		f.free = append(f.free[:i+1], f.free[i+2:]...)
+	}
+	if i > 0 && f.free[i-1].end == f.free[i].start {
+		f.free[i-1].end = f.free[i].end
+		f.free = append(f.free[:i], f.free[i+1:]...)
+	}
+}
+
+// RefCount returns the number of references to the page at off.
+func (f *MemoryFile) RefCount(off uint64) int32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refs[off/pageSize]
+}
+
+// Used returns how many bytes are allocated.
+func (f *MemoryFile) Used() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.used
+}
+
+// Bytes returns the Sentry's view of [off, off+length).
+func (f *MemoryFile) Bytes(off, length uint64) []byte {
+	return f.mapping[off : off+length : off+length]
+}

@@ -1,0 +1,455 @@
+// Package mm implements application address spaces: the virtual memory
+// areas (VMAs) a program sees, the memory-file pages backing them (PMAs),
+// copy-on-write after fork, and copying between the Sentry and application
+// memory.
+//
+// Objects:
+//   - MemoryFile: the memfd holding all application memory, with per-page
+//     reference counts.
+//   - MemoryManager: one address space. vmas describe what the application
+//     mapped (range, protections, private or shared, what backs it); pmas
+//     record which memory-file pages back which parts of the vmas, and how
+//     each is mapped in the platform address space (the stub process).
+//   - Pages are allocated lazily: on a fault in the stub, or when the Sentry
+//     copies in or out. A private page shared with another address space
+//     after fork has a reference count above one and is mapped read-only;
+//     a write fault copies it.
+//
+// Locks: MemoryManager.mu, then sharedAnon.mu, then MemoryFile.mu. mu is
+// never held while waiting for anything but the platform's injected mmap and
+// munmap of this address space.
+package mm
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+	"github.com/moat-sandbox/moat/sentry/platform"
+)
+
+const pageSize = arch.PageSize
+
+// populateChunk is how much a fault populates at once around the faulting
+// address (within the vma), to amortise the cost of a stub round trip.
+const populateChunk = 16 * pageSize
+
+func pageDown(a uintptr) uintptr { return a &^ (pageSize - 1) }
+func pageUp(a uintptr) uintptr   { return (a + pageSize - 1) &^ (pageSize - 1) }
+
+// File is a file that can back a mapping: its contents are copied into
+// private pages when touched.
+type File interface {
+	ReadAt(p []byte, off int64) (int, error)
+	Size() (int64, error)
+}
+
+// sharedAnon is the backing of a MAP_SHARED anonymous mapping: pages shared
+// by every address space that maps it, also across fork.
+type sharedAnon struct {
+	mf   *MemoryFile
+	refs atomic.Int32
+	mu   sync.Mutex
+	// pages maps a page index within the object to its memory-file offset.
+	pages map[uint64]uint64
+}
+
+func (s *sharedAnon) incRef() { s.refs.Add(1) }
+
+func (s *sharedAnon) decRef() {
+	if s.refs.Add(-1) == 0 {
+		s.mu.Lock()
+		for _, off := range s.pages {
+			s.mf.DecRef(off, pageSize)
+		}
+		s.pages = nil
+		s.mu.Unlock()
+	}
+}
+
+// page returns the memory-file offset of page idx, allocating it.
+func (s *sharedAnon) page(idx uint64) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if off, ok := s.pages[idx]; ok {
+		return off, nil
+	}
+	off, err := s.mf.Allocate(pageSize)
+	if err != nil {
+		return 0, err
+	}
+	s.pages[idx] = off
+	return off, nil
+}
+
+// fixedRange is memory-file pages mapped read-only into every address space
+// (the vDSO and its data page). They are never freed.
+type fixedRange struct {
+	off uint64
+}
+
+// vma is one virtual memory area.
+type vma struct {
+	start, end uintptr
+	prot       int
+	maxProt    int
+	private    bool
+	growsDown  bool
+
+	// Exactly one backing or none (private anonymous).
+	file    File
+	fileOff int64 // file offset of start
+	shared  *sharedAnon
+	sharOff uint64 // object offset of start, for shared
+	fixed   *fixedRange
+
+	// name is what /proc/[pid]/maps shows.
+	name string
+}
+
+// pma is a run of memory-file pages backing part of a vma.
+type pma struct {
+	start, end uintptr
+	off        uint64
+	// private pmas hold one reference per page and are copy-on-write when
+	// a page's count is above one; others belong to a shared object.
+	private bool
+	// stubProt is how the range is mapped in the platform address space;
+	// 0 when it is not mapped there.
+	stubProt int
+}
+
+// MemoryManager is an application address space.
+type MemoryManager struct {
+	p  platform.Platform
+	mf *MemoryFile
+
+	// users counts the tasks sharing this address space (CLONE_VM).
+	users atomic.Int32
+
+	mu   sync.RWMutex
+	as   platform.AddressSpace
+	vmas []*vma
+	pmas []pma
+
+	brkStart, brk uintptr
+	// stackLimit is RLIMIT_STACK for growing the main stack.
+	stackLimit uintptr
+
+	// Recorded by the loader for /proc.
+	ArgvStart, ArgvEnd, EnvvStart, EnvvEnd uintptr
+	Auxv                                   []uint64
+	// VDSOBase is where the vDSO is mapped, 0 if it is not.
+	VDSOBase uintptr
+}
+
+// New returns an empty address space.
+func New(p platform.Platform, mf *MemoryFile) *MemoryManager {
+	m := &MemoryManager{p: p, mf: mf, stackLimit: 8 << 20}
+	m.users.Store(1)
+	return m
+}
+
+// MemoryFile returns the memory file backing m.
+func (m *MemoryManager) MemoryFile() *MemoryFile { return m.mf }
+
+// AddressSpace returns the platform address space, creating it on first use.
+func (m *MemoryManager) AddressSpace() (platform.AddressSpace, error) {
+	m.mu.RLock()
+	as := m.as
+	m.mu.RUnlock()
+	if as != nil {
+		return as, nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.as == nil {
+		as, err := m.p.NewAddressSpace()
+		if err != nil {
+			return nil, err
+		}
+		m.as = as
+	}
+	return m.as, nil
+}
+
+// IncUsers adds a task sharing m.
+func (m *MemoryManager) IncUsers() { m.users.Add(1) }
+
+// DecUsers drops a task; the last one frees the address space.
+func (m *MemoryManager) DecUsers() {
+	if m.users.Add(-1) > 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range m.pmas {
+		if p.private {
+			m.mf.DecRef(p.off, uint64(p.end-p.start))
+		}
+	}
+	m.pmas = nil
+	for _, v := range m.vmas {
+		if v.shared != nil {
+			v.shared.decRef()
+		}
+	}
+	m.vmas = nil
+	if m.as != nil {
+		m.as.Release()
+		m.as = nil
+	}
+}
+
+// SetStackLimit sets RLIMIT_STACK for the growth of the main stack.
+func (m *MemoryManager) SetStackLimit(l uint64) {
+	m.mu.Lock()
+	if l > arch.StackTop/2 {
+		l = arch.StackTop / 2
+	}
+	m.stackLimit = uintptr(l)
+	m.mu.Unlock()
+}
+
+// findVMA returns the index of the vma containing addr, or -1.
+// Preconditions: m.mu is held.
+func (m *MemoryManager) findVMA(addr uintptr) int {
+	i := sort.Search(len(m.vmas), func(i int) bool { return m.vmas[i].end > addr })
+	if i < len(m.vmas) && m.vmas[i].start <= addr {
+		return i
+	}
+	return -1
+}
+
+// firstVMAAfter returns the index of the first vma ending after addr.
+func (m *MemoryManager) firstVMAAfter(addr uintptr) int {
+	return sort.Search(len(m.vmas), func(i int) bool { return m.vmas[i].end > addr })
+}
+
+// findPMA returns the index of the pma containing addr, or -1.
+func (m *MemoryManager) findPMA(addr uintptr) int {
+	i := sort.Search(len(m.pmas), func(i int) bool { return m.pmas[i].end > addr })
+	if i < len(m.pmas) && m.pmas[i].start <= addr {
+		return i
+	}
+	return -1
+}
+
+// firstPMAAfter returns the index of the first pma ending after addr.
+func (m *MemoryManager) firstPMAAfter(addr uintptr) int {
+	return sort.Search(len(m.pmas), func(i int) bool { return m.pmas[i].end > addr })
+}
+
+// insertPMA adds p, which overlaps no pma.
+func (m *MemoryManager) insertPMA(p pma) {
+	i := m.firstPMAAfter(p.start)
+	m.pmas = append(m.pmas, pma{})
+	copy(m.pmas[i+1:], m.pmas[i:])
+	m.pmas[i] = p
+}
+
+// splitPMAAt makes addr a boundary between pmas.
+func (m *MemoryManager) splitPMAAt(addr uintptr) {
+	i := m.findPMA(addr)
+	if i < 0 || m.pmas[i].start == addr {
+		return
+	}
+	p := m.pmas[i]
+	left, right := p, p
+	left.end = addr
+	right.start = addr
+	right.off = p.off + uint64(addr-p.start)
+	m.pmas = append(m.pmas, pma{})
+	copy(m.pmas[i+2:], m.pmas[i+1:])
+	m.pmas[i] = left
+	m.pmas[i+1] = right
+}
+
+// splitVMAAt makes addr a boundary between vmas.
+func (m *MemoryManager) splitVMAAt(addr uintptr) {
+	i := m.findVMA(addr)
+	if i < 0 || m.vmas[i].start == addr {
+		return
+	}
+	v := m.vmas[i]
+	right := *v
+	right.start = addr
+	if right.file != nil {
+		right.fileOff += int64(addr - v.start)
+	}
+	if right.shared != nil {
+		right.sharOff += uint64(addr - v.start)
+		right.shared.incRef()
+	}
+	if right.fixed != nil {
+		right.fixed = &fixedRange{off: v.fixed.off + uint64(addr-v.start)}
+	}
+	v.end = addr
+	m.vmas = append(m.vmas, nil)
+	copy(m.vmas[i+2:], m.vmas[i+1:])
+	m.vmas[i+1] = &right
+}
+
+// removePMAs drops the pmas in [start, end) and unmaps them from the stub.
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) removePMAs(start, end uintptr) {
+	m.splitPMAAt(start)
+	m.splitPMAAt(end)
+	i := m.firstPMAAfter(start)
+	j := i
+	unmap := false
+	for j < len(m.pmas) && m.pmas[j].start < end {
+		p := m.pmas[j]
+		if p.private {
+			m.mf.DecRef(p.off, uint64(p.end-p.start))
+		}
+		if p.stubProt != 0 {
+			unmap = true
+		}
+		j++
+	}
+	m.pmas = append(m.pmas[:i], m.pmas[j:]...)
+	if unmap && m.as != nil {
+		m.as.Unmap(start, end-start)
+	}
+}
+
+// removeVMAs drops the vmas and pmas in [start, end).
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) removeVMAs(start, end uintptr) {
+	m.removePMAs(start, end)
+	m.splitVMAAt(start)
+	m.splitVMAAt(end)
+	i := m.firstVMAAfter(start)
+	j := i
+	for j < len(m.vmas) && m.vmas[j].start < end {
+		if m.vmas[j].shared != nil {
+			m.vmas[j].shared.decRef()
+		}
+		j++
+	}
+	m.vmas = append(m.vmas[:i], m.vmas[j:]...)
+}
+
+// insertVMA adds v, which overlaps no vma.
+func (m *MemoryManager) insertVMA(v *vma) {
+	i := m.firstVMAAfter(v.start)
+	m.vmas = append(m.vmas, nil)
+	copy(m.vmas[i+1:], m.vmas[i:])
+	m.vmas[i] = v
+}
+
+// effectiveProt is how a page of p in v may be mapped in the stub: without
+// write while it is shared copy-on-write.
+func (m *MemoryManager) effectiveProt(v *vma, p *pma, addr uintptr) int {
+	prot := v.prot
+	if prot&unix.PROT_WRITE != 0 {
+		prot |= unix.PROT_READ
+	}
+	if p.private && v.private && prot&unix.PROT_WRITE != 0 {
+		if m.mf.RefCount(p.off+uint64(addr-p.start)) > 1 {
+			prot &^= unix.PROT_WRITE
+		}
+	}
+	return prot
+}
+
+// populate makes pmas cover [start, end), which lies inside v and contains
+// no pma start boundary problem: it fills every gap. It returns EFAULT-like
+// errors as SIGBUS reasons for file pages past EOF.
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) populate(v *vma, start, end uintptr) error {
+	addr := start
+	for addr < end {
+		i := m.firstPMAAfter(addr)
+		if i < len(m.pmas) && m.pmas[i].start <= addr {
+			addr = m.pmas[i].end
+			continue
+		}
+		gapEnd := end
+		if i < len(m.pmas) && m.pmas[i].start < gapEnd {
+			gapEnd = m.pmas[i].start
+		}
+		if err := m.fill(v, addr, gapEnd); err != nil {
+			return err
+		}
+		addr = gapEnd
+	}
+	return nil
+}
+
+// errBeyondEOF reports a file page entirely past the end of the file.
+var errBeyondEOF = unix.EFAULT
+
+// fill creates pmas for the gap [start, end) in v.
+func (m *MemoryManager) fill(v *vma, start, end uintptr) error {
+	switch {
+	case v.fixed != nil:
+		m.insertPMA(pma{start: start, end: end, off: v.fixed.off + uint64(start-v.start)})
+		return nil
+	case v.shared != nil:
+		for a := start; a < end; a += pageSize {
+			off, err := v.shared.page((v.sharOff + uint64(a-v.start)) / pageSize)
+			if err != nil {
+				return err
+			}
+			m.insertPMA(pma{start: a, end: a + pageSize, off: off})
+		}
+		m.mergePMAs(start, end)
+		return nil
+	}
+	if v.file != nil {
+		// Pages entirely past the end of the file give SIGBUS.
+		size, err := v.file.Size()
+		if err != nil {
+			return unix.EIO
+		}
+		fileEnd := v.start + uintptr(pageUp(uintptr(size-v.fileOff)))
+		if size <= v.fileOff {
+			fileEnd = v.start
+		}
+		if start >= fileEnd {
+			return errBeyondEOF
+		}
+		if end > fileEnd {
+			end = fileEnd
+		}
+	}
+	off, err := m.mf.Allocate(uint64(end - start))
+	if err != nil {
+		return err
+	}
+	if v.file != nil {
+		buf := m.mf.Bytes(off, uint64(end-start))
+		n, err := v.file.ReadAt(buf, v.fileOff+int64(start-v.start))
+		if n < len(buf) && err != nil && n == 0 && start == v.start {
+			// A read error (not EOF) on the first page: report it.
+			if size, serr := v.file.Size(); serr == nil && size > v.fileOff {
+				m.mf.DecRef(off, uint64(end-start))
+				return unix.EIO
+			}
+		}
+	}
+	m.insertPMA(pma{start: start, end: end, off: off, private: true})
+	return nil
+}
+
+// mergePMAs joins adjacent pmas in [start, end) whose pages are contiguous.
+func (m *MemoryManager) mergePMAs(start, end uintptr) {
+	i := m.firstPMAAfter(start)
+	if i > 0 {
+		i--
+	}
+	for i+1 < len(m.pmas) && m.pmas[i].start < end {
+		a, b := &m.pmas[i], m.pmas[i+1]
+		if a.end == b.start && a.off+uint64(a.end-a.start) == b.off && a.private == b.private && a.stubProt == b.stubProt {
+			a.end = b.end
+			m.pmas = append(m.pmas[:i+1], m.pmas[i+2:]...)
+			continue
+		}
+		i++
+	}
+}

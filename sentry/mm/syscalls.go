@@ -1,0 +1,417 @@
+package mm
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+)
+
+// MMapOpts describes an mmap(2) request.
+type MMapOpts struct {
+	Addr, Length uintptr
+	Prot         int
+	// MaxProt bounds later mprotect calls (a shared mapping of a file
+	// opened read-only cannot become writable).
+	MaxProt   int
+	Private   bool
+	Fixed     bool
+	NoReplace bool
+	GrowsDown bool
+	// File backs the mapping (nil: anonymous); Offset is page aligned.
+	File   File
+	Offset int64
+	// Name is what /proc/[pid]/maps shows.
+	Name string
+}
+
+// findGap finds length free bytes, top down below arch.MmapBase, preferring
+// hint. Preconditions: m.mu is held.
+func (m *MemoryManager) findGap(hint, length uintptr) (uintptr, error) {
+	if hint != 0 {
+		hint = pageDown(hint)
+		if hint >= arch.MinUserAddress && hint+length <= arch.MaxUserAddress && hint+length > hint && m.isFree(hint, hint+length) {
+			return hint, nil
+		}
+	}
+	top := uintptr(arch.MmapBase)
+	for i := len(m.vmas) - 1; i >= -1; i-- {
+		var gapStart, gapEnd uintptr
+		if i >= 0 {
+			gapStart = m.vmas[i].end
+		} else {
+			gapStart = arch.MinUserAddress
+		}
+		if i+1 < len(m.vmas) {
+			gapEnd = m.vmas[i+1].start
+			if m.vmas[i+1].growsDown {
+				// Leave room for the stack to grow.
+				if gapEnd > m.stackLimit {
+					gapEnd -= m.stackLimit
+				} else {
+					gapEnd = 0
+				}
+			}
+		} else {
+			gapEnd = arch.MaxUserAddress
+		}
+		if gapEnd > top {
+			gapEnd = top
+		}
+		if gapEnd > gapStart && gapEnd-gapStart >= length {
+			return gapEnd - length, nil
+		}
+	}
+	return 0, unix.ENOMEM
+}
+
+// isFree reports whether no vma overlaps [start, end).
+func (m *MemoryManager) isFree(start, end uintptr) bool {
+	i := m.firstVMAAfter(start)
+	return i >= len(m.vmas) || m.vmas[i].start >= end
+}
+
+// MMap creates a mapping and returns its address.
+func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
+	if o.Length == 0 {
+		return 0, unix.EINVAL
+	}
+	length := pageUp(o.Length)
+	if length == 0 || length > arch.MaxUserAddress {
+		return 0, unix.ENOMEM
+	}
+	if o.Offset%pageSize != 0 || o.Offset < 0 {
+		return 0, unix.EINVAL
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var addr uintptr
+	if o.Fixed || o.NoReplace {
+		if o.Addr%pageSize != 0 {
+			return 0, unix.EINVAL
+		}
+		addr = o.Addr
+		if addr+length < addr || addr+length > arch.MaxUserAddress || addr < arch.MinUserAddress {
+			if o.Fixed {
+				return 0, unix.ENOMEM
+			}
+			return 0, unix.EPERM
+		}
+		if o.NoReplace && !m.isFree(addr, addr+length) {
+			return 0, unix.EEXIST
+		}
+		m.removeVMAs(addr, addr+length)
+	} else {
+		var err error
+		if addr, err = m.findGap(o.Addr, length); err != nil {
+			return 0, err
+		}
+	}
+	v := &vma{
+		start: addr, end: addr + length,
+		prot: o.Prot, maxProt: o.MaxProt,
+		private: o.Private, growsDown: o.GrowsDown,
+		name: o.Name,
+	}
+	if v.maxProt == 0 {
+		v.maxProt = unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
+	}
+	switch {
+	case o.File != nil:
+		v.file, v.fileOff = o.File, o.Offset
+	case !o.Private:
+		s := &sharedAnon{mf: m.mf, pages: make(map[uint64]uint64)}
+		s.refs.Store(1)
+		v.shared = s
+		if v.name == "" {
+			v.name = "/dev/zero (deleted)"
+		}
+	}
+	m.insertVMA(v)
+	return addr, nil
+}
+
+// MapFixedRange maps memory-file pages [off, off+length) shared at addr with
+// prot (for the vDSO). They are never freed by the address space.
+func (m *MemoryManager) MapFixedRange(addr, length uintptr, off uint64, prot int, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.isFree(addr, addr+length) {
+		return unix.EEXIST
+	}
+	m.insertVMA(&vma{start: addr, end: addr + length, prot: prot, maxProt: prot, fixed: &fixedRange{off: off}, name: name})
+	return nil
+}
+
+// FindGap returns a free range of length bytes.
+func (m *MemoryManager) FindGap(hint, length uintptr) (uintptr, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.findGap(hint, length)
+}
+
+// MUnmap removes mappings in [addr, addr+length).
+func (m *MemoryManager) MUnmap(addr, length uintptr) error {
+	if addr%pageSize != 0 || length == 0 {
+		return unix.EINVAL
+	}
+	length = pageUp(length)
+	if addr+length < addr || addr+length > arch.MaxUserAddress {
+		return unix.EINVAL
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.removeVMAs(addr, addr+length)
+	return nil
+}
+
+// MProtect changes the protection of [addr, addr+length).
+func (m *MemoryManager) MProtect(addr, length uintptr, prot int, growsDown bool) error {
+	if addr%pageSize != 0 {
+		return unix.EINVAL
+	}
+	if prot&^(unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC) != 0 {
+		return unix.EINVAL
+	}
+	length = pageUp(length)
+	if addr+length < addr {
+		return unix.ENOMEM
+	}
+	if length == 0 {
+		return nil
+	}
+	end := addr + length
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if growsDown {
+		if i := m.findVMA(addr); i >= 0 && m.vmas[i].growsDown {
+			addr = m.vmas[i].start
+		}
+	}
+	// Linux fails with ENOMEM if any page is unmapped, and checks the
+	// permission of every vma before changing any.
+	for a := addr; a < end; {
+		i := m.findVMA(a)
+		if i < 0 {
+			return unix.ENOMEM
+		}
+		if prot&^m.vmas[i].maxProt != 0 {
+			return unix.EACCES
+		}
+		a = m.vmas[i].end
+	}
+	m.splitVMAAt(addr)
+	m.splitVMAAt(end)
+	for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
+		m.vmas[i].prot = prot
+	}
+	// Unmap the affected pages from the stub; they are mapped again with
+	// the new protection on the next fault.
+	m.unstub(addr, end)
+	return nil
+}
+
+// unstub removes [start, end) from the stub without freeing pages.
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) unstub(start, end uintptr) {
+	any := false
+	m.splitPMAAt(start)
+	m.splitPMAAt(end)
+	for i := m.firstPMAAfter(start); i < len(m.pmas) && m.pmas[i].start < end; i++ {
+		if m.pmas[i].stubProt != 0 {
+			any = true
+			m.pmas[i].stubProt = 0
+		}
+	}
+	if any && m.as != nil {
+		m.as.Unmap(start, end-start)
+	}
+}
+
+// Brk implements brk(2): it returns the new break, or the old one when the
+// request cannot be met.
+func (m *MemoryManager) Brk(addr uintptr) uintptr {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if addr < m.brkStart || addr >= arch.MaxUserAddress {
+		return m.brk
+	}
+	oldEnd, newEnd := pageUp(m.brk), pageUp(addr)
+	switch {
+	case newEnd > oldEnd:
+		if !m.isFree(oldEnd, newEnd) {
+			return m.brk
+		}
+		if i := m.findVMA(oldEnd - 1); oldEnd > m.brkStart && i >= 0 && m.vmas[i].name == "[heap]" && m.vmas[i].end == oldEnd {
+			m.vmas[i].end = newEnd
+		} else {
+			m.insertVMA(&vma{start: oldEnd, end: newEnd, prot: unix.PROT_READ | unix.PROT_WRITE,
+				maxProt: unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC, private: true, name: "[heap]"})
+		}
+	case newEnd < oldEnd:
+		m.removeVMAs(newEnd, oldEnd)
+	}
+	m.brk = addr
+	return m.brk
+}
+
+// MRemap implements mremap(2).
+func (m *MemoryManager) MRemap(old, oldSize, newSize uintptr, mayMove, fixed bool, newAddr uintptr) (uintptr, error) {
+	if old%pageSize != 0 || newSize == 0 {
+		return 0, unix.EINVAL
+	}
+	if fixed && (!mayMove || newAddr%pageSize != 0) {
+		return 0, unix.EINVAL
+	}
+	oldSize, newSize = pageUp(oldSize), pageUp(newSize)
+	if newSize == 0 || newSize > arch.MaxUserAddress {
+		return 0, unix.ENOMEM
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	vi := m.findVMA(old)
+	if vi < 0 {
+		return 0, unix.EFAULT
+	}
+	v := m.vmas[vi]
+	if oldSize == 0 {
+		// Duplicating a shared mapping; private ones cannot be.
+		if v.private || !mayMove {
+			return 0, unix.EINVAL
+		}
+		oldSize = 0
+	}
+	if oldSize != 0 && old+oldSize > v.end {
+		return 0, unix.EFAULT
+	}
+	if !fixed {
+		if newSize <= oldSize {
+			m.removeVMAs(old+newSize, old+oldSize)
+			return old, nil
+		}
+		// Grow in place if the vma ends at the old end and the space after
+		// it is free.
+		if oldSize != 0 && old+oldSize == v.end && m.isFree(v.end, old+newSize) && old+newSize <= arch.MaxUserAddress {
+			v.end = old + newSize
+			return old, nil
+		}
+		if !mayMove {
+			return 0, unix.ENOMEM
+		}
+		var err error
+		if newAddr, err = m.findGap(0, newSize); err != nil {
+			return 0, err
+		}
+	} else {
+		if newAddr+newSize > arch.MaxUserAddress || newAddr < arch.MinUserAddress {
+			return 0, unix.EINVAL
+		}
+		if newAddr < old+oldSize && old < newAddr+newSize {
+			return 0, unix.EINVAL
+		}
+		m.removeVMAs(newAddr, newAddr+newSize)
+		// Removal may have shifted v's index but not v itself.
+	}
+	return m.moveLocked(v, old, oldSize, newAddr, newSize)
+}
+
+// moveLocked moves [old, old+oldSize) of v to newAddr with newSize bytes.
+func (m *MemoryManager) moveLocked(v *vma, old, oldSize, newAddr, newSize uintptr) (uintptr, error) {
+	nv := *v
+	nv.start, nv.end = newAddr, newAddr+newSize
+	if v.file != nil {
+		nv.fileOff = v.fileOff + int64(old-v.start)
+	}
+	if v.shared != nil {
+		nv.sharOff = v.sharOff + uint64(old-v.start)
+		nv.shared.incRef()
+	}
+	if v.fixed != nil {
+		nv.fixed = &fixedRange{off: v.fixed.off + uint64(old-v.start)}
+	}
+	if oldSize == 0 {
+		m.insertVMA(&nv)
+		return newAddr, nil
+	}
+	// Move the pmas of the moved part.
+	moveLen := min(oldSize, newSize)
+	m.splitPMAAt(old)
+	m.splitPMAAt(old + moveLen)
+	var moved []pma
+	i := m.firstPMAAfter(old)
+	j := i
+	for j < len(m.pmas) && m.pmas[j].start < old+moveLen {
+		p := m.pmas[j]
+		p.start = p.start - old + newAddr
+		p.end = p.end - old + newAddr
+		p.stubProt = 0
+		moved = append(moved, p)
+		j++
+	}
+	m.pmas = append(m.pmas[:i], m.pmas[j:]...)
+	if m.as != nil {
+		m.as.Unmap(old, moveLen)
+	}
+	m.removeVMAs(old, old+oldSize)
+	m.insertVMA(&nv)
+	for _, p := range moved {
+		m.insertPMA(p)
+	}
+	return newAddr, nil
+}
+
+// MAdviseDontNeed drops the pages of [addr, addr+length): private anonymous
+// memory reads as zeros afterwards, private file memory as the file again.
+func (m *MemoryManager) MAdviseDontNeed(addr, length uintptr) error {
+	end := addr + pageUp(length)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for a := addr; a < end; {
+		i := m.findVMA(a)
+		if i < 0 {
+			return unix.ENOMEM
+		}
+		v := m.vmas[i]
+		stop := min(v.end, end)
+		if v.private {
+			m.removePMAs(a, stop)
+		}
+		a = stop
+	}
+	return nil
+}
+
+// CheckRange returns ENOMEM unless [addr, addr+length) is fully mapped
+// (msync, mincore, madvise validation).
+func (m *MemoryManager) CheckRange(addr, length uintptr) error {
+	end := addr + length
+	if end < addr {
+		return unix.ENOMEM
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for a := addr; a < end; {
+		i := m.findVMA(a)
+		if i < 0 {
+			return unix.ENOMEM
+		}
+		a = m.vmas[i].end
+	}
+	return nil
+}
+
+// Resident reports, for each page of [addr, addr+length), whether it is
+// backed by memory.
+func (m *MemoryManager) Resident(addr, length uintptr) ([]byte, error) {
+	if err := m.CheckRange(addr, length); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]byte, pageUp(length)/pageSize)
+	for i := range out {
+		if m.findPMA(addr+uintptr(i)*pageSize) >= 0 {
+			out[i] = 1
+		}
+	}
+	return out, nil
+}
