@@ -27,7 +27,7 @@ func loadELF(mem Memory, op Opener, f File, hdr []byte, args *Args, argv []strin
 	var interp *elfImage
 	var interpFile File
 	if img.HasInterp {
-		if interpFile, err = op.Open(img.Interp); err != nil {
+		if interpFile, err = openExec(op, img.Interp); err != nil {
 			return Result{}, fmt.Errorf("open interpreter %q: %w", img.Interp, err)
 		}
 		if interpFile == nil {

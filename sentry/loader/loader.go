@@ -187,7 +187,7 @@ func Load(mem Memory, op Opener, args Args) (Result, error) {
 				}
 			}
 			argv = append(nargv, argv[1:]...)
-			f, err := op.Open(sb.Interp)
+			f, err := openExec(op, sb.Interp)
 			if err != nil {
 				return Result{}, fmt.Errorf("load %q: open #! interpreter %q: %w", name, sb.Interp, err)
 			}
@@ -204,6 +204,16 @@ func Load(mem Memory, op Opener, args Args) (Result, error) {
 		res.ExeFilename = name
 		return res, nil
 	}
+}
+
+// openExec opens an interpreter named by a #! line or PT_INTERP. Linux
+// resolves an empty path to the current directory, which it refuses to
+// execute with EACCES.
+func openExec(op Opener, path string) (File, error) {
+	if path == "" {
+		return nil, fmt.Errorf("empty path: %w", unix.EACCES)
+	}
+	return op.Open(path)
 }
 
 // argBudget returns how many bytes of strings execve accepts for argc
