@@ -1,12 +1,13 @@
 #!/bin/sh
 # mkvdso.sh builds vdso.so, Moat's vDSO image, from vdso.c with gcc.
 # Run through `go generate ./sentry/vdso`; the result is committed so that
-# `go build` needs no C compiler.
+# `go build` needs no C compiler. An argument names another output file
+# (the tests rebuild into a temporary directory to check vdso.so is fresh).
 set -eu
+out=$(realpath -m "${1:-$(dirname "$0")/vdso.so}")
 cd "$(dirname "$0")"
 
 CC=${CC:-gcc}
-out=vdso.so
 tmp=$out.tmp.$$
 trap 'rm -f "$tmp"' EXIT
 
