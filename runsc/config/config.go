@@ -1,0 +1,131 @@
+// Package config holds runsc's global configuration: the flags given
+// before the subcommand (runc-compatible ones such as --root, --log,
+// --log-format, --debug, --systemd-cgroup, and Moat's own), their
+// validation, their serialisation into flags for the child processes
+// runsc starts (gofer, boot), and the logger they select.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+
+	"github.com/moat-sandbox/moat/runsc/isolate"
+)
+
+// Config is the parsed global configuration. Its zero value is not the
+// default: use Default or RegisterFlags.
+type Config struct {
+	// RootDir is where container state lives (--root).
+	RootDir string
+	// LogFile receives runsc's log when set (--log); appended to.
+	LogFile string
+	// LogFormat is "text" or "json" (--log-format).
+	LogFormat string
+	// Debug enables debug-level logging (--debug).
+	Debug bool
+	// DebugLog is a directory where each runsc process writes
+	// runsc.<pid>.<command>.log (--debug-log).
+	DebugLog string
+	// Strace makes the Sentry log every application syscall (--strace).
+	Strace bool
+	// SystemdCgroup asks for systemd-managed cgroups (--systemd-cgroup);
+	// accepted for runc compatibility.
+	SystemdCgroup bool
+	// Platform is how the Sentry traps application syscalls (--platform);
+	// only "ptrace" exists.
+	Platform string
+	// Network is the sandbox's network mode (--network); only "none" is
+	// supported yet.
+	Network string
+	// Overlay puts a memory-backed overlay over the root (--overlay).
+	Overlay bool
+	// SeccompDebug replaces the kill of unlisted syscalls in runsc's own
+	// seccomp filters by "trap" or "log", to discover missing entries
+	// (--seccomp-debug, hidden; never for real workloads).
+	SeccompDebug string
+}
+
+// Default returns the configuration used when no flag is given.
+func Default() *Config {
+	return &Config{
+		RootDir:   "/run/runsc",
+		LogFormat: "text",
+		Platform:  "ptrace",
+		Network:   "none",
+	}
+}
+
+// hidden flags are left out of the usage text: internal or debugging aids.
+var hidden = map[string]bool{"seccomp-debug": true}
+
+// Hidden reports whether the global flag name is internal and left out of
+// help output.
+func Hidden(name string) bool { return hidden[name] }
+
+// RegisterFlags defines the global flags on fs, bound to c, with the
+// defaults of Default.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	d := Default()
+	fs.StringVar(&c.RootDir, "root", d.RootDir, "root directory for storage of container state")
+	fs.StringVar(&c.LogFile, "log", d.LogFile, "file to write runsc's log to (default: stderr)")
+	fs.StringVar(&c.LogFormat, "log-format", d.LogFormat, "log format: text or json")
+	fs.BoolVar(&c.Debug, "debug", d.Debug, "enable debug logging")
+	fs.StringVar(&c.DebugLog, "debug-log", d.DebugLog, "directory where each runsc process writes runsc.<pid>.<command>.log")
+	fs.BoolVar(&c.Strace, "strace", d.Strace, "log every system call the sandboxed application makes")
+	fs.BoolVar(&c.SystemdCgroup, "systemd-cgroup", d.SystemdCgroup, "use systemd to manage cgroups (accepted for runc compatibility)")
+	fs.StringVar(&c.Platform, "platform", d.Platform, "how application system calls are trapped: ptrace")
+	fs.StringVar(&c.Network, "network", d.Network, "network mode: none (loopback only); sandbox and host are not supported yet")
+	fs.BoolVar(&c.Overlay, "overlay", d.Overlay, "put a memory-backed overlay over the container's root")
+	fs.StringVar(&c.SeccompDebug, "seccomp-debug", d.SeccompDebug, "internal: trap or log instead of killing on syscalls runsc's own seccomp filters do not list")
+}
+
+// Validate checks values that flag parsing cannot.
+func (c *Config) Validate() error {
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("invalid log format %q: want text or json", c.LogFormat)
+	}
+	if c.Platform != "ptrace" {
+		return fmt.Errorf("unsupported platform %q: only ptrace is available", c.Platform)
+	}
+	switch c.Network {
+	case "none":
+	case "sandbox", "host":
+		return fmt.Errorf("network mode %q is not supported yet: only --network=none is", c.Network)
+	default:
+		return fmt.Errorf("invalid network mode %q: only --network=none is supported yet", c.Network)
+	}
+	if c.RootDir == "" {
+		return fmt.Errorf("--root must not be empty")
+	}
+	if _, err := isolate.ParseMode(c.SeccompDebug); err != nil {
+		return err
+	}
+	return nil
+}
+
+// SeccompMode is the mode of runsc's own seccomp filters.
+func (c *Config) SeccompMode() isolate.Mode {
+	m, _ := isolate.ParseMode(c.SeccompDebug) // checked by Validate
+	return m
+}
+
+// ToFlags returns c as global flags ("--name=value") for a child runsc
+// process, listing only the flags whose value differs from the default, in
+// a stable order. Parsing them with RegisterFlags gives back c.
+func (c *Config) ToFlags() []string {
+	cp := *c
+	fs := flag.NewFlagSet("runsc", flag.ContinueOnError)
+	cp.RegisterFlags(fs) // resets cp to the defaults...
+	cp = *c              // ...so put the values back; fs is bound to cp
+	var args []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if v := f.Value.String(); v != f.DefValue {
+			args = append(args, "--"+f.Name+"="+v)
+		}
+	})
+	sort.Strings(args)
+	return args
+}

@@ -1,0 +1,148 @@
+package config
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func parse(t *testing.T, args ...string) (*Config, error) {
+	t.Helper()
+	c := &Config{}
+	fs := flag.NewFlagSet("runsc", flag.ContinueOnError)
+	fs.SetOutput(new(bytes.Buffer))
+	c.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return c, c.Validate()
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := parse(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, Default()) {
+		t.Errorf("parsed no flags into %+v, want %+v", c, Default())
+	}
+	if got := c.ToFlags(); len(got) != 0 {
+		t.Errorf("defaults serialise to %q, want nothing", got)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"--platform=ptrace", "--network=none", "--log-format=json"}, ""},
+		{[]string{"--systemd-cgroup", "--overlay", "--strace", "--debug"}, ""},
+		{[]string{"--platform=kvm"}, "only ptrace"},
+		{[]string{"--network=host"}, "only --network=none"},
+		{[]string{"--network=sandbox"}, "only --network=none"},
+		{[]string{"--network=bogus"}, "only --network=none"},
+		{[]string{"--log-format=xml"}, "invalid log format"},
+		{[]string{"--seccomp-debug=log"}, ""},
+		{[]string{"--seccomp-debug=maybe"}, "seccomp debug mode"},
+		{[]string{"--root="}, "--root"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, err := parse(t, tc.args...)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestToFlagsRoundTrip(t *testing.T) {
+	in := &Config{
+		RootDir:       "/var/run/moat",
+		LogFile:       "/tmp/x.log",
+		LogFormat:     "json",
+		Debug:         true,
+		DebugLog:      "/tmp/dbg dir/",
+		Strace:        true,
+		SystemdCgroup: true,
+		Platform:      "ptrace",
+		Network:       "none",
+		Overlay:       true,
+		SeccompDebug:  "trap",
+	}
+	args := in.ToFlags()
+	out, err := parse(t, args...)
+	if err != nil {
+		t.Fatalf("parsing %q: %v", args, err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip through %q gave %+v, want %+v", args, out, in)
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "--platform") || strings.HasPrefix(a, "--network") {
+			t.Errorf("default-valued flag %q serialised", a)
+		}
+	}
+}
+
+func TestOpenLog(t *testing.T) {
+	dir := t.TempDir()
+	t.Run("debug-log dir", func(t *testing.T) {
+		c := Default()
+		c.Debug = true
+		c.DebugLog = filepath.Join(dir, "logs")
+		log, closer, err := c.OpenLog("boot", os.Stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Debug("hello", "k", 1)
+		closer.Close()
+		b, err := os.ReadFile(c.DebugLogPath(HostPID(), "boot"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "hello") || !strings.Contains(string(b), "cmd=boot") {
+			t.Errorf("debug log holds %q", b)
+		}
+	})
+	t.Run("json to --log", func(t *testing.T) {
+		c := Default()
+		c.LogFormat = "json"
+		c.LogFile = filepath.Join(dir, "runsc.json")
+		log, closer, err := c.OpenLog("do", os.Stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("dropped: below warn")
+		log.Warn("kept")
+		closer.Close()
+		b, _ := os.ReadFile(c.LogFile)
+		if strings.Contains(string(b), "dropped") || !strings.Contains(string(b), `"msg":"kept"`) {
+			t.Errorf("json log holds %q", b)
+		}
+	})
+	t.Run("stderr", func(t *testing.T) {
+		var buf bytes.Buffer
+		c := Default()
+		c.Strace = true
+		log, _, err := c.OpenLog("boot", &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("syscall")
+		if !strings.Contains(buf.String(), "syscall") {
+			t.Errorf("stderr got %q; --strace must let info through", buf.String())
+		}
+	})
+}
