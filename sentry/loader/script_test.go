@@ -38,6 +38,7 @@ func TestParseShebang(t *testing.T) {
 		{name: "no newline, blank then EOF", in: "#!/bin/sh ", want: shebang{Interp: "/bin/sh", Arg: "", HasArg: true}},
 		{name: "NUL ends argument", in: "#!/bin/sh -x\x00y\n", want: shebang{Interp: "/bin/sh", Arg: "-x", HasArg: true}},
 		{name: "NUL after blank", in: "#!/bin/sh \x00zz\n", want: shebang{Interp: "/bin/sh", Arg: "", HasArg: true}},
+		{name: "NUL keeps trailing blank", in: "#!/bin/sh 0 ", want: shebang{Interp: "/bin/sh", Arg: "0 ", HasArg: true}},
 		{name: "NUL ends path", in: "#!/bin/sh\x00 -x\n", want: shebang{Interp: "/bin/sh"}},
 		{name: "CR kept", in: "#!/bin/sh\r\n", want: shebang{Interp: "/bin/sh\r"}},
 		{name: "other whitespace kept", in: "#!/bin/sh\v-x\n", want: shebang{Interp: "/bin/sh\v-x"}},
@@ -85,6 +86,7 @@ int main(int argc, char **argv) { for (int i = 0; i < argc; i++) printf("%s%c", 
 		"#!%s -a\x00b\n",
 		"#!%s " + strings.Repeat("z", 400),
 		"#!%s\x00 -q\n",
+		"#!%s 0 ",
 	} {
 		t.Run(fmt.Sprintf("%d", i), func(t *testing.T) {
 			content := fmt.Sprintf(line, printer)
