@@ -66,7 +66,8 @@ type elfImage struct {
 // parseELF validates the ELF header in hdr (the first binprmBufSize bytes of
 // f, zero padded) and reads and validates f's program headers and
 // PT_INTERP path. It reads at most one page of headers and PATH_MAX bytes
-// of path whatever the input.
+// of path whatever the input. When withInterp is false (for an
+// interpreter, whose own PT_INTERP Linux ignores) PT_INTERP is skipped.
 //
 // Errors follow Linux's load_elf_binary: ENOEXEC for what is not an x86-64
 // ELF executable or has a broken program header table, EINVAL for
@@ -75,7 +76,7 @@ type elfImage struct {
 // or leave the user address space), EIO when PT_INTERP cannot be read.
 // Segments out of order or overlapping are ENOEXEC (Linux maps them in
 // order and lets later ones win; the ELF specification forbids them).
-func parseELF(f File, hdr []byte) (*elfImage, error) {
+func parseELF(f File, hdr []byte, withInterp bool) (*elfImage, error) {
 	if len(hdr) < ehdrSize {
 		return nil, fmt.Errorf("short ELF header: %w", unix.ENOEXEC)
 	}
@@ -137,7 +138,7 @@ func parseELF(f File, hdr []byte) (*elfImage, error) {
 	for _, ph := range img.Phdrs {
 		switch ph.Type {
 		case elf.PT_INTERP:
-			if img.HasInterp {
+			if img.HasInterp || !withInterp {
 				continue // Linux uses the first one.
 			}
 			path, err := readInterp(f, ph)

@@ -44,7 +44,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hdr := make([]byte, binprmBufSize)
 		copy(hdr, data)
-		img, err := parseELF(newBytesFile(data), hdr)
+		img, err := parseELF(newBytesFile(data), hdr, true)
 		if err != nil {
 			if e := errnoOf(err); !allowed[e] {
 				t.Fatalf("error %v has errno %v", err, e)

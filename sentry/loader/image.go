@@ -18,7 +18,7 @@ const maxInterpAlign = 1 << 30
 // loadELF maps the ELF executable f (whose first bytes are hdr) and its
 // interpreter into mem and builds the initial stack.
 func loadELF(mem Memory, op Opener, f File, hdr []byte, args *Args, argv []string) (Result, error) {
-	img, err := parseELF(f, hdr)
+	img, err := parseELF(f, hdr, true)
 	if err != nil {
 		return Result{}, err
 	}
@@ -141,7 +141,7 @@ func parseInterp(f File) (*elfImage, error) {
 		}
 		return nil, err
 	}
-	img, err := parseELF(f, hdr[:])
+	img, err := parseELF(f, hdr[:], false)
 	if errors.Is(err, unix.ENOEXEC) {
 		return nil, fmt.Errorf("%v: %w", err, unix.ELIBBAD)
 	}
