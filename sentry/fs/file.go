@@ -75,6 +75,12 @@ func (NotPollable) notPollable() {}
 
 type notPollable interface{ notPollable() }
 
+// PollChecker is implemented by files that know only at run time whether
+// they have a poll operation (host descriptors).
+type PollChecker interface {
+	IsPollable() bool
+}
+
 // SeekWithSize implements lseek for a file of the given size: SEEK_SET,
 // SEEK_CUR, SEEK_END, and SEEK_DATA/SEEK_HOLE treating the file as one
 // data extent.
@@ -257,6 +263,9 @@ func (fd *FileDescription) NonBlocking() bool { return fd.Flags()&unix.O_NONBLOC
 // Pollable reports whether the file has a poll operation (epoll accepts
 // it).
 func (fd *FileDescription) Pollable() bool {
+	if pc, ok := fd.impl.(PollChecker); ok {
+		return pc.IsPollable()
+	}
 	_, np := fd.impl.(notPollable)
 	return !np
 }
