@@ -109,7 +109,7 @@ func (c *conn) serve() error {
 			var de *proto.DecodeError
 			if errors.As(err, &de) {
 				if de.HasTag {
-					c.reply(tag, &proto.Rerror{Errno: uint32(unix.EINVAL)})
+					c.reply(de.Tag, &proto.Rerror{Errno: uint32(unix.EINVAL)})
 				}
 				continue
 			}

@@ -70,7 +70,7 @@ func (c *Client) readLoop() {
 			var de *DecodeError
 			if errors.As(err, &de) {
 				if de.HasTag {
-					c.deliver(tag, result{err: eio("bad response: %v", de.Err)})
+					c.deliver(de.Tag, result{err: eio("bad response: %v", de.Err)})
 				}
 				continue
 			}
