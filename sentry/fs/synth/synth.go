@@ -11,6 +11,7 @@ package synth
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -37,24 +38,29 @@ func NewFilesystem(typ string, magic int64, root fs.Node, readOnly bool) *fs.Fil
 }
 
 // Attr holds the attributes every synthetic node has. The zero value is
-// owned by root; Ino is assigned on first use.
+// owned by root; the inode number and times are assigned on first use.
+// An Attr may be copied before first use.
 type Attr struct {
 	Mode uint32 // permission bits; the type is set by the node kind
 	UID  auth.KUID
 	GID  auth.KGID
 
-	once sync.Once
-	ino  uint64
+	ino  uint64 // atomic; 0 until assigned
 	time unix.Timespec
 }
 
+var attrMu sync.Mutex
+
 func (a *Attr) init() {
-	a.once.Do(func() {
-		if a.ino == 0 {
-			a.ino = fs.NewIno()
-		}
+	if atomic.LoadUint64(&a.ino) != 0 {
+		return
+	}
+	attrMu.Lock()
+	if a.ino == 0 {
 		a.time = unix.NsecToTimespec(time.Now().UnixNano())
-	})
+		atomic.StoreUint64(&a.ino, fs.NewIno())
+	}
+	attrMu.Unlock()
 }
 
 // stat returns the attributes with type typ.
@@ -65,7 +71,7 @@ func (a *Attr) stat(typ uint32) fs.Stat {
 		Nlink:   1,
 		UID:     a.UID,
 		GID:     a.GID,
-		Ino:     a.ino,
+		Ino:     atomic.LoadUint64(&a.ino),
 		Blksize: 4096,
 		Atime:   a.time,
 		Mtime:   a.time,
@@ -76,7 +82,7 @@ func (a *Attr) stat(typ uint32) fs.Stat {
 // Ino returns the node's inode number.
 func (a *Attr) Ino() uint64 {
 	a.init()
-	return a.ino
+	return atomic.LoadUint64(&a.ino)
 }
 
 // Dir is a directory of named nodes, added while building the tree.

@@ -1,0 +1,306 @@
+// Package proc is a minimal /proc driven by the kernel through the Kernel
+// and Task interfaces: /proc/self, and per process /proc/[pid]/exe, cwd,
+// root, fd/N, fdinfo/N, cmdline and comm (stat and status when the task
+// provides them). The kernel adds its own files (meminfo, mounts...) as
+// extra root entries.
+//
+// The calling task is known through the Context: it must implement
+// ProcContext. Every directory here is dynamic, so nothing is cached and
+// exited processes vanish at once. No locks of its own.
+package proc
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/synth"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+)
+
+// ProcSuperMagic is statfs's f_type for /proc.
+const ProcSuperMagic = 0x9fa0
+
+// ProcContext is implemented by contexts that know the calling task's
+// thread group (its pid as the caller's PID namespace sees it).
+type ProcContext interface {
+	ThreadGroupID() int32
+}
+
+// FSContexter is implemented by contexts that have a file system context:
+// links are shown relative to the caller's root, as Linux does.
+type FSContexter interface {
+	FSContext() *fs.FSContext
+}
+
+// Kernel is what /proc asks the kernel.
+type Kernel interface {
+	// ThreadGroup returns the process pid (as ctx's PID namespace sees it).
+	ThreadGroup(ctx fs.Context, pid int32) (Task, bool)
+	// PIDs lists the processes ctx can see.
+	PIDs(ctx fs.Context) []int32
+}
+
+// Task is one process as /proc shows it.
+type Task interface {
+	// PID is the process id.
+	PID() int32
+	// Credentials are the process's credentials (its files are owned by
+	// the effective ids).
+	Credentials() *auth.Credentials
+	// Exe is the executable; false if the process has none (exited).
+	Exe() (fs.VirtualDentry, bool)
+	// FDTable is the descriptor table; nil once the process exited.
+	FDTable() *fs.FDTable
+	// FSContext is the root and cwd; nil once the process exited.
+	FSContext() *fs.FSContext
+	// Cmdline is the argument area: the arguments, each NUL-terminated.
+	Cmdline() []byte
+	// Comm is the command name (at most 15 bytes).
+	Comm() string
+}
+
+// StatTask is implemented by tasks that provide /proc/[pid]/stat and
+// status contents.
+type StatTask interface {
+	StatText() string
+	StatusText() string
+}
+
+// New returns /proc with extra as additional root entries.
+func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
+	root := &synth.DynamicDir{Attr: synth.Attr{Mode: 0o555}}
+	root.Names = func(ctx fs.Context) []string {
+		names := make([]string, 0, len(extra)+2)
+		for n := range extra {
+			names = append(names, n)
+		}
+		names = append(names, "self", "thread-self")
+		sort.Strings(names)
+		for _, pid := range k.PIDs(ctx) {
+			names = append(names, strconv.Itoa(int(pid)))
+		}
+		return names
+	}
+	self := &synth.Symlink{Attr: synth.Attr{Mode: 0o777}, Target: func(ctx fs.Context) (string, error) {
+		pc, ok := ctx.(ProcContext)
+		if !ok {
+			return "", unix.ENOENT
+		}
+		return strconv.Itoa(int(pc.ThreadGroupID())), nil
+	}}
+	threadSelf := &synth.Symlink{Attr: synth.Attr{Mode: 0o777}, Target: func(ctx fs.Context) (string, error) {
+		pc, ok := ctx.(ProcContext)
+		if !ok {
+			return "", unix.ENOENT
+		}
+		id := strconv.Itoa(int(pc.ThreadGroupID()))
+		return id + "/task/" + id, nil
+	}}
+	root.Get = func(ctx fs.Context, name string) (fs.Node, error) {
+		switch name {
+		case "self":
+			return self, nil
+		case "thread-self":
+			return threadSelf, nil
+		}
+		if n, ok := extra[name]; ok {
+			return n, nil
+		}
+		pid, err := strconv.ParseInt(name, 10, 32)
+		if err != nil || pid <= 0 || strconv.Itoa(int(pid)) != name {
+			return nil, unix.ENOENT
+		}
+		t, ok := k.ThreadGroup(ctx, int32(pid))
+		if !ok {
+			return nil, unix.ENOENT
+		}
+		return taskDir(t), nil
+	}
+	return synth.NewFilesystem("proc", ProcSuperMagic, root, false)
+}
+
+// readerRoot is the root links are shown from: the caller's, or else the
+// target's.
+func readerRoot(ctx fs.Context, t Task) fs.VirtualDentry {
+	if fc, ok := ctx.(FSContexter); ok {
+		if c := fc.FSContext(); c != nil {
+			return c.Root()
+		}
+	}
+	if c := t.FSContext(); c != nil {
+		return c.Root()
+	}
+	return fs.VirtualDentry{}
+}
+
+func vdLink(t Task, mode uint32, get func() (fs.VirtualDentry, bool)) *synth.MagicLink {
+	c := t.Credentials()
+	return &synth.MagicLink{
+		Attr: synth.Attr{Mode: mode, UID: c.EffectiveUID, GID: c.EffectiveGID},
+		Path: func(ctx fs.Context) (string, error) {
+			vd, ok := get()
+			if !ok {
+				return "", unix.ENOENT
+			}
+			p, _ := fs.PathOf(readerRoot(ctx, t), vd)
+			return p, nil
+		},
+		Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+			vd, ok := get()
+			if !ok {
+				return fs.VirtualDentry{}, nil, unix.ENOENT
+			}
+			return vd, nil, nil
+		},
+	}
+}
+
+func taskDir(t Task) fs.Node {
+	c := t.Credentials()
+	owned := func(mode uint32) synth.Attr { return synth.Attr{Mode: mode, UID: c.EffectiveUID, GID: c.EffectiveGID} }
+	entries := map[string]fs.Node{
+		"exe": vdLink(t, 0o777, t.Exe),
+		"cwd": vdLink(t, 0o777, func() (fs.VirtualDentry, bool) {
+			if c := t.FSContext(); c != nil {
+				return c.Cwd(), true
+			}
+			return fs.VirtualDentry{}, false
+		}),
+		"root": vdLink(t, 0o777, func() (fs.VirtualDentry, bool) {
+			if c := t.FSContext(); c != nil {
+				return c.Root(), true
+			}
+			return fs.VirtualDentry{}, false
+		}),
+		"cmdline": &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+			return t.Cmdline(), nil
+		}},
+		"comm": &synth.File{Attr: owned(0o644), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+			return []byte(t.Comm() + "\n"), nil
+		}},
+		"fd":     fdDir(t, owned(0o500)),
+		"fdinfo": fdInfoDir(t, owned(0o500)),
+	}
+	if st, ok := t.(StatTask); ok {
+		entries["stat"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+			return []byte(st.StatText()), nil
+		}}
+		entries["status"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+			return []byte(st.StatusText()), nil
+		}}
+	}
+	d := synth.NewDir(0o555, entries)
+	d.UID, d.GID = c.EffectiveUID, c.EffectiveGID
+	return d
+}
+
+func fdNames(t Task) []string {
+	tbl := t.FDTable()
+	if tbl == nil {
+		return nil
+	}
+	fds := tbl.FDs()
+	names := make([]string, len(fds))
+	for i, fd := range fds {
+		names[i] = strconv.Itoa(int(fd))
+	}
+	return names
+}
+
+// fileOf returns the file at descriptor name with a reference.
+func fileOf(t Task, name string) (*fs.FileDescription, error) {
+	fd, err := strconv.ParseInt(name, 10, 32)
+	if err != nil || strconv.Itoa(int(fd)) != name {
+		return nil, unix.ENOENT
+	}
+	tbl := t.FDTable()
+	if tbl == nil {
+		return nil, unix.ENOENT
+	}
+	f, _, ok := tbl.Get(int32(fd))
+	if !ok {
+		return nil, unix.ENOENT
+	}
+	return f, nil
+}
+
+func fdDir(t Task, attr synth.Attr) fs.Node {
+	d := &synth.DynamicDir{Attr: attr, Names: func(fs.Context) []string { return fdNames(t) }}
+	d.Get = func(ctx fs.Context, name string) (fs.Node, error) {
+		f, err := fileOf(t, name)
+		if err != nil {
+			return nil, err
+		}
+		f.DecRef()
+		mode := uint32(0)
+		if f.Readable() {
+			mode |= 0o500
+		}
+		if f.Writable() {
+			mode |= 0o200
+		}
+		c := t.Credentials()
+		return &synth.MagicLink{
+			Attr: synth.Attr{Mode: mode, UID: c.EffectiveUID, GID: c.EffectiveGID},
+			Path: func(ctx fs.Context) (string, error) {
+				f, err := fileOf(t, name)
+				if err != nil {
+					return "", err
+				}
+				defer f.DecRef()
+				p, _ := fs.PathOf(readerRoot(ctx, t), f.VirtualDentry())
+				return p, nil
+			},
+			Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+				f, err := fileOf(t, name)
+				if err != nil {
+					return fs.VirtualDentry{}, nil, err
+				}
+				return fs.VirtualDentry{}, f, nil
+			},
+		}, nil
+	}
+	return d
+}
+
+func fdInfoDir(t Task, attr synth.Attr) fs.Node {
+	d := &synth.DynamicDir{Attr: attr, Names: func(fs.Context) []string { return fdNames(t) }}
+	d.Get = func(ctx fs.Context, name string) (fs.Node, error) {
+		f, err := fileOf(t, name)
+		if err != nil {
+			return nil, err
+		}
+		f.DecRef()
+		c := t.Credentials()
+		return &synth.File{
+			Attr: synth.Attr{Mode: 0o444, UID: c.EffectiveUID, GID: c.EffectiveGID}, SizeZero: true,
+			Generate: func(fs.Context) ([]byte, error) {
+				f, err := fileOf(t, name)
+				if err != nil {
+					return nil, err
+				}
+				defer f.DecRef()
+				mnt := 0
+				if m := f.Mount(); m != nil {
+					mnt = m.ID()
+				}
+				flags := f.Flags()
+				if tbl := t.FDTable(); tbl != nil {
+					fd, _ := strconv.Atoi(name)
+					if g, fl, ok := tbl.Get(int32(fd)); ok {
+						g.DecRef()
+						if fl.CloseOnExec {
+							flags |= unix.O_CLOEXEC
+						}
+					}
+				}
+				return []byte(fmt.Sprintf("pos:\t%d\nflags:\t0%o\nmnt_id:\t%d\n", f.Offset(), flags, mnt)), nil
+			},
+		}, nil
+	}
+	return d
+}
