@@ -93,7 +93,7 @@ func TestProc(t *testing.T) {
 	r, w := pipe.NewPair(ctx, 0)
 	defer r.DecRef()
 	defer w.DecRef()
-	task.fds.NewFD(0, r, fs.FDFlags{}, 1024) // 0
+	task.fds.NewFD(0, r, fs.FDFlags{}, 1024)                  // 0
 	task.fds.NewFD(0, w, fs.FDFlags{CloseOnExec: true}, 1024) // 1
 	prog, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/bin/prog"}, fs.OpenOptions{})
 	if err != nil {
