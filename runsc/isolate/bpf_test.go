@@ -141,7 +141,7 @@ func TestSentryFilterDecisions(t *testing.T) {
 
 func TestGoferFilterDecisions(t *testing.T) {
 	var none [6]uint64
-	checkCalls(t, GoferFilter(ModeKill), []call{
+	checkCalls(t, GoferFilter(ModeKill, 1234), []call{
 		{"openat O_PATH", unix.SYS_OPENAT, 0, [6]uint64{2: unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC}, ActionAllow},
 		{"openat O_RDONLY", unix.SYS_OPENAT, 0, [6]uint64{2: unix.O_RDONLY | unix.O_DIRECTORY}, ActionAllow},
 		{"openat O_WRONLY", unix.SYS_OPENAT, 0, [6]uint64{2: unix.O_WRONLY}, ActionKillProcess},
@@ -160,6 +160,9 @@ func TestGoferFilterDecisions(t *testing.T) {
 		{"newfstatat nofollow", unix.SYS_NEWFSTATAT, 0, [6]uint64{3: unix.AT_SYMLINK_NOFOLLOW}, ActionAllow},
 		{"newfstatat follow", unix.SYS_NEWFSTATAT, 0, [6]uint64{3: 0}, ActionKillProcess},
 		{"getdents64", unix.SYS_GETDENTS64, 0, none, ActionAllow},
+		{"tgkill own", unix.SYS_TGKILL, 0, [6]uint64{0: 1234, 1: 1240, 2: uint64(unix.SIGURG)}, ActionAllow},
+		{"tgkill other", unix.SYS_TGKILL, 0, [6]uint64{0: 1, 1: 1, 2: uint64(unix.SIGKILL)}, ActionKillProcess},
+		{"kill", unix.SYS_KILL, 0, [6]uint64{0: 1, 1: uint64(unix.SIGKILL)}, ActionKillProcess},
 	})
 }
 

@@ -61,6 +61,9 @@ func runChild(t *testing.T, name string, attr *syscall.SysProcAttr) (syscall.Wai
 	if os.Getuid() != 0 {
 		t.Skip("needs root")
 	}
+	if !AllThreadsSupported() {
+		t.Skip("cgo is linked in (-race?): per-thread state cannot be set on all threads")
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+name)
 	cmd.SysProcAttr = attr
@@ -284,7 +287,7 @@ func childLog() error {
 }
 
 func childGofer() error {
-	if err := Install(GoferFilter(ModeKill)); err != nil {
+	if err := Install(GoferFilter(ModeKill, os.Getpid())); err != nil {
 		return err
 	}
 	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

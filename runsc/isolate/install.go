@@ -115,3 +115,11 @@ func InstallProgram(prog []unix.SockFilter) error {
 	}
 	return nil
 }
+
+// AllThreadsSupported reports whether this binary can change per-thread
+// state on all its threads at once (SetNoNewPrivs, DropCapabilities,
+// Install): false when cgo is linked in (as with -race).
+func AllThreadsSupported() bool {
+	_, _, errno := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_GET_NO_NEW_PRIVS, 0, 0)
+	return errno != syscall.ENOTSUP
+}

@@ -150,14 +150,21 @@ var sentryRules = Rules{
 	unix.SYS_DUP3:       Allow,
 	unix.SYS_POLL:       Allow,
 	unix.SYS_PPOLL:      Allow,
+	// Descriptor-to-descriptor copies, which Go's io.Copy between files
+	// tries first.
+	unix.SYS_COPY_FILE_RANGE: Allow,
+	unix.SYS_SPLICE:          Allow,
+	unix.SYS_SENDFILE:        Allow,
 	// fstat by descriptor only: newfstatat with AT_EMPTY_PATH.
 	unix.SYS_NEWFSTATAT: AllowIf(Match{HasBits(3, unix.AT_EMPTY_PATH)}),
-	// The gofer connection (and later, others it is handed).
-	unix.SYS_RECVMSG:  Allow,
-	unix.SYS_SENDMSG:  Allow,
-	unix.SYS_RECVFROM: Allow,
-	unix.SYS_SENDTO:   Allow,
-	unix.SYS_SHUTDOWN: Allow,
+	// The gofer connection (and later, others it is handed); gofer/proto
+	// checks the socket type of a connection it is given.
+	unix.SYS_GETSOCKOPT: AllowIf(Match{Eq32(1, unix.SOL_SOCKET), Eq32(2, unix.SO_TYPE)}),
+	unix.SYS_RECVMSG:    Allow,
+	unix.SYS_SENDMSG:    Allow,
+	unix.SYS_RECVFROM:   Allow,
+	unix.SYS_SENDTO:     Allow,
+	unix.SYS_SHUTDOWN:   Allow,
 	// Memory: the memory file and its mappings.
 	unix.SYS_MEMFD_CREATE: Allow,
 	unix.SYS_MSYNC:        Allow,
@@ -233,7 +240,12 @@ func SentryFilter(m Mode) *Filter {
 	return &Filter{Rules: SentryRules(), Default: m.DefaultAction()}
 }
 
-// GoferFilter is the gofer's filter in mode m.
-func GoferFilter(m Mode) *Filter {
-	return &Filter{Rules: GoferRules(), Default: m.DefaultAction()}
+// GoferFilter is the gofer's filter in mode m for the gofer process pid
+// (its pid as it sees itself): signals it sends with tgkill (the Go
+// runtime's preemption and raise) may only target its own threads, since
+// the gofer may share a PID namespace with other processes.
+func GoferFilter(m Mode, pid int) *Filter {
+	r := GoferRules()
+	r[unix.SYS_TGKILL] = AllowIf(Match{Eq32(0, uint32(pid))})
+	return &Filter{Rules: r, Default: m.DefaultAction()}
 }

@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/moat-sandbox/moat/gofer"
+	"github.com/moat-sandbox/moat/runsc/config"
+	"github.com/moat-sandbox/moat/runsc/isolate"
+	"golang.org/x/sys/unix"
+)
+
+// This file holds what the two child processes do to themselves before
+// they serve: the bodies of `runsc gofer` and of the first half of
+// `runsc boot`. Both run in the namespaces Do gave them.
+
+// goferCaps are the capabilities the gofer keeps: reading any file of the
+// container's root whatever its mode, as the Sentry checks permissions
+// itself.
+var goferCaps = []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
+
+// RunGofer is `runsc gofer`: it pivots into root (in its private mount
+// namespace), drops its capabilities but goferCaps, installs the gofer's
+// seccomp filter and serves root read-only on connFD until the Sentry
+// hangs up.
+//
+// Serving "/" needs no pivot (there is nothing outside it to hide), and
+// gofer.Confine cannot pivot into the current root, so a root that
+// resolves to "/" is served as it is.
+func RunGofer(conf *config.Config, root string, connFD int, log *slog.Logger) error {
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("gofer: root: %w", err)
+	}
+	if resolved != "/" {
+		if err := gofer.Confine(resolved); err != nil {
+			return err
+		}
+	}
+	if err := isolate.DropCapabilities(goferCaps...); err != nil {
+		return fmt.Errorf("gofer: %w", err)
+	}
+	if err := isolate.Install(isolate.GoferFilter(conf.SeccompMode(), os.Getpid())); err != nil {
+		return fmt.Errorf("gofer: %w", err)
+	}
+	log.Debug("gofer confined, serving", "root", root, "fd", connFD, "seccomp", conf.SeccompMode())
+	return gofer.Serve(gofer.Config{Root: "/", ConnFD: connFD, ReadOnly: true})
+}
+
+// ConfineSandbox is the first step of `runsc boot`, before the kernel is
+// built: it pivots into an empty read-only root, so that no host path can
+// be named, sets no_new_privs and drops every capability (the Sentry
+// traces and signals only its own children, which needs none). The
+// seccomp filter comes later, from SentryConfine, once the kernel has
+// made its memory file and platform stubs.
+func ConfineSandbox() error {
+	if err := isolate.PivotToEmptyRoot(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if err := isolate.SetNoNewPrivs(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if err := isolate.DropCapabilities(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	return nil
+}
+
+// SentryConfine returns the function the kernel calls to install the
+// Sentry's seccomp filter (boot.Config.Confine), in conf's mode.
+func SentryConfine(conf *config.Config) func() error {
+	mode := conf.SeccompMode()
+	return func() error {
+		if err := isolate.Install(isolate.SentryFilter(mode)); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		return nil
+	}
+}

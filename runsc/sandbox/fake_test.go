@@ -1,0 +1,179 @@
+package sandbox
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/runsc/config"
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as runsc: Do starts it (Options.Exe) with
+// fakeEnv set. Its gofer subcommand is the real one (RunGofer). Its boot
+// subcommand confines itself exactly as runsc boot does (ConfineSandbox,
+// then the Sentry's seccomp filter) and then, standing in for the
+// kernel, acts out its argv:
+//
+//	exit N         exit with status N
+//	cat PATH       read PATH through the gofer and copy it to stdout
+//	whoami         print pid, uid, hostname and namespaces as the sandbox sees them
+//	wait-usr1      print "ready", exit 42 on SIGUSR1
+//	hang           sleep forever
+//	open           open a host path after the filter (must die of SIGSYS)
+//	args           print cwd, env and argv as received
+//
+// MOAT_FAKE_GOFER=hang makes the gofer ignore its connection and sleep,
+// to check that Do kills it.
+
+const fakeEnv = "MOAT_SANDBOX_TEST_FAKE_RUNSC"
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+func fakeRunsc(args []string) int {
+	conf := &config.Config{}
+	global := flag.NewFlagSet("runsc", flag.ContinueOnError)
+	conf.RegisterFlags(global)
+	if err := global.Parse(args); err != nil {
+		return 2
+	}
+	if err := conf.Validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "fake runsc:", err)
+		return 2
+	}
+	log, closer, err := conf.OpenLog(global.Arg(0), os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake runsc:", err)
+		return 2
+	}
+	defer closer.Close()
+	sub := flag.NewFlagSet(global.Arg(0), flag.ContinueOnError)
+	switch global.Arg(0) {
+	case "gofer":
+		root := sub.String("root", "", "")
+		fd := sub.Int("conn-fd", -1, "")
+		if err := sub.Parse(global.Args()[1:]); err != nil {
+			return 2
+		}
+		if os.Getenv("MOAT_FAKE_GOFER") == "hang" {
+			select {}
+		}
+		if err := RunGofer(conf, *root, *fd, log); err != nil {
+			fmt.Fprintln(os.Stderr, "fake gofer:", err)
+			return 1
+		}
+		return 0
+	case "boot":
+		fd := sub.Int("gofer-fd", -1, "")
+		cwd := sub.String("cwd", "", "")
+		var env listFlag
+		sub.Var(&env, "env", "")
+		selfTest := sub.Bool("self-test-open", false, "")
+		if err := sub.Parse(global.Args()[1:]); err != nil {
+			return 2
+		}
+		return fakeBoot(conf, *fd, *cwd, env, *selfTest, sub.Args())
+	}
+	fmt.Fprintf(os.Stderr, "fake runsc: unknown subcommand %q\n", global.Arg(0))
+	return 2
+}
+
+func fakeBoot(conf *config.Config, goferFD int, cwd string, env []string, selfTest bool, argv []string) int {
+	// Gather what must be read before the pivot.
+	hostname, _ := os.Hostname()
+	var nss []string
+	for _, ns := range []string{"mnt", "pid", "ipc", "uts", "net", "user"} {
+		l, _ := os.Readlink("/proc/self/ns/" + ns)
+		nss = append(nss, ns+"="+l)
+	}
+	if err := ConfineSandbox(); err != nil {
+		fmt.Fprintln(os.Stderr, "fake boot:", err)
+		return ExitInternal
+	}
+	// Signals must be caught before the test is told we are ready.
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, unix.SIGUSR1)
+	if err := SentryConfine(conf)(); err != nil {
+		fmt.Fprintln(os.Stderr, "fake boot:", err)
+		return ExitInternal
+	}
+	if selfTest {
+		fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
+		fmt.Fprintf(os.Stderr, "fake boot: self-test open returned %d, %v\n", fd, err)
+		return ExitInternal
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "fake boot: no command")
+		return ExitInternal
+	}
+	switch argv[0] {
+	case "exit":
+		n, _ := strconv.Atoi(argv[1])
+		return n
+	case "cat":
+		if err := fakeCat(goferFD, argv[1]); err != nil {
+			fmt.Fprintln(os.Stderr, "fake boot: cat:", err)
+			return 1
+		}
+		return 0
+	case "whoami":
+		fmt.Printf("pid=%d uid=%d hostname=%s %s\n", os.Getpid(), os.Getuid(), hostname, strings.Join(nss, " "))
+		return 0
+	case "wait-usr1":
+		fmt.Println("ready")
+		select {
+		case <-usr1:
+			return 42
+		case <-time.After(20 * time.Second):
+			return 1
+		}
+	case "hang":
+		fmt.Println("ready")
+		select {}
+	case "open":
+		fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
+		fmt.Fprintf(os.Stderr, "fake boot: open returned %d, %v\n", fd, err)
+		return 1
+	case "args":
+		fmt.Printf("cwd=%s env=%q argv=%q\n", cwd, env, argv)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "fake boot: unknown command %q\n", argv[0])
+	return 127
+}
+
+// fakeCat walks path from the gofer's root one component at a time, opens
+// it for reading and copies it to stdout, as the Sentry would for cat.
+func fakeCat(goferFD int, path string) error {
+	c, err := proto.NewClient(goferFD)
+	if err != nil {
+		return err
+	}
+	defer c.Shutdown()
+	h, _, err := c.Attach()
+	if err != nil {
+		return fmt.Errorf("attach: %w", err)
+	}
+	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
+		if h, _, err = c.Walk(h, name); err != nil {
+			return fmt.Errorf("walk %s: %w", name, err)
+		}
+	}
+	fd, err := c.Open(h, unix.O_RDONLY)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	_, err = io.Copy(os.Stdout, f)
+	return err
+}

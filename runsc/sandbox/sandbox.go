@@ -1,0 +1,295 @@
+// Package sandbox is the host side of a sandbox: it starts the gofer
+// process that serves the container's root and the sandbox process
+// (`runsc boot`, the Sentry) connected to it, forwards signals to the
+// sandbox, waits for it, and tears everything down. It knows nothing about
+// flags; runsc/cmd parses them and calls it.
+//
+// Both children are the runsc binary itself (/proc/self/exe by default),
+// started with runsc's global flags (config.Config.ToFlags) and an
+// internal subcommand:
+//
+//	runsc [flags] gofer --root DIR --conn-fd 3
+//	runsc [flags] boot --gofer-fd 3 [--cwd DIR] [--env K=V]... -- CMD ARG...
+//
+// fd 3 of each is one end of a SOCK_SEQPACKET socket pair. The sandbox
+// runs in new mount, PID, IPC, UTS and network namespaces and, unless told
+// otherwise, a new user namespace mapping the caller's uid and gid to 0;
+// the gofer in new mount, IPC, UTS and network namespaces (see
+// goferNamespaces). Both die with SIGKILL if the thread that started them
+// goes away.
+// The sandbox's stdin, stdout and stderr are the caller's: the Sentry
+// serves them to the application.
+//
+// No locks: Do runs on one goroutine, plus one forwarding signals and one
+// waiting for the gofer.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+
+	"github.com/moat-sandbox/moat/runsc/config"
+	"golang.org/x/sys/unix"
+)
+
+// ExitInternal is the exit status of `runsc do` and `runsc boot` when runsc
+// itself fails (as opposed to the application's own status).
+const ExitInternal = 125
+
+// ForwardedSignals are the signals Do passes on to the sandbox process,
+// whose Sentry delivers them to the application.
+var ForwardedSignals = []os.Signal{
+	unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
+}
+
+// sandboxNamespaces are the namespaces the sandbox process gets (plus a
+// user namespace unless Options.NoUserNS).
+const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET
+
+// goferNamespaces are the gofer's. It stays in runsc's PID namespace for
+// now: gofer.Confine proves it has a mount namespace of its own by
+// comparing it with its parent's (found by getppid, which is 0 across a
+// PID namespace boundary) or init's (which hosts may hide), and refuses to
+// run when it can compare neither. Its seccomp filter lets it signal only
+// itself. TODO: add CLONE_NEWPID once Confine finds its parent another way.
+const goferNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET
+
+// Options describe one `runsc do` run.
+type Options struct {
+	// Config holds the global flags passed on to both children. Nil
+	// means config.Default().
+	Config *config.Config
+	// Rootfs is the host directory that becomes the sandbox's root,
+	// served read-only by the gofer. Empty means "/".
+	Rootfs string
+	// Cwd is the application's working directory inside the sandbox.
+	// Empty lets the Sentry choose ("/").
+	Cwd string
+	// Env is the application's environment ("K=V"). The Sentry adds a
+	// default PATH when Env has none.
+	Env []string
+	// Argv is the command and its arguments, passed through as given: the
+	// Sentry resolves Argv[0] against the sandbox's PATH.
+	Argv []string
+	// Stdin, Stdout and Stderr become the application's stdio; nil means
+	// the caller's own.
+	Stdin, Stdout, Stderr *os.File
+	// NoUserNS keeps the sandbox process in the caller's user namespace.
+	NoUserNS bool
+	// SelfTestOpen makes the Sentry open a host file itself once
+	// confined, to prove its seccomp filter kills it (boot
+	// --self-test-open). The run then ends with 128+SIGSYS.
+	SelfTestOpen bool
+	// Exe is the runsc binary to start; empty means /proc/self/exe.
+	Exe string
+	// Log receives Do's own messages; nil means slog.Default().
+	Log *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.Config == nil {
+		o.Config = config.Default()
+	}
+	if o.Rootfs == "" {
+		o.Rootfs = "/"
+	}
+	if o.Stdin == nil {
+		o.Stdin = os.Stdin
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Exe == "" {
+		o.Exe = "/proc/self/exe"
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+}
+
+// GoferArgs returns the arguments (after the binary) that start a gofer
+// serving rootfs on fd connFD.
+func GoferArgs(conf *config.Config, rootfs string, connFD int) []string {
+	args := conf.ToFlags()
+	return append(args, "gofer", "--root", rootfs, "--conn-fd", fmt.Sprint(connFD))
+}
+
+// BootArgs returns the arguments (after the binary) that start a sandbox
+// process whose gofer connection is fd goferFD.
+func BootArgs(conf *config.Config, goferFD int, o *Options) []string {
+	args := conf.ToFlags()
+	args = append(args, "boot", "--gofer-fd", fmt.Sprint(goferFD))
+	if o.Cwd != "" {
+		args = append(args, "--cwd", o.Cwd)
+	}
+	for _, e := range o.Env {
+		args = append(args, "--env", e)
+	}
+	if o.SelfTestOpen {
+		args = append(args, "--self-test-open")
+	}
+	args = append(args, "--")
+	return append(args, o.Argv...)
+}
+
+// Test hooks: called right before each child starts; an error aborts Do
+// as a failed start would.
+var (
+	beforeGoferStart = func() error { return nil }
+	beforeBootStart  = func() error { return nil }
+)
+
+// Do runs o.Argv in a new sandbox and returns the status `runsc do` exits
+// with: the application's exit status (0-255, or 128+N if a signal N
+// ended it, as the sandbox process reports it), or 128+N if the sandbox
+// process itself was killed by signal N. An error means the sandbox could
+// not be run; every process started by then has been killed and reaped.
+// Cancelling ctx kills the sandbox.
+func Do(ctx context.Context, o Options) (int, error) {
+	o.setDefaults()
+	if len(o.Argv) == 0 {
+		return 0, errors.New("no command given")
+	}
+	if fi, err := os.Stat(o.Rootfs); err != nil {
+		return 0, fmt.Errorf("root filesystem: %w", err)
+	} else if !fi.IsDir() {
+		return 0, fmt.Errorf("root filesystem %q is not a directory", o.Rootfs)
+	}
+
+	// Pdeathsig is tied to the thread that starts a child: keep this one
+	// for as long as the children live.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	var undo cleanups
+	defer undo.run()
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, fmt.Errorf("creating gofer socket pair: %w", err)
+	}
+	sentryEnd := os.NewFile(uintptr(fds[0]), "gofer-sentry-end")
+	goferEnd := os.NewFile(uintptr(fds[1]), "gofer-gofer-end")
+	undo.add(func() { sentryEnd.Close() })
+	undo.add(func() { goferEnd.Close() })
+
+	// Receive the forwarded signals from now on, so that none arriving
+	// while the children start kills runsc before it can pass it on.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, ForwardedSignals...)
+	undo.add(func() { signal.Stop(sigs) })
+
+	gofer := exec.Command(o.Exe, GoferArgs(o.Config, o.Rootfs, 3)...)
+	gofer.Args[0] = "runsc-gofer"
+	gofer.ExtraFiles = []*os.File{goferEnd}
+	gofer.Stdout = o.Stderr // the gofer has nothing to say on stdout
+	gofer.Stderr = o.Stderr
+	gofer.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: goferNamespaces,
+		Pdeathsig:  unix.SIGKILL,
+		Setpgid:    true, // terminal signals are not for it
+	}
+	if err := beforeGoferStart(); err != nil {
+		return 0, fmt.Errorf("starting gofer: %w", err)
+	}
+	if err := gofer.Start(); err != nil {
+		return 0, fmt.Errorf("starting gofer: %w", err)
+	}
+	o.Log.Debug("gofer started", "pid", gofer.Process.Pid, "root", o.Rootfs)
+	goferDone := make(chan error, 1)
+	go func() { goferDone <- gofer.Wait() }()
+	undo.add(func() {
+		gofer.Process.Kill()
+		<-goferDone
+	})
+	goferEnd.Close()
+
+	boot := exec.Command(o.Exe, BootArgs(o.Config, 3, &o)...)
+	boot.Args[0] = "runsc-sandbox"
+	boot.ExtraFiles = []*os.File{sentryEnd}
+	boot.Stdin, boot.Stdout, boot.Stderr = o.Stdin, o.Stdout, o.Stderr
+	boot.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: sandboxNamespaces,
+		Pdeathsig:  unix.SIGKILL,
+	}
+	if !o.NoUserNS {
+		boot.SysProcAttr.Cloneflags |= unix.CLONE_NEWUSER
+		boot.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+		boot.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		boot.SysProcAttr.GidMappingsEnableSetgroups = false
+	}
+	if restoreTTY := setJobControl(boot.SysProcAttr, o.Stdin, o.Log); restoreTTY != nil {
+		defer restoreTTY()
+	}
+	if err := beforeBootStart(); err != nil {
+		return 0, fmt.Errorf("starting sandbox: %w", err)
+	}
+	if err := boot.Start(); err != nil {
+		return 0, fmt.Errorf("starting sandbox: %w", err)
+	}
+	o.Log.Debug("sandbox started", "pid", boot.Process.Pid, "argv", o.Argv)
+	sentryEnd.Close()
+
+	bootDone := make(chan error, 1)
+	go func() { bootDone <- boot.Wait() }()
+	goferExit := goferDone
+	var waitErr error
+loop:
+	for {
+		select {
+		case s := <-sigs:
+			o.Log.Debug("forwarding signal", "signal", s)
+			if err := boot.Process.Signal(s); err != nil && !errors.Is(err, os.ErrProcessDone) {
+				o.Log.Warn("forwarding signal to the sandbox", "signal", s, "err", err)
+			}
+		case err := <-goferExit:
+			// Keep the result for the cleanup, which waits on it.
+			goferDone <- err
+			goferExit = nil // stop selecting on it
+			o.Log.Debug("gofer exited before the sandbox", "err", err)
+		case <-ctx.Done():
+			boot.Process.Kill()
+		case waitErr = <-bootDone:
+			break loop
+		}
+	}
+	var ee *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &ee) {
+		return 0, fmt.Errorf("waiting for the sandbox: %w", waitErr)
+	}
+	status := ExitStatus(boot.ProcessState)
+	o.Log.Debug("sandbox exited", "status", status, "state", boot.ProcessState.String())
+	return status, nil
+}
+
+// ExitStatus is the status a shell would report for a process that ended
+// in state ps: its exit code, or 128+N if signal N killed it.
+func ExitStatus(ps *os.ProcessState) int {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// cleanups is an undo list: run undoes in reverse order.
+type cleanups []func()
+
+func (c *cleanups) add(f func()) { *c = append(*c, f) }
+
+func (c *cleanups) run() {
+	for i := len(*c) - 1; i >= 0; i-- {
+		(*c)[i]()
+	}
+	*c = nil
+}

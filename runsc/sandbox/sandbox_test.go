@@ -1,0 +1,325 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moat-sandbox/moat/runsc/config"
+	"github.com/moat-sandbox/moat/runsc/isolate"
+	"golang.org/x/sys/unix"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeEnv) != "" {
+		os.Exit(fakeRunsc(os.Args[1:]))
+	}
+	os.Setenv(fakeEnv, "1")
+	os.Exit(m.Run())
+}
+
+// run calls Do with the fake runsc and returns the status and the
+// sandbox's stdout and stderr.
+func run(t *testing.T, ctx context.Context, o Options) (int, string, string, error) {
+	t.Helper()
+	skipUnlessConfinable(t)
+	o.Exe = os.Args[0]
+	outR, outW, _ := os.Pipe()
+	errR, errW, _ := os.Pipe()
+	devnull, _ := os.Open(os.DevNull)
+	defer devnull.Close()
+	o.Stdin, o.Stdout, o.Stderr = devnull, outW, errW
+	var wg sync.WaitGroup
+	var stdout, stderr []byte
+	wg.Add(2)
+	go func() { defer wg.Done(); stdout, _ = io.ReadAll(outR) }()
+	go func() { defer wg.Done(); stderr, _ = io.ReadAll(errR) }()
+	status, err := Do(ctx, o)
+	outW.Close()
+	errW.Close()
+	wg.Wait()
+	return status, string(stdout), string(stderr), err
+}
+
+func skipUnlessConfinable(t *testing.T) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	if !isolate.AllThreadsSupported() {
+		t.Skip("cgo is linked in (-race?): the children cannot confine themselves")
+	}
+}
+
+func testRoot(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc", "motd"), []byte("inside the sandbox\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestDoStatus(t *testing.T) {
+	for _, userns := range []bool{true, false} {
+		name := "userns"
+		if !userns {
+			name = "no userns"
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range []struct {
+				argv []string
+				want int
+			}{
+				{[]string{"exit", "0"}, 0},
+				{[]string{"exit", "3"}, 3},
+				{[]string{"exit", "255"}, 255},
+				// The filter kills the sandbox on open: 128+SIGSYS.
+				{[]string{"open"}, 128 + int(unix.SIGSYS)},
+			} {
+				t.Run(strings.Join(tc.argv, " "), func(t *testing.T) {
+					status, _, stderr, err := run(t, context.Background(), Options{Argv: tc.argv, NoUserNS: !userns})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if status != tc.want {
+						t.Errorf("status %d, want %d; stderr:\n%s", status, tc.want, stderr)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestDoSelfTestOpen(t *testing.T) {
+	status, _, stderr, err := run(t, context.Background(), Options{Argv: []string{"exit", "0"}, SelfTestOpen: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != 128+int(unix.SIGSYS) {
+		t.Errorf("status %d, want %d (killed by SIGSYS); stderr:\n%s", status, 128+int(unix.SIGSYS), stderr)
+	}
+}
+
+func TestDoServesRootThroughGofer(t *testing.T) {
+	root := testRoot(t)
+	for _, userns := range []bool{true, false} {
+		status, stdout, stderr, err := run(t, context.Background(), Options{
+			Rootfs:   root,
+			Argv:     []string{"cat", "/etc/motd"},
+			NoUserNS: !userns,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status != 0 || stdout != "inside the sandbox\n" {
+			t.Errorf("userns=%v: status %d, stdout %q; stderr:\n%s", userns, status, stdout, stderr)
+		}
+	}
+	// A path outside the root is not found (the gofer is pivoted into it).
+	status, _, stderr, err := run(t, context.Background(), Options{Rootfs: root, Argv: []string{"cat", "/etc/passwd"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != 1 || !strings.Contains(stderr, "no such file") {
+		t.Errorf("cat of a host-only file: status %d, stderr:\n%s", status, stderr)
+	}
+}
+
+func TestDoNamespaces(t *testing.T) {
+	for _, userns := range []bool{true, false} {
+		status, stdout, stderr, err := run(t, context.Background(), Options{Argv: []string{"whoami"}, NoUserNS: !userns})
+		if err != nil || status != 0 {
+			t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
+		}
+		if !strings.HasPrefix(stdout, "pid=1 uid=0 ") {
+			t.Errorf("sandbox sees %q, want pid 1 and uid 0", stdout)
+		}
+		for _, ns := range []string{"mnt", "pid", "ipc", "uts", "net", "user"} {
+			own, err := os.Readlink("/proc/self/ns/" + ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shared := strings.Contains(stdout, " "+ns+"="+own)
+			if want := ns == "user" && !userns; shared != want {
+				t.Errorf("userns=%v: sandbox in the caller's %s namespace: %v, want %v (%s)", userns, ns, shared, want, stdout)
+			}
+		}
+	}
+}
+
+func TestDoPassesArguments(t *testing.T) {
+	status, stdout, stderr, err := run(t, context.Background(), Options{
+		Cwd:  "/tmp",
+		Env:  []string{"A=1", "B=two words"},
+		Argv: []string{"args", "--flag", "x y", "-"},
+	})
+	if err != nil || status != 0 {
+		t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
+	}
+	want := `cwd=/tmp env=["A=1" "B=two words"] argv=["args" "--flag" "x y" "-"]` + "\n"
+	if stdout != want {
+		t.Errorf("got %q, want %q", stdout, want)
+	}
+}
+
+// startAsync runs Do in the background and returns a reader of the
+// sandbox's stdout and the eventual result.
+func startAsync(t *testing.T, ctx context.Context, o Options) (*bufio.Reader, <-chan int) {
+	t.Helper()
+	skipUnlessConfinable(t)
+	o.Exe = os.Args[0]
+	outR, outW, _ := os.Pipe()
+	t.Cleanup(func() { outR.Close() })
+	o.Stdout = outW
+	o.Stdin, _ = os.Open(os.DevNull)
+	res := make(chan int, 1)
+	go func() {
+		status, err := Do(ctx, o)
+		outW.Close()
+		if err != nil {
+			t.Errorf("Do: %v", err)
+		}
+		res <- status
+	}()
+	return bufio.NewReader(outR), res
+}
+
+func waitReady(t *testing.T, r *bufio.Reader) {
+	t.Helper()
+	line, err := r.ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("sandbox said %q, %v; want ready", line, err)
+	}
+}
+
+func TestDoForwardsSignals(t *testing.T) {
+	r, res := startAsync(t, context.Background(), Options{Argv: []string{"wait-usr1"}})
+	waitReady(t, r)
+	// A signal to runsc itself reaches the sandbox.
+	if err := unix.Kill(os.Getpid(), unix.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case status := <-res:
+		if status != 42 {
+			t.Errorf("status %d, want 42 (the sandbox got SIGUSR1)", status)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("sandbox did not exit")
+	}
+}
+
+func TestDoCancelKillsSandbox(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r, res := startAsync(t, ctx, Options{Argv: []string{"hang"}})
+	waitReady(t, r)
+	cancel()
+	select {
+	case status := <-res:
+		if status != 128+int(unix.SIGKILL) {
+			t.Errorf("status %d, want %d", status, 128+int(unix.SIGKILL))
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("sandbox did not exit")
+	}
+}
+
+// childPIDs lists the processes whose parent is this process.
+func childPIDs(t *testing.T) []string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, tk := range tasks {
+		b, _ := os.ReadFile("/proc/self/task/" + tk.Name() + "/children")
+		all = append(all, strings.Fields(string(b))...)
+	}
+	return all
+}
+
+func TestDoKillsHangingGofer(t *testing.T) {
+	t.Setenv("MOAT_FAKE_GOFER", "hang")
+	status, _, stderr, err := run(t, context.Background(), Options{Argv: []string{"exit", "7"}})
+	if err != nil || status != 7 {
+		t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
+	}
+	if kids := childPIDs(t); len(kids) != 0 {
+		t.Errorf("processes left behind: %v", kids)
+	}
+}
+
+func TestDoCleansUpOnErrors(t *testing.T) {
+	t.Setenv("MOAT_FAKE_GOFER", "hang")
+	tests := []struct {
+		name string
+		o    Options
+		hook *func() error
+	}{
+		{"missing rootfs", Options{Rootfs: "/nonexistent", Argv: []string{"exit", "0"}}, nil},
+		{"no command", Options{}, nil},
+		{"gofer fails to start", Options{Argv: []string{"exit", "0"}}, &beforeGoferStart},
+		{"sandbox fails to start", Options{Argv: []string{"exit", "0"}}, &beforeBootStart},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.hook != nil {
+				old := *tc.hook
+				*tc.hook = func() error { return errors.New("injected failure") }
+				defer func() { *tc.hook = old }()
+			}
+			_, _, _, err := run(t, context.Background(), tc.o)
+			if err == nil {
+				t.Fatal("Do succeeded")
+			}
+			if kids := childPIDs(t); len(kids) != 0 {
+				t.Errorf("processes left behind: %v", kids)
+			}
+		})
+	}
+	t.Run("bad binary", func(t *testing.T) {
+		o := Options{Argv: []string{"exit", "0"}, Exe: "/nonexistent/runsc"}
+		if _, err := Do(context.Background(), o); err == nil {
+			t.Fatal("Do succeeded")
+		}
+	})
+}
+
+func TestDoGlobalFlagsReachChildren(t *testing.T) {
+	dir := t.TempDir()
+	conf := config.Default()
+	conf.Debug = true
+	conf.DebugLog = dir
+	status, _, stderr, err := run(t, context.Background(), Options{Config: conf, Argv: []string{"cat", "/etc/hostname"}, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = status
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	joined := strings.Join(names, " ")
+	if !strings.Contains(joined, ".gofer.log") || !strings.Contains(joined, ".boot.log") {
+		t.Errorf("debug log directory holds %v, want a gofer and a boot log; stderr:\n%s", names, stderr)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "runsc.1.") {
+			t.Errorf("log %s is named by the namespace pid, not the host pid", n)
+		}
+	}
+}
