@@ -11,11 +11,29 @@ func (p *printer) arg(i int, k ArgKind) {
 		return
 	}
 	p.sep()
-	if k.isOut() && !p.ok {
+	if k.isOut() && !p.ok && !p.interruptedSleep(k) {
+		p.ptr(v)
+		return
+	}
+	if k == OutTimespec && p.ok && (p.sysno == sysNanosleep || p.sysno == sysClockNanosleep) {
+		// The time left is written only when a signal cut the sleep.
 		p.ptr(v)
 		return
 	}
 	p.value(i, k, v)
+}
+
+// interruptedSleep reports whether k is the time left of a sleep that a
+// signal interrupted, which the kernel writes although the call failed.
+func (p *printer) interruptedSleep(k ArgKind) bool {
+	if k != OutTimespec || !p.exit || (p.sysno != sysNanosleep && p.sysno != sysClockNanosleep) {
+		return false
+	}
+	switch e := -int64(p.ret); e {
+	case int64(errEINTR), 512, 513, 514, 516:
+		return true
+	}
+	return false
 }
 
 // next returns argument i+1, or 0 past the end.
@@ -170,6 +188,8 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 		p.iovec(v, int64(int32(p.next(i))), false, 0)
 	case OutIovec:
 		p.iovec(v, int64(int32(p.next(i))), true, uint64(p.ret))
+	case OutMsghdr:
+		p.msghdr(v, true)
 	case PollFds:
 		p.pollFds(v, p.next(i)&0xffffffff)
 	case EpollEvent:
@@ -221,8 +241,6 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 		p.sockOptVal(v, n)
 	case Msghdr:
 		p.msghdr(v, false)
-	case OutMsghdr:
-		p.msghdr(v, true)
 	case InInt, OutInt:
 		p.intAt(v)
 	case OutFdPair:

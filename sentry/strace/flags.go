@@ -211,7 +211,7 @@ var memfdTab = []flag{
 
 var signalfdTab = []flag{{0x80000, "SFD_CLOEXEC"}, {0x800, "SFD_NONBLOCK"}}
 
-var inotifyTab = []flag{{0x80000, "IN_CLOEXEC"}, {0x800, "IN_NONBLOCK"}}
+var inotifyTab = []flag{{0x800, "IN_NONBLOCK"}, {0x80000, "IN_CLOEXEC"}}
 
 var getrandomTab = []flag{{1, "GRND_NONBLOCK"}, {2, "GRND_RANDOM"}, {4, "GRND_INSECURE"}}
 

@@ -161,9 +161,9 @@ var termiosOflagTab = []flag{
 
 var termiosLflagTab = []flag{
 	{0x1, "ISIG"}, {0x2, "ICANON"}, {0x4, "XCASE"}, {0x8, "ECHO"}, {0x10, "ECHOE"},
-	{0x20, "ECHOK"}, {0x40, "ECHONL"}, {0x80, "NOFLSH"}, {0x100, "TOSTOP"}, {0x200, "ECHOCTL"},
+	{0x20, "ECHOK"}, {0x40, "ECHONL"}, {0x80, "NOFLSH"}, {0x8000, "IEXTEN"}, {0x200, "ECHOCTL"},
 	{0x400, "ECHOPRT"}, {0x800, "ECHOKE"}, {0x1000, "FLUSHO"}, {0x4000, "PENDIN"},
-	{0x8000, "IEXTEN"}, {0x10000, "EXTPROC"},
+	{0x100, "TOSTOP"}, {0x10000, "EXTPROC"},
 }
 
 var termiosCflagTab = []flag{
@@ -190,7 +190,7 @@ type delayField struct {
 var oflagDelays = []delayField{
 	{0x100, []string{"NL0", "NL1"}, 8},
 	{0x600, []string{"CR0", "CR1", "CR2", "CR3"}, 9},
-	{0x1800, []string{"TAB0", "TAB1", "TAB2", "TAB3"}, 11},
+	{0x1800, []string{"TAB0", "TAB1", "TAB2", "XTABS"}, 11},
 	{0x2000, []string{"BS0", "BS1"}, 13},
 	{0x4000, []string{"VT0", "VT1"}, 14},
 	{0x8000, []string{"FF0", "FF1"}, 15},

@@ -138,7 +138,9 @@ const (
 	StatxFlags
 	// Iovec is an input iovec array whose count is the next argument.
 	Iovec
-	// OutIovec is an output iovec array filled with the returned bytes.
+	// OutIovec is an iovec array whose buffers the call fills with the
+	// returned bytes; before that (and on failure) the buffers print as
+	// addresses.
 	OutIovec
 	// PollFds is a pollfd array (count next); revents print after the
 	// return value.
@@ -323,7 +325,7 @@ func (k ArgKind) isOut() bool {
 	switch k {
 	case OutBuf, OutCwd, OutPathN, OutWaitStatus, OutSigSet, OutSigAction,
 		OutSigStack, OutTimespec, OutTimeval, OutItimerval, OutItimerspec,
-		OutStat, OutStatx, OutIovec, OutEpollEvents, OutSockaddr, OutInt,
+		OutStat, OutStatx, OutEpollEvents, OutSockaddr, OutInt,
 		OutFdPair, OutRlimit, OutRlimit64, OutRusage, OutDirents, OutUtsname,
 		OutSysinfo, OutTms, OutRandom, OutCPUSet, OutSockOptVal, OutMsghdr:
 		return true

@@ -6,6 +6,10 @@ package strace
 const (
 	sysTimerfdSettime = 286
 	sysMknodat        = 259
+	sysNanosleep      = 35
+	sysClockNanosleep = 230
+
+	errEINTR = 4
 )
 
 // cloneFlags prints clone(2)'s flags with the exit signal last:

@@ -432,7 +432,9 @@ func (p *printer) iovec(addr uint64, count int64, out bool, total uint64) {
 		}
 		base, size := le64(raw[0:]), le64(raw[8:])
 		p.str("{iov_base=")
-		if out {
+		if out && !p.ok {
+			p.ptr(base)
+		} else if out {
 			n := size
 			if n > total {
 				n = total
@@ -652,9 +654,7 @@ func (p *printer) openHow(addr uint64) {
 		p.str(", mode=")
 		p.octal(mode)
 	}
-	if resolve != 0 {
-		p.str(", resolve=")
-		p.flags(resolve, resolveTab, "0")
-	}
+	p.str(", resolve=")
+	p.flags(resolve, resolveTab, "0")
 	p.b = append(p.b, '}')
 }
