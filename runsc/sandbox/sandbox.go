@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/moat-sandbox/moat/runsc/config"
@@ -42,6 +43,9 @@ import (
 // ExitInternal is the exit status of `runsc do` and `runsc boot` when runsc
 // itself fails (as opposed to the application's own status).
 const ExitInternal = 125
+
+// DefaultPath is the application's PATH when its environment has none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // ForwardedSignals are the signals Do passes on to the sandbox process,
 // whose Sentry delivers them to the application.
@@ -72,8 +76,8 @@ type Options struct {
 	// Cwd is the application's working directory inside the sandbox.
 	// Empty lets the Sentry choose ("/").
 	Cwd string
-	// Env is the application's environment ("K=V"). The Sentry adds a
-	// default PATH when Env has none.
+	// Env is the application's environment ("K=V"). Do adds
+	// PATH=DefaultPath when it has no PATH.
 	Env []string
 	// Argv is the command and its arguments, passed through as given: the
 	// Sentry resolves Argv[0] against the sandbox's PATH.
@@ -114,6 +118,15 @@ func (o *Options) setDefaults() {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	hasPath := false
+	for _, e := range o.Env {
+		if strings.HasPrefix(e, "PATH=") {
+			hasPath = true
+		}
+	}
+	if !hasPath {
+		o.Env = append(o.Env[:len(o.Env):len(o.Env)], "PATH="+DefaultPath)
 	}
 }
 

@@ -168,7 +168,7 @@ func TestDoPassesArguments(t *testing.T) {
 	if err != nil || status != 0 {
 		t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
 	}
-	want := `cwd=/tmp env=["A=1" "B=two words"] argv=["args" "--flag" "x y" "-"]` + "\n"
+	want := `cwd=/tmp env=["A=1" "B=two words" "PATH=` + DefaultPath + `"] argv=["args" "--flag" "x y" "-"]` + "\n"
 	if stdout != want {
 		t.Errorf("got %q, want %q", stdout, want)
 	}

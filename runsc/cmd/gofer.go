@@ -1,0 +1,46 @@
+package cmd
+
+import (
+	"context"
+	"flag"
+
+	"github.com/google/subcommands"
+	"github.com/moat-sandbox/moat/runsc/sandbox"
+)
+
+// Gofer is `runsc gofer` (internal): the file server of a sandbox, started
+// by runsc itself.
+type Gofer struct {
+	root   string
+	connFD int
+}
+
+// Name implements subcommands.Command.
+func (*Gofer) Name() string { return "gofer" }
+
+// Synopsis implements subcommands.Command.
+func (*Gofer) Synopsis() string { return "serve a sandbox's files (internal, started by runsc)" }
+
+// Usage implements subcommands.Command.
+func (*Gofer) Usage() string {
+	return "gofer --root DIR --conn-fd N\n\nServes DIR read-only on the connected SOCK_SEQPACKET socket N.\n\n"
+}
+
+// SetFlags implements subcommands.Command.
+func (g *Gofer) SetFlags(f *flag.FlagSet) {
+	f.StringVar(&g.root, "root", "", "host directory to serve")
+	f.IntVar(&g.connFD, "conn-fd", -1, "connected socket to serve on")
+}
+
+// Execute implements subcommands.Command.
+func (g *Gofer) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcommands.ExitStatus {
+	conf, log := Globals(args)
+	if g.root == "" || g.connFD < 0 || f.NArg() != 0 {
+		f.Usage()
+		return subcommands.ExitUsageError
+	}
+	if err := sandbox.RunGofer(conf, g.root, g.connFD, log); err != nil {
+		return fail(conf, log, "gofer", err)
+	}
+	return subcommands.ExitSuccess
+}

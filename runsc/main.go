@@ -1,0 +1,53 @@
+// Command runsc is Moat's OCI runtime: it runs containers in a sandbox
+// whose system calls are served by the Sentry, a kernel in user space.
+// Subcommands live in runsc/cmd; global flags in runsc/config.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/google/subcommands"
+	"github.com/moat-sandbox/moat/runsc/cmd"
+	"github.com/moat-sandbox/moat/runsc/config"
+)
+
+func main() {
+	conf := config.Default()
+	conf.RegisterFlags(flag.CommandLine)
+	cdr := subcommands.NewCommander(flag.CommandLine, "runsc")
+	cmd.HideInternal(cdr)
+
+	cdr.Register(cmd.NewHelp(cdr), "")
+	cdr.Register(cdr.FlagsCommand(), "")
+	cdr.Register(cdr.CommandsCommand(), "")
+	cdr.Register(new(cmd.Do), "")
+	cdr.Register(new(cmd.Gofer), cmd.InternalGroup)
+	cdr.Register(new(cmd.Boot), cmd.InternalGroup)
+	for _, name := range []string{"root", "log", "log-format", "debug", "debug-log", "strace", "platform", "network"} {
+		cdr.ImportantFlag(name)
+	}
+	flag.CommandLine.Usage = func() { cdr.Explain(cdr.Error) }
+
+	flag.Parse()
+	if err := conf.Validate(); err != nil {
+		fmt.Fprintf(os.Stderr, "runsc: %v\n", err)
+		os.Exit(int(subcommands.ExitUsageError))
+	}
+	name := flag.Arg(0)
+	if name == "" {
+		name = "runsc"
+	}
+	log, closer, err := conf.OpenLog(name, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "runsc: %v\n", err)
+		os.Exit(int(subcommands.ExitFailure))
+	}
+	log.Debug("starting", "args", os.Args)
+
+	status := cdr.Execute(context.Background(), conf, log)
+	closer.Close()
+	os.Exit(int(status))
+}
