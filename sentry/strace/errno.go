@@ -37,6 +37,11 @@ var errnoNames = map[uint64]string{
 	117: "EUCLEAN",
 }
 
+// errnoTexts fills in texts Go's syscall package lacks.
+var errnoTexts = map[uint64]string{
+	133: "Memory page has hardware error",
+}
+
 // errnoName returns the symbolic name of errno e, or "" if it has none.
 func errnoName(e uint64) string {
 	if n, ok := errnoNames[e]; ok {
@@ -90,7 +95,10 @@ func (p *printer) errnoText(e uint64) {
 	}
 	p.str(name)
 	p.str(" (")
-	text := unix.Errno(e).Error()
+	text, ok := errnoTexts[e]
+	if !ok {
+		text = unix.Errno(e).Error()
+	}
 	// Go's texts are glibc's strerror with the first letter lowered.
 	if text != "" && text[0] >= 'a' && text[0] <= 'z' {
 		p.b = append(p.b, text[0]-'a'+'A')

@@ -78,11 +78,11 @@ type printer struct {
 	m     Memory
 	sysno uintptr
 	args  [6]uintptr
-	ret  uintptr
-	exit bool // formatting after the call returned
-	ok   bool // exit and the call succeeded (ret is not an errno)
-	b    []byte
-	n    int // arguments printed so far
+	ret   uintptr
+	exit  bool // formatting after the call returned
+	ok    bool // exit and the call succeeded (ret is not an errno)
+	b     []byte
+	n     int // arguments printed so far
 	// scratch holds data read from application memory before it is
 	// quoted into b; a read overwrites it.
 	scratch [pathMax + 1]byte
