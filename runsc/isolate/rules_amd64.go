@@ -126,6 +126,11 @@ var sentryRules = Rules{
 	unix.SYS_TKILL:             Allow,
 	unix.SYS_PROCESS_VM_READV:  Allow,
 	unix.SYS_PROCESS_VM_WRITEV: Allow,
+	// Stub processes inherit the filter if the platform forks them after
+	// confinement; their start-up code parks in pause and closes every
+	// descriptor but the memory file with close_range.
+	unix.SYS_PAUSE:       Allow,
+	unix.SYS_CLOSE_RANGE: Allow,
 	// I/O on descriptors it holds: the memory file, gofer-donated files,
 	// the app's host stdio, the gofer connection.
 	unix.SYS_PREAD64:    Allow,

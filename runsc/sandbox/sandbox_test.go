@@ -323,3 +323,16 @@ func TestDoGlobalFlagsReachChildren(t *testing.T) {
 		}
 	}
 }
+
+func TestDoKeepsGivenPath(t *testing.T) {
+	status, stdout, stderr, err := run(t, context.Background(), Options{
+		Env:  []string{"PATH=/opt/bin"},
+		Argv: []string{"args"},
+	})
+	if err != nil || status != 0 {
+		t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
+	}
+	if want := `cwd= env=["PATH=/opt/bin"] argv=["args"]` + "\n"; stdout != want {
+		t.Errorf("got %q, want %q", stdout, want)
+	}
+}
