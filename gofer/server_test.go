@@ -503,7 +503,7 @@ func TestGetdents(t *testing.T) {
 				if err := unix.Lstat(filepath.Join(dir, p, e.Name()), &st); err != nil {
 					t.Fatal(err)
 				}
-				want := proto.Dirent{Name: e.Name(), Ino: st.Ino, Type: uint8(st.Mode&unix.S_IFMT>>12)}
+				want := proto.Dirent{Name: e.Name(), Ino: st.Ino, Type: uint8(st.Mode & unix.S_IFMT >> 12)}
 				if got[i] != want {
 					t.Fatalf("entry %d = %+v, want %+v", i, got[i], want)
 				}
