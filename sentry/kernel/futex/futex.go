@@ -27,8 +27,18 @@
 // it calls the Target's LoadUint32, CompareAndSwapUint32 and SwapUint32 (and
 // nothing else), so those must not call back into the Manager, and whatever
 // locks they take come after bucket locks: callers must not hold such locks
-// (for instance the address space's) when calling into the Manager.
-// SharedKey, PrivateKey and CopyInBytes are called with no bucket lock held.
+// (for instance the address space's) when calling into the Manager. They
+// should be quick: a fault that waits for I/O holds up every futex of the
+// bucket. SharedKey, PrivateKey and CopyInBytes are called with no bucket
+// lock held.
+//
+// Where futex(2) is vague, this package does what Linux does (checked on
+// Linux 6.18): FUTEX_WAKE and FUTEX_WAKE_OP wake one waiter when asked for
+// zero or fewer; FUTEX_REQUEUE returns woken plus requeued waiters and
+// rejects negative counts with EINVAL; FUTEX_WAKE_OP sign-extends its 12-bit
+// arguments, compares as signed, and fails an unknown comparison with ENOSYS
+// only after applying the operation. Decoding futex_op, timeouts and clocks,
+// and refusing PI operations are the syscall handler's job.
 package futex
 
 import (
