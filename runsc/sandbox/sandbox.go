@@ -256,6 +256,7 @@ func Do(ctx context.Context, o Options) (int, error) {
 	bootDone := make(chan error, 1)
 	go func() { bootDone <- boot.Wait() }()
 	goferExit := goferDone
+	ctxDone := ctx.Done()
 	var waitErr error
 loop:
 	for {
@@ -270,8 +271,10 @@ loop:
 			goferDone <- err
 			goferExit = nil // stop selecting on it
 			o.Log.Debug("gofer exited before the sandbox", "err", err)
-		case <-ctx.Done():
+		case <-ctxDone:
+			o.Log.Debug("context done, killing the sandbox", "err", ctx.Err())
 			boot.Process.Kill()
+			ctxDone = nil
 		case waitErr = <-bootDone:
 			break loop
 		}
