@@ -47,7 +47,8 @@ type Opener interface {
 	Open(path string) (File, error) // path resolution, permission checks (ENOENT, EACCES for non-executable) are the caller's
 }
 
-// Args describe one execve(2).
+// Args describe one execve(2). Its strings were read from C strings and
+// hold no NUL byte.
 type Args struct {
 	Filename   string // path as passed to execve (for AT_EXECFN and #! argv rewriting)
 	File       File   // the already-opened executable
