@@ -71,3 +71,8 @@ func (m *MemoryManager) StoreUint32(addr uintptr, v uint32) error {
 	atomic.StoreUint32(p, v)
 	return nil
 }
+
+// offsetOf returns the memory-file offset of b, a slice of f.mapping.
+func (f *MemoryFile) offsetOf(b []byte) uint64 {
+	return uint64(uintptr(unsafe.Pointer(&b[0])) - uintptr(unsafe.Pointer(&f.mapping[0])))
+}

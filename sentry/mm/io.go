@@ -179,3 +179,24 @@ func (m *MemoryManager) CopyInString(addr uintptr, maxLen int) (string, error) {
 	}
 	return "", unix.ENAMETOOLONG
 }
+
+// SharedFutexKey says where the word at addr lives for a shared futex:
+// shared is true with the memory-file offset when addr is in a shared
+// mapping; otherwise the futex is keyed by the address space and addr.
+func (m *MemoryManager) SharedFutexKey(addr uintptr) (shared bool, off uint64, err error) {
+	m.mu.RLock()
+	vi := m.findVMA(addr)
+	if vi < 0 {
+		m.mu.RUnlock()
+		return false, 0, unix.EFAULT
+	}
+	private := m.vmas[vi].private
+	m.mu.RUnlock()
+	if private {
+		return false, 0, nil
+	}
+	_, err = m.translate(addr, 4, accessRead, func(b []byte) {
+		off = m.mf.offsetOf(b)
+	})
+	return true, off, err
+}

@@ -33,6 +33,8 @@ import (
 
 const pageSize = arch.PageSize
 
+var nextID atomic.Uint64
+
 // populateChunk is how much a fault populates at once around the faulting
 // address (within the vma), to amortise the cost of a stub round trip.
 const populateChunk = 16 * pageSize
@@ -124,6 +126,9 @@ type pma struct {
 
 // MemoryManager is an application address space.
 type MemoryManager struct {
+	// ID identifies the address space (futex keys).
+	ID uint64
+
 	p  platform.Platform
 	mf *MemoryFile
 
@@ -148,7 +153,7 @@ type MemoryManager struct {
 
 // New returns an empty address space.
 func New(p platform.Platform, mf *MemoryFile) *MemoryManager {
-	m := &MemoryManager{p: p, mf: mf, stackLimit: 8 << 20}
+	m := &MemoryManager{ID: nextID.Add(1), p: p, mf: mf, stackLimit: 8 << 20}
 	m.users.Store(1)
 	return m
 }

@@ -1,0 +1,3 @@
+package kernel
+
+func cpuidEDX1() uint32

@@ -1,0 +1,218 @@
+// Package kernel implements the Sentry's process model: tasks (threads),
+// thread groups (processes), the PID namespace, sessions and process
+// groups, signals, futexes, timers, and the loop that runs a task's
+// application code on the platform and serves its system calls.
+//
+// Every task is one goroutine, locked to its OS thread while it runs
+// application code (the ptrace platform needs that). A task blocks only in
+// Task.BlockOn and friends, which a signal or a group exit interrupts.
+//
+// Locks, in the order they are taken:
+//
+//	Kernel.mu        the task tree: parents, children, thread group
+//	                 membership, process groups and sessions, exit states,
+//	                 and all signal state (pending sets, masks, actions,
+//	                 group stops). One lock keeps the many cross-task
+//	                 operations of signals and wait simple; the syscall fast
+//	                 path only reads Task.pendingWork, an atomic.
+//	mm.MemoryManager.mu, fs locks, futex bucket locks: never held while
+//	                 taking Kernel.mu.
+package kernel
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel/futex"
+	"github.com/moat-sandbox/moat/sentry/mm"
+	"github.com/moat-sandbox/moat/sentry/platform"
+	"github.com/moat-sandbox/moat/sentry/vdso"
+)
+
+// Kernel is one sandbox's kernel.
+type Kernel struct {
+	Platform platform.Platform
+	MemFile  *mm.MemoryFile
+	Futexes  *futex.Manager
+	Clock    *vdso.Clock
+	Syscalls *SyscallTable
+	Log      *slog.Logger
+	// Strace, when not nil, receives one line per system call.
+	Strace io.Writer
+	// MountNS is the sandbox's mount namespace.
+	MountNS *fs.MountNamespace
+
+	// Hostname and Domainname are the UTS namespace's names.
+	utsMu      sync.Mutex
+	hostname   string
+	domainname string
+
+	// vdsoOff and vvarOff locate the vDSO image and its data page in the
+	// memory file.
+	vdsoOff, vvarOff uint64
+	vdsoLen          uintptr
+
+	mu sync.Mutex
+	// tasks and threadGroups are indexed by id (one PID namespace).
+	tasks         map[ThreadID]*Task
+	threadGroups  map[ThreadID]*ThreadGroup
+	processGroups map[ThreadID]*ProcessGroup
+	sessions      map[ThreadID]*Session
+	nextID        ThreadID
+	init          *ThreadGroup
+	// exited is closed when init has exited and every task is gone.
+	exited     chan struct{}
+	exitStatus WaitStatus
+	// liveTasks counts tasks that have not finished exiting.
+	liveTasks int
+
+	startTime time.Time
+	stopClock chan struct{}
+}
+
+// ThreadID is a task or thread group id.
+type ThreadID int32
+
+// Config configures New.
+type Config struct {
+	Platform platform.Platform
+	MemFile  *mm.MemoryFile
+	Syscalls *SyscallTable
+	Log      *slog.Logger
+	Strace   io.Writer
+	MountNS  *fs.MountNamespace
+	Hostname string
+}
+
+// New creates a kernel.
+func New(c Config) (*Kernel, error) {
+	clock, err := vdso.NewClock()
+	if err != nil {
+		return nil, fmt.Errorf("starting the clock: %w", err)
+	}
+	k := &Kernel{
+		Platform:      c.Platform,
+		MemFile:       c.MemFile,
+		Futexes:       futex.NewManager(),
+		Clock:         clock,
+		Syscalls:      c.Syscalls,
+		Log:           c.Log,
+		Strace:        c.Strace,
+		MountNS:       c.MountNS,
+		hostname:      c.Hostname,
+		domainname:    "(none)",
+		tasks:         make(map[ThreadID]*Task),
+		threadGroups:  make(map[ThreadID]*ThreadGroup),
+		processGroups: make(map[ThreadID]*ProcessGroup),
+		sessions:      make(map[ThreadID]*Session),
+		nextID:        1,
+		exited:        make(chan struct{}),
+		startTime:     time.Now(),
+		stopClock:     make(chan struct{}),
+	}
+	if k.Log == nil {
+		k.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if k.hostname == "" {
+		k.hostname = "moat"
+	}
+	if err := k.setupVDSO(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Hostname returns the UTS hostname.
+func (k *Kernel) Hostname() string {
+	k.utsMu.Lock()
+	defer k.utsMu.Unlock()
+	return k.hostname
+}
+
+// SetHostname sets the UTS hostname.
+func (k *Kernel) SetHostname(h string) {
+	k.utsMu.Lock()
+	k.hostname = h
+	k.utsMu.Unlock()
+}
+
+// Domainname returns the UTS domain name.
+func (k *Kernel) Domainname() string {
+	k.utsMu.Lock()
+	defer k.utsMu.Unlock()
+	return k.domainname
+}
+
+// SetDomainname sets the UTS domain name.
+func (k *Kernel) SetDomainname(h string) {
+	k.utsMu.Lock()
+	k.domainname = h
+	k.utsMu.Unlock()
+}
+
+// StartTime is when the kernel booted.
+func (k *Kernel) StartTime() time.Time { return k.startTime }
+
+// allocID returns a free id. Preconditions: k.mu is held.
+func (k *Kernel) allocID() (ThreadID, error) {
+	const pidMax = 4194304
+	for i := 0; i < pidMax; i++ {
+		id := k.nextID
+		k.nextID++
+		if k.nextID >= pidMax {
+			k.nextID = 300
+		}
+		if k.tasks[id] == nil && k.threadGroups[id] == nil && k.processGroups[id] == nil && k.sessions[id] == nil {
+			return id, nil
+		}
+	}
+	return 0, errNoPIDs
+}
+
+// Wait blocks until init has exited and all tasks are gone, and returns
+// init's wait status.
+func (k *Kernel) Wait() WaitStatus {
+	<-k.exited
+	return k.exitStatus
+}
+
+// TaskByID returns the task with id tid, or nil.
+func (k *Kernel) TaskByID(tid ThreadID) *Task {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.tasks[tid]
+}
+
+// ThreadGroupByID returns the thread group with id tgid, or nil.
+func (k *Kernel) ThreadGroupByID(tgid ThreadID) *ThreadGroup {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.threadGroups[tgid]
+}
+
+// ThreadGroups returns every live thread group, by id order not guaranteed.
+func (k *Kernel) ThreadGroups() []*ThreadGroup {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([]*ThreadGroup, 0, len(k.threadGroups))
+	for _, tg := range k.threadGroups {
+		out = append(out, tg)
+	}
+	return out
+}
+
+// SignalAll sends sig to every process but init (the kill -1 semantics used
+// by runsc to forward signals is done on init itself by SignalInit).
+func (k *Kernel) SignalInit(sig Signal) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.init == nil {
+		return nil
+	}
+	info := NewSignalInfo(sig, SI_USER)
+	return k.sendSignalToGroupLocked(k.init, sig, info)
+}

@@ -1,0 +1,234 @@
+package kernel
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/syserror"
+)
+
+// mayKillLocked is Linux's check_kill_permission for ids.
+func mayKill(sender *Task, target *ThreadGroup, s Signal) bool {
+	sc := sender.Credentials()
+	if sc.HasCapability(unix.CAP_KILL) {
+		return true
+	}
+	l := target.leader
+	if l == nil {
+		return false
+	}
+	tc := l.Credentials()
+	if sc.EffectiveUID == tc.RealUID || sc.EffectiveUID == tc.SavedUID ||
+		sc.RealUID == tc.RealUID || sc.RealUID == tc.SavedUID {
+		return true
+	}
+	// SIGCONT within a session.
+	return s == SIGCONT && sender.tg.pg != nil && target.pg != nil && sender.tg.pg.session == target.pg.session
+}
+
+// userInfo returns the siginfo of a signal sent by kill(2).
+func userInfo(sender *Task, s Signal, code int32) *SignalInfo {
+	info := NewSignalInfo(s, code)
+	info.SetPIDUID(int32(sender.tg.id), uint32(sender.Credentials().RealUID))
+	return info
+}
+
+// Kill implements kill(2)'s pid selection for signal s (0 checks only).
+func (t *Task) Kill(pid int32, s Signal) error {
+	if s != 0 && !s.IsValid() {
+		return errEINVAL
+	}
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	send := func(tg *ThreadGroup) error {
+		if !mayKill(t, tg, s) {
+			return errEPERM
+		}
+		if s == 0 || tg.exited {
+			return nil
+		}
+		return k.sendSignalToGroupLocked(tg, s, userInfo(t, s, SI_USER))
+	}
+	switch {
+	case pid > 0:
+		tg := k.threadGroups[ThreadID(pid)]
+		if tg == nil || tg.reaped {
+			return errESRCH
+		}
+		return send(tg)
+	case pid == -1:
+		found := false
+		var lastErr error = errESRCH
+		for _, tg := range k.threadGroups {
+			if tg == k.init || tg == t.tg || tg.exited {
+				continue
+			}
+			found = true
+			if err := send(tg); err == nil {
+				lastErr = nil
+			} else if lastErr != nil {
+				lastErr = err
+			}
+		}
+		if !found {
+			return errESRCH
+		}
+		return lastErr
+	default:
+		pgid := ThreadID(-pid)
+		if pid == 0 {
+			pgid = t.tg.pg.id
+		}
+		pg := k.processGroups[pgid]
+		if pg == nil {
+			return errESRCH
+		}
+		var lastErr error = errESRCH
+		for tg := range pg.members {
+			if tg.exited {
+				continue
+			}
+			if err := send(tg); err == nil {
+				lastErr = nil
+			} else if lastErr == errESRCH {
+				lastErr = err
+			}
+		}
+		return lastErr
+	}
+}
+
+// KillProcessGroup sends s to every process in pgid (for the terminal).
+func (k *Kernel) KillProcessGroup(pgid ThreadID, s Signal) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	pg := k.processGroups[pgid]
+	if pg == nil {
+		return errESRCH
+	}
+	for tg := range pg.members {
+		k.sendSignalToGroupLocked(tg, s, NewSignalInfo(s, SI_KERNEL))
+	}
+	return nil
+}
+
+// Tgkill implements tgkill(2) (tgid < 0 for tkill) with info, or a
+// SI_TKILL siginfo when info is nil.
+func (t *Task) Tgkill(tgid, tid int32, s Signal, info *SignalInfo) error {
+	if s != 0 && !s.IsValid() || tid <= 0 || (tgid <= 0 && tgid != -1) {
+		return errEINVAL
+	}
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	target := k.tasks[ThreadID(tid)]
+	if target == nil || target.exitState != taskRunning || (tgid > 0 && target.tg.id != ThreadID(tgid)) {
+		return errESRCH
+	}
+	if !mayKill(t, target.tg, s) {
+		return errEPERM
+	}
+	if s == 0 {
+		return nil
+	}
+	if info == nil {
+		info = userInfo(t, s, SI_TKILL)
+	}
+	return k.sendSignalToTaskLocked(target, info)
+}
+
+// QueueSignal implements rt_sigqueueinfo(2): info from the application,
+// to a thread group.
+func (t *Task) QueueSignal(pid int32, s Signal, info *SignalInfo) error {
+	if !s.IsValid() {
+		return errEINVAL
+	}
+	// Applications may not forge kernel codes for other processes.
+	if info.Code() >= 0 || info.Code() == SI_TKILL {
+		if ThreadID(pid) != t.tg.id {
+			return errEPERM
+		}
+	}
+	info.SetSigno(s)
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	tg := k.threadGroups[ThreadID(pid)]
+	if tg == nil || tg.exited {
+		return errESRCH
+	}
+	if !mayKill(t, tg, s) {
+		return errEPERM
+	}
+	return k.sendSignalToGroupLocked(tg, s, info)
+}
+
+// WaitForSignal implements rt_sigtimedwait(2): it dequeues a pending signal
+// in set, waiting until one arrives, the timeout passes (EAGAIN) or another
+// signal interrupts (EINTR).
+func (t *Task) WaitForSignal(set SignalSet, timeout time.Duration, hasTimeout bool) (*SignalInfo, error) {
+	set &^= UnblockableSignals
+	k := t.k
+	deadline := time.Now().Add(timeout)
+	for {
+		k.mu.Lock()
+		info := t.pending.dequeue(^set)
+		if info == nil {
+			info = t.tg.pending.dequeue(^set)
+		}
+		if info == nil {
+			// Unblock the waited-for signals while sleeping, as Linux
+			// does, so they wake us.
+			deliverable := (t.pending.set|t.tg.pending.set)&^t.sigMask != 0 || t.tg.groupExiting || t.tg.groupStopPending
+			k.mu.Unlock()
+			if deliverable {
+				return nil, errEINTR
+			}
+		} else {
+			k.mu.Unlock()
+			return info, nil
+		}
+		if hasTimeout && timeout == 0 {
+			return nil, errEAGAIN
+		}
+		err := t.blockForSignal(deadline, hasTimeout)
+		if err == unix.ETIMEDOUT {
+			return nil, errEAGAIN
+		}
+	}
+}
+
+// blockForSignal sleeps until any signal is queued for t (blocked or not),
+// or the deadline.
+func (t *Task) blockForSignal(deadline time.Time, hasDeadline bool) error {
+	var timeout <-chan time.Time
+	if hasDeadline {
+		tm := time.NewTimer(time.Until(deadline))
+		defer tm.Stop()
+		timeout = tm.C
+	}
+	select {
+	case <-t.interruptCh:
+		return nil
+	case <-timeout:
+		return unix.ETIMEDOUT
+	}
+}
+
+// SignalSuspend implements rt_sigsuspend(2): it waits with mask until a
+// signal is delivered.
+func (t *Task) SignalSuspend(mask SignalSet) error {
+	k := t.k
+	k.mu.Lock()
+	t.savedMask = t.sigMask
+	t.haveSavedMask = true
+	t.setSignalMaskLocked(mask)
+	k.mu.Unlock()
+	for {
+		if err := t.BlockOn(nil, time.Time{}, false); err == syserror.ErrInterrupted {
+			return syserror.ERESTARTNOHAND
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/syserror"
+)
+
+// CloneOptions are the arguments of clone and clone3.
+type CloneOptions struct {
+	Flags      uint64
+	ExitSignal Signal
+	Stack      uintptr
+	ParentTID  uintptr
+	ChildTID   uintptr
+	TLS        uintptr
+}
+
+// Namespace flags Moat does not create yet.
+const unsupportedCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
+	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME | unix.CLONE_PIDFD
+
+// Clone creates a task, as clone(2) does, and returns its id.
+func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
+	f := o.Flags
+	if f&unix.CLONE_THREAD != 0 && f&unix.CLONE_SIGHAND == 0 {
+		return 0, errEINVAL
+	}
+	if f&unix.CLONE_SIGHAND != 0 && f&unix.CLONE_VM == 0 {
+		return 0, errEINVAL
+	}
+	if f&unix.CLONE_FS != 0 && f&unix.CLONE_NEWNS != 0 {
+		return 0, errEINVAL
+	}
+	if f&(unix.CLONE_THREAD|unix.CLONE_PARENT) != 0 && t.tg == t.k.initGroup() && f&unix.CLONE_PARENT != 0 {
+		return 0, errEINVAL
+	}
+	if f&unsupportedCloneFlags != 0 {
+		t.k.Log.Warn("clone: namespace and pidfd flags are not supported", "flags", f&unsupportedCloneFlags)
+		return 0, errEINVAL
+	}
+	if f&unix.CLONE_THREAD != 0 && o.ExitSignal != 0 {
+		// Linux ignores the exit signal of threads.
+		o.ExitSignal = 0
+	}
+
+	// Address space.
+	m := t.MemoryManager()
+	if f&unix.CLONE_VM != 0 {
+		m.IncUsers()
+	} else {
+		var err error
+		if m, err = m.Fork(); err != nil {
+			return 0, unix.ENOMEM
+		}
+	}
+	fdt := t.FDTable()
+	if f&unix.CLONE_FILES != 0 {
+		fdt.IncRef()
+	} else {
+		fdt = fdt.Fork()
+	}
+	fsc := t.FSContext()
+	if f&unix.CLONE_FS == 0 {
+		fsc = fsc.Fork()
+	}
+
+	// The FP state of the child starts as the parent's.
+	var fp []byte
+	if as, err := t.MemoryManager().AddressSpace(); err == nil {
+		fp, _ = t.pctx.FPState(as)
+	}
+
+	k := t.k
+	k.mu.Lock()
+	if t.tg.groupExiting || t.tg.execing != nil {
+		k.mu.Unlock()
+		m.DecUsers()
+		fdt.DecRef()
+		return 0, syserror.ERESTARTNOINTR
+	}
+	id, err := k.allocID()
+	if err != nil {
+		k.mu.Unlock()
+		m.DecUsers()
+		fdt.DecRef()
+		return 0, errEAGAIN
+	}
+	nt := &Task{
+		k:            k,
+		tid:          id,
+		pctx:         k.Platform.NewContext(),
+		interruptCh:  make(chan struct{}, 1),
+		sigMask:      t.sigMask,
+		startTime:    time.Now(),
+		fpCopy:       fp,
+		pdeathSignal: 0,
+		noNewPrivs:   t.noNewPrivs,
+	}
+	nt.mm.Store(m)
+	nt.fdTable.Store(fdt)
+	nt.fsCtx.Store(fsc)
+	nt.creds.Store(t.Credentials())
+	name := t.Name()
+	nt.name.Store(&name)
+	if exe := t.exePath.Load(); exe != nil {
+		nt.exePath.Store(exe)
+	}
+	if f&unix.CLONE_SIGHAND != 0 {
+		nt.sigHandlers = t.sigHandlers
+	} else {
+		nt.sigHandlers = t.sigHandlers.copy()
+	}
+	if f&unix.CLONE_VM == 0 || f&unix.CLONE_VFORK != 0 {
+		nt.altStack = t.altStack
+	} else {
+		nt.altStack = SignalStack{Flags: SS_DISABLE}
+	}
+	nt.regs = t.regs
+	nt.regs.Rax = 0
+	if o.Stack != 0 {
+		nt.regs.Rsp = uint64(o.Stack)
+	}
+	if f&unix.CLONE_SETTLS != 0 {
+		nt.regs.Fs_base = uint64(o.TLS)
+	}
+	if f&unix.CLONE_CHILD_CLEARTID != 0 {
+		nt.clearChildTID = o.ChildTID
+	}
+	if f&unix.CLONE_VFORK != 0 {
+		nt.vforkDone = make(chan struct{})
+	}
+
+	if f&unix.CLONE_THREAD != 0 {
+		nt.tg = t.tg
+	} else {
+		parent := t.tg
+		if f&unix.CLONE_PARENT != 0 && t.tg.parent != nil {
+			parent = t.tg.parent
+		}
+		tg := k.newThreadGroupLocked(id, nt, parent, t.tg.limits.Copy())
+		tg.exitSignal = o.ExitSignal
+		k.joinProcessGroupLocked(tg, t.tg.pg)
+	}
+	nt.tg.tasks[nt] = struct{}{}
+	k.tasks[id] = nt
+	k.liveTasks++
+	k.mu.Unlock()
+
+	// Thread ids are written before the child runs.
+	var idb [4]byte
+	binary.LittleEndian.PutUint32(idb[:], uint32(id))
+	if f&unix.CLONE_PARENT_SETTID != 0 {
+		t.CopyOutBytes(o.ParentTID, idb[:])
+	}
+	if f&unix.CLONE_CHILD_SETTID != 0 {
+		m.CopyOut(o.ChildTID, idb[:])
+	}
+	nt.Start()
+
+	if f&unix.CLONE_VFORK != 0 {
+		// The parent sleeps until the child execs or exits; only a kill
+		// cuts that short. Other signals wait (pendingWork stays set).
+		for done := false; !done; {
+			select {
+			case <-nt.vforkDone:
+				done = true
+			case <-t.interruptCh:
+				k.mu.Lock()
+				done = t.tg.groupExiting
+				k.mu.Unlock()
+			}
+		}
+	}
+	return id, nil
+}
+
+// newThreadGroupLocked makes a thread group led by leader.
+// Preconditions: k.mu is held.
+func (k *Kernel) newThreadGroupLocked(id ThreadID, leader *Task, parent *ThreadGroup, limits *Limits) *ThreadGroup {
+	tg := &ThreadGroup{
+		k:          k,
+		id:         id,
+		leader:     leader,
+		tasks:      make(map[*Task]struct{}),
+		parent:     parent,
+		children:   make(map[*ThreadGroup]struct{}),
+		exitSignal: SIGCHLD,
+		limits:     limits,
+	}
+	tg.timers = newGroupTimers(tg)
+	leader.tg = tg
+	k.threadGroups[id] = tg
+	if parent != nil {
+		parent.children[tg] = struct{}{}
+	}
+	return tg
+}
+
+func (k *Kernel) initGroup() *ThreadGroup {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.init
+}

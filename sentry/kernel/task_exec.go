@@ -1,0 +1,279 @@
+package kernel
+
+import (
+	"io"
+	"path"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+	"github.com/moat-sandbox/moat/sentry/loader"
+	"github.com/moat-sandbox/moat/sentry/mm"
+	"github.com/moat-sandbox/moat/sentry/platform/ptrace"
+)
+
+// execFile adapts an open file description to the loader and the memory
+// manager. It holds a reference to the file for as long as mappings may
+// read it.
+type execFile struct {
+	fd *fs.FileDescription
+	vd fs.VirtualDentry
+}
+
+func (f *execFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := f.fd.PRead(background, p, off)
+	if err == nil && n < len(p) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func (f *execFile) Size() (int64, error) {
+	st, err := f.fd.Stat(background)
+	return st.Size, err
+}
+
+// openExec opens the file at vd for execution, with Linux's checks.
+func openExec(ctx fs.Context, vd fs.VirtualDentry) (*execFile, error) {
+	st, err := vd.Stat(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsRegular() {
+		return nil, unix.EACCES
+	}
+	if vd.Mount.Flags().NoExec {
+		return nil, unix.EACCES
+	}
+	if err := fs.CheckPermission(ctx.Credentials(), &st, fs.MayExec); err != nil {
+		return nil, err
+	}
+	fd, err := fs.OpenAt(ctx, vd, unix.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	return &execFile{fd: fd, vd: vd}, nil
+}
+
+// execOpener resolves interpreters for the loader from the task's root.
+type execOpener struct {
+	t      *Task
+	opened []*execFile
+}
+
+func (o *execOpener) Open(p string) (loader.File, error) {
+	root, cwd := o.t.FSContext().RootAndCwd()
+	vd, err := fs.Resolve(o.t, &fs.Lookup{Root: root, Start: cwd, Path: p, FollowFinal: true})
+	if err != nil {
+		return nil, err
+	}
+	f, err := openExec(o.t, vd)
+	if err != nil {
+		return nil, err
+	}
+	o.opened = append(o.opened, f)
+	return f, nil
+}
+
+// ExecOptions are the arguments of execve and execveat.
+type ExecOptions struct {
+	// Start is where a relative Path starts (cwd or a directory fd).
+	Start fs.VirtualDentry
+	Path  string
+	// EmptyPath executes Start itself (AT_EMPTY_PATH).
+	EmptyPath bool
+	// NoFollow fails on a symlink (AT_SYMLINK_NOFOLLOW).
+	NoFollow   bool
+	Argv, Envv []string
+}
+
+// Execve replaces the task's program, as execve(2) does. On success the
+// registers are the new program's and the caller must not set rax.
+func (t *Task) Execve(o ExecOptions) error {
+	root, _ := t.FSContext().RootAndCwd()
+	vd, err := fs.Resolve(t, &fs.Lookup{Root: root, Start: o.Start, Path: o.Path, FollowFinal: !o.NoFollow, EmptyPath: o.EmptyPath})
+	if err != nil {
+		return err
+	}
+	if o.NoFollow {
+		if st, err := vd.Stat(t); err == nil && st.IsSymlink() {
+			return unix.ELOOP
+		}
+	}
+	f, err := openExec(t, vd)
+	if err != nil {
+		return err
+	}
+	filename := o.Path
+	if o.EmptyPath && o.Path == "" {
+		filename = "/dev/fd/?"
+	}
+	nm, res, exe, err := t.k.loadImage(t, f, filename, o.Argv, o.Envv)
+	if err != nil {
+		return err
+	}
+	return t.commitExec(nm, res, exe, path.Base(filename))
+}
+
+// loadImage builds a new address space holding the program in f.
+func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []string) (*mm.MemoryManager, loader.Result, fs.VirtualDentry, error) {
+	nm := mm.New(k.Platform, k.MemFile)
+	stackLimit := t.tg.limits.Get(unix.RLIMIT_STACK).Cur
+	nm.SetStackLimit(stackLimit)
+	vdsoBase, err := k.mapVDSO(nm)
+	if err != nil {
+		nm.DecUsers()
+		return nil, loader.Result{}, fs.VirtualDentry{}, err
+	}
+	op := &execOpener{t: t}
+	var random [16]byte
+	randomBytes(random[:])
+	c := t.Credentials()
+	res, err := loader.Load(mm.Loader{M: nm, Name: fileName(t)}, op, loader.Args{
+		Filename:   filename,
+		File:       f,
+		Argv:       argv,
+		Envv:       envv,
+		Random:     random,
+		VDSOBase:   vdsoBase,
+		UID:        uint32(c.RealUID),
+		EUID:       uint32(c.EffectiveUID),
+		GID:        uint32(c.RealGID),
+		EGID:       uint32(c.EffectiveGID),
+		HWCap:      hwcap(),
+		HWCap2:     2, // HWCAP2_FSGSBASE
+		ClockTicks: 100,
+		StackLimit: stackLimit,
+	})
+	if err != nil {
+		nm.DecUsers()
+		return nil, loader.Result{}, fs.VirtualDentry{}, err
+	}
+	nm.ArgvStart, nm.ArgvEnd, nm.EnvvStart, nm.EnvvEnd = res.ArgvStart, res.ArgvEnd, res.EnvvStart, res.EnvvEnd
+	for _, a := range res.Auxv {
+		nm.Auxv = append(nm.Auxv, a.Key, a.Value)
+	}
+	nm.VDSOBase = vdsoBase
+	// /proc/self/exe names the file loaded as the main executable: the
+	// script's interpreter for #! files.
+	exe := f.vd
+	if res.ExeFilename != filename && len(op.opened) > 0 {
+		exe = op.opened[0].vd
+	}
+	return nm, res, exe, nil
+}
+
+// fileName names file mappings in /proc/[pid]/maps.
+func fileName(t *Task) func(loader.File) string {
+	return func(lf loader.File) string {
+		f, ok := lf.(*execFile)
+		if !ok {
+			return ""
+		}
+		root := t.FSContext().Root()
+		p, _ := fs.PathOf(root, f.vd)
+		return p
+	}
+}
+
+// commitExec switches the task to the new image: the point of no return.
+func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.VirtualDentry, name string) error {
+	k := t.k
+	// Kill the other threads and wait for them to go (de_thread).
+	k.mu.Lock()
+	if t.tg.groupExiting || (t.tg.execing != nil && t.tg.execing != t) {
+		k.mu.Unlock()
+		nm.DecUsers()
+		return errTaskExited
+	}
+	t.tg.execing = t
+	for o := range t.tg.tasks {
+		if o != t {
+			o.interrupt()
+		}
+	}
+	for len(t.tg.tasks) > 1 {
+		k.mu.Unlock()
+		time.Sleep(100 * time.Microsecond)
+		k.mu.Lock()
+	}
+	t.tg.execing = nil
+	if t.tg.leader != t {
+		// The exec'ing thread takes over the leader's id.
+		old := t.tg.leader
+		delete(k.tasks, t.tid)
+		t.tid = t.tg.id
+		k.tasks[t.tid] = t
+		t.tg.leader = t
+		_ = old
+	}
+	t.tg.execedSinceFork = true
+	// Handlers go back to the default; a shared table is unshared.
+	t.sigHandlers = t.sigHandlers.resetForExec()
+	t.altStack = SignalStack{Flags: SS_DISABLE}
+	k.mu.Unlock()
+
+	t.releaseChildTID()
+	old := t.MemoryManager()
+	t.mm.Store(nm)
+	old.DecUsers()
+
+	// Close-on-exec, in an unshared table.
+	ofdt := t.FDTable()
+	fdt := ofdt.Fork()
+	ofdt.DecRef()
+	fdt.CloseOnExec()
+	t.fdTable.Store(fdt)
+
+	t.regs = ptrace.InitialRegisters()
+	t.regs.Rip = uint64(res.Entry)
+	t.regs.Rsp = uint64(res.Stack)
+	t.fpInit = true
+	t.fpCopy = nil
+	t.SetName(name)
+	t.exePath.Store(&exe)
+	t.robustList = 0
+	if t.vforkDone != nil {
+		close(t.vforkDone)
+		t.vforkDone = nil
+	}
+	k.mu.Lock()
+	// Setuid programs are not honoured; the credentials stay.
+	c := t.Credentials().Fork()
+	c.SavedUID, c.SavedGID = c.EffectiveUID, c.EffectiveGID
+	t.recomputeCapsForExec(c)
+	t.creds.Store(c)
+	k.mu.Unlock()
+	return nil
+}
+
+// recomputeCapsForExec applies Linux's capability rules for execve of a
+// file without file capabilities: root keeps (gets) the bounding set,
+// others keep only ambient capabilities.
+func (t *Task) recomputeCapsForExec(c *auth.Credentials) {
+	if c.EffectiveUID == 0 || c.RealUID == 0 {
+		c.PermittedCaps = (c.InheritableCaps | c.BoundingCaps)
+		c.EffectiveCaps = c.PermittedCaps
+		if c.EffectiveUID != 0 {
+			c.EffectiveCaps = 0
+		}
+		return
+	}
+	c.PermittedCaps = c.AmbientCaps
+	c.EffectiveCaps = c.AmbientCaps
+}
+
+// MappableFile returns fd as a file that can back mappings. The mapping
+// keeps a reference to fd.
+func MappableFile(fd *fs.FileDescription) mm.File {
+	fd.IncRef()
+	return &execFile{fd: fd, vd: fd.VirtualDentry()}
+}
+
+// MappingName names a file mapping in /proc/[pid]/maps.
+func (t *Task) MappingName(fd *fs.FileDescription) string {
+	p, _ := fs.PathOf(t.FSContext().Root(), fd.VirtualDentry())
+	return p
+}

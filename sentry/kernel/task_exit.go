@@ -1,0 +1,219 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/moat-sandbox/moat/sentry/waiter"
+)
+
+// eventChildChanged is notified on a thread group's childEvents.
+const eventChildChanged = waiter.EventIn
+
+// Exit ends the calling task (exit(2)); with group, the whole thread group
+// (exit_group(2)). It returns the error that ends the run loop.
+func (t *Task) Exit(status WaitStatus, group bool) error {
+	t.exit(status, group)
+	return errTaskExited
+}
+
+// exit runs the task's exit on its own goroutine.
+func (t *Task) exit(status WaitStatus, group bool) {
+	k := t.k
+	k.mu.Lock()
+	if group {
+		k.groupExitLocked(t.tg, status)
+	}
+	if t.exitState != taskRunning {
+		k.mu.Unlock()
+		return
+	}
+	t.exitState = taskExiting
+	k.mu.Unlock()
+
+	if t.robustList != 0 {
+		k.Futexes.HandleRobustList(t.futexTarget(), t.robustList, uint32(t.tid))
+	}
+	t.releaseChildTID()
+	if t.vforkDone != nil {
+		close(t.vforkDone)
+		t.vforkDone = nil
+	}
+	if fdt := t.FDTable(); fdt != nil {
+		fdt.DecRef()
+	}
+	t.tg.timesMu.Lock()
+	t.tg.exitedUtime += t.Utime()
+	t.tg.exitedStime += t.Stime()
+	t.tg.timesMu.Unlock()
+	m := t.MemoryManager()
+
+	k.mu.Lock()
+	t.exitState = taskDead
+	tg := t.tg
+	delete(tg.tasks, t)
+	if t != tg.leader {
+		delete(k.tasks, t.tid)
+	}
+	if tg.groupStopPending && len(tg.tasks) > 0 && tg.stopCount == len(tg.tasks) && !tg.stopped {
+		tg.stopped = true
+		k.notifyParentLocked(tg, CLD_STOPPED, int32(tg.groupStopSignal))
+	}
+	if len(tg.tasks) == 0 {
+		st := status
+		if tg.groupExiting {
+			st = tg.groupExitStatus
+		}
+		k.processExitLocked(tg, st)
+	}
+	k.liveTasks--
+	done := k.liveTasks == 0 && k.init != nil && k.init.exited
+	k.mu.Unlock()
+	m.DecUsers()
+	if done {
+		k.shutdown()
+	}
+}
+
+// releaseChildTID clears and wakes the CLONE_CHILD_CLEARTID word, as
+// Linux's mm_release does.
+func (t *Task) releaseChildTID() {
+	if t.clearChildTID == 0 {
+		return
+	}
+	addr := t.clearChildTID
+	t.clearChildTID = 0
+	var zero [4]byte
+	if _, err := t.CopyOutBytes(addr, zero[:]); err == nil {
+		t.k.Futexes.Wake(t.futexTarget(), addr, false, ^uint32(0), 1)
+	}
+}
+
+// processExitLocked turns tg into a zombie and tells its parent.
+// Preconditions: k.mu is held.
+func (k *Kernel) processExitLocked(tg *ThreadGroup, status WaitStatus) {
+	tg.exited = true
+	tg.status = status
+	tg.timers.stopAll()
+	// Orphans go to the nearest subreaper or init.
+	for c := range tg.children {
+		np := k.reaperFor(tg)
+		c.parent = np
+		delete(tg.children, c)
+		if np != nil {
+			np.children[c] = struct{}{}
+			if c.exited {
+				np.childEvents.Notify(eventChildChanged)
+				k.signalParentExitLocked(c)
+			}
+		}
+		if c.leader != nil && c.leader.pdeathSignal != 0 {
+			k.sendSignalToTaskLocked(c.leader, NewSignalInfo(c.leader.pdeathSignal, SI_USER))
+		}
+	}
+	if tg == k.init {
+		// The namespace dies with its init.
+		for _, o := range k.threadGroups {
+			if o != tg && !o.exited {
+				k.groupExitLocked(o, KilledBy(SIGKILL, false))
+			}
+		}
+		k.exitStatus = status
+		return
+	}
+	k.signalParentExitLocked(tg)
+}
+
+// reaperFor returns who adopts the children of tg.
+func (k *Kernel) reaperFor(tg *ThreadGroup) *ThreadGroup {
+	for p := tg.parent; p != nil; p = p.parent {
+		if p.childSubreaper && !p.exited {
+			return p
+		}
+	}
+	if tg == k.init {
+		return nil
+	}
+	return k.init
+}
+
+// signalParentExitLocked sends the exit signal for tg to its parent, or
+// reaps tg at once if the parent does not wait for children.
+func (k *Kernel) signalParentExitLocked(tg *ThreadGroup) {
+	p := tg.parent
+	if p == nil {
+		return
+	}
+	if tg.exitSignal != 0 && p.leader != nil {
+		info := NewSignalInfo(tg.exitSignal, CLD_EXITED)
+		info.SetPIDUID(int32(tg.id), 0)
+		if tg.status.Exited() {
+			info.SetStatus(int32(tg.status.ExitCode()))
+		} else {
+			code := int32(CLD_KILLED)
+			if tg.status&0x80 != 0 {
+				code = CLD_DUMPED
+			}
+			binary.LittleEndian.PutUint32(info.Raw[8:], uint32(code))
+			info.SetStatus(int32(tg.status.Signal()))
+		}
+		u, s := tg.cpuTimesLocked()
+		info.SetTimes(int64(u)/1e7, int64(s)/1e7)
+		k.sendSignalToGroupLocked(p, tg.exitSignal, info)
+	}
+	// A parent ignoring SIGCHLD (or with SA_NOCLDWAIT) does not keep
+	// zombies.
+	if tg.exitSignal == SIGCHLD && p.leader != nil {
+		a := p.leader.sigHandlers.actions[SIGCHLD]
+		if a.Handler == SIG_IGN || a.Flags&SA_NOCLDWAIT != 0 {
+			k.reapLocked(tg)
+		}
+	}
+	p.childEvents.Notify(eventChildChanged)
+}
+
+// reapLocked removes a zombie. Preconditions: k.mu is held.
+func (k *Kernel) reapLocked(tg *ThreadGroup) {
+	if tg.reaped {
+		return
+	}
+	tg.reaped = true
+	if tg.parent != nil {
+		delete(tg.parent.children, tg)
+		u, s := tg.cpuTimesLocked()
+		cu, cs := tg.childUtime, tg.childStime
+		tg.parent.timesMu.Lock()
+		tg.parent.childUtime += time.Duration(u) + cu
+		tg.parent.childStime += time.Duration(s) + cs
+		tg.parent.timesMu.Unlock()
+	}
+	if tg.pg != nil {
+		pg := tg.pg
+		delete(pg.members, tg)
+		if len(pg.members) == 0 {
+			k.dropProcessGroupLocked(pg)
+		}
+		tg.pg = nil
+	}
+	delete(k.threadGroups, tg.id)
+	if tg.leader != nil && k.tasks[tg.leader.tid] == tg.leader {
+		delete(k.tasks, tg.leader.tid)
+	}
+}
+
+// cpuTimesLocked is CPUTimes for an exited group.
+func (tg *ThreadGroup) cpuTimesLocked() (u, s int64) {
+	tg.timesMu.Lock()
+	defer tg.timesMu.Unlock()
+	return int64(tg.exitedUtime), int64(tg.exitedStime)
+}
+
+// shutdown ends the kernel once init and every task are gone.
+func (k *Kernel) shutdown() {
+	select {
+	case <-k.exited:
+	default:
+		close(k.stopClock)
+		close(k.exited)
+	}
+}

@@ -1,0 +1,141 @@
+package kernel
+
+import (
+	"time"
+
+	"github.com/moat-sandbox/moat/sentry/syserror"
+)
+
+// WaitOptions select children for wait4 and waitid.
+type WaitOptions struct {
+	// PID > 0 waits for that child; PGID > 0 for children in that process
+	// group; otherwise any child.
+	PID  ThreadID
+	PGID ThreadID
+	// Which state changes to report.
+	Exited, Stopped, Continued bool
+	NoHang                     bool
+	// NoWait leaves the child waitable (WNOWAIT).
+	NoWait bool
+	// Clone selection: __WCLONE and __WALL.
+	CloneOnly, All bool
+}
+
+// WaitResult describes one reported child.
+type WaitResult struct {
+	PID    ThreadID
+	UID    uint32
+	Status WaitStatus
+	// Code and SigStatus are waitid's si_code and si_status.
+	Code      int32
+	SigStatus int32
+	Utime     time.Duration
+	Stime     time.Duration
+}
+
+// Wait waits for a child state change. It returns (nil, nil) for WNOHANG
+// with nothing to report.
+func (t *Task) Wait(o WaitOptions) (*WaitResult, error) {
+	tg := t.tg
+	for {
+		r, any, err := t.waitOnce(o)
+		if err != nil || r != nil {
+			return r, err
+		}
+		if !any {
+			return nil, errECHILD
+		}
+		if o.NoHang {
+			return nil, nil
+		}
+		ready := func() bool {
+			r2, any2 := t.peekWaitable(o)
+			return r2 || !any2
+		}
+		if err := t.WaitOn(&tg.childEvents, eventChildChanged, ready, time.Time{}, false); err != nil {
+			if err == syserror.ErrInterrupted {
+				return nil, syserror.ERESTARTSYS
+			}
+			return nil, err
+		}
+	}
+}
+
+func (t *Task) matches(c *ThreadGroup, o WaitOptions) bool {
+	if o.PID > 0 && c.id != o.PID {
+		return false
+	}
+	if o.PGID > 0 && (c.pg == nil || c.pg.id != o.PGID) {
+		return false
+	}
+	if !o.All {
+		clone := c.exitSignal != SIGCHLD
+		if clone != o.CloneOnly {
+			return false
+		}
+	}
+	return true
+}
+
+// peekWaitable reports whether a matching child has something to report,
+// and whether any matching child exists.
+func (t *Task) peekWaitable(o WaitOptions) (ready, any bool) {
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for c := range t.tg.children {
+		if !t.matches(c, o) {
+			continue
+		}
+		any = true
+		if (o.Exited && c.exited && len(c.tasks) == 0) ||
+			(o.Stopped && c.stopped && !c.stopReported) ||
+			(o.Continued && c.continued) {
+			return true, true
+		}
+	}
+	return false, any
+}
+
+func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	any := false
+	for c := range t.tg.children {
+		if !t.matches(c, o) {
+			continue
+		}
+		any = true
+		switch {
+		case o.Exited && c.exited && len(c.tasks) == 0:
+			r := &WaitResult{PID: c.id, Status: c.status}
+			if c.status.Exited() {
+				r.Code, r.SigStatus = CLD_EXITED, int32(c.status.ExitCode())
+			} else {
+				r.Code, r.SigStatus = CLD_KILLED, int32(c.status.Signal())
+				if c.status&0x80 != 0 {
+					r.Code = CLD_DUMPED
+				}
+			}
+			u, s := c.cpuTimesLocked()
+			r.Utime, r.Stime = time.Duration(u), time.Duration(s)
+			if !o.NoWait {
+				k.reapLocked(c)
+			}
+			return r, true, nil
+		case o.Stopped && c.stopped && !c.stopReported:
+			if !o.NoWait {
+				c.stopReported = true
+			}
+			sig := c.groupStopSignal
+			return &WaitResult{PID: c.id, Status: WaitStatus(0x7f | int(sig)<<8), Code: CLD_STOPPED, SigStatus: int32(sig)}, true, nil
+		case o.Continued && c.continued:
+			if !o.NoWait {
+				c.continued = false
+			}
+			return &WaitResult{PID: c.id, Status: 0xffff, Code: CLD_CONTINUED, SigStatus: int32(SIGCONT)}, true, nil
+		}
+	}
+	return nil, any, nil
+}

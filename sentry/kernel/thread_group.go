@@ -1,0 +1,281 @@
+package kernel
+
+import (
+	"sync"
+	"time"
+
+	"github.com/moat-sandbox/moat/sentry/waiter"
+)
+
+// ThreadGroup is a process: the tasks sharing a pid, signal handlers and
+// shared pending signals, rlimits, interval timers and a place in the tree.
+type ThreadGroup struct {
+	k  *Kernel
+	id ThreadID
+
+	// Guarded by k.mu.
+	leader   *Task
+	tasks    map[*Task]struct{}
+	parent   *ThreadGroup
+	children map[*ThreadGroup]struct{}
+	pg       *ProcessGroup
+	// exitSignal is sent to the parent when the group exits.
+	exitSignal Signal
+	pending    pendingSignals
+	// groupExiting is set by exit_group or a fatal signal.
+	groupExiting    bool
+	groupExitStatus WaitStatus
+	// exited: every task has exited; zombie until reaped.
+	exited bool
+	reaped bool
+	status WaitStatus
+	// Job control: stopped after a group stop completed; stopReported
+	// and continueReported for wait(WUNTRACED/WCONTINUED).
+	groupStopPending bool
+	groupStopSignal  Signal
+	stopCount        int
+	contCh           chan struct{}
+	stopped          bool
+	stopReported     bool
+	continued        bool
+	// childSubreaper is PR_SET_CHILD_SUBREAPER.
+	childSubreaper bool
+	// execedSinceFork: the process called execve (setpgid by its parent
+	// then fails with EACCES).
+	execedSinceFork bool
+	// execing is the task in execve killing its siblings.
+	execing *Task
+
+	// childEvents is notified when a child changes state (for wait).
+	childEvents waiter.Queue
+
+	limits *Limits
+
+	// Accumulated times of exited threads and reaped children.
+	timesMu                  sync.Mutex
+	exitedUtime, exitedStime time.Duration
+	childUtime, childStime   time.Duration
+
+	timers *groupTimers
+}
+
+// ID returns the thread group id (the pid).
+func (tg *ThreadGroup) ID() ThreadID { return tg.id }
+
+// Leader returns the thread group leader.
+func (tg *ThreadGroup) Leader() *Task {
+	tg.k.mu.Lock()
+	defer tg.k.mu.Unlock()
+	return tg.leader
+}
+
+// Tasks returns the group's live tasks.
+func (tg *ThreadGroup) Tasks() []*Task {
+	tg.k.mu.Lock()
+	defer tg.k.mu.Unlock()
+	out := make([]*Task, 0, len(tg.tasks))
+	for t := range tg.tasks {
+		out = append(out, t)
+	}
+	return out
+}
+
+// Limits returns the group's resource limits.
+func (tg *ThreadGroup) Limits() *Limits { return tg.limits }
+
+// ProcessGroupID returns the group's process group id.
+func (tg *ThreadGroup) ProcessGroupID() ThreadID {
+	tg.k.mu.Lock()
+	defer tg.k.mu.Unlock()
+	if tg.pg == nil {
+		return 0
+	}
+	return tg.pg.id
+}
+
+// SessionID returns the group's session id.
+func (tg *ThreadGroup) SessionID() ThreadID {
+	tg.k.mu.Lock()
+	defer tg.k.mu.Unlock()
+	if tg.pg == nil {
+		return 0
+	}
+	return tg.pg.session.id
+}
+
+// ParentID returns the parent's pid, 0 for init.
+func (tg *ThreadGroup) ParentID() ThreadID {
+	tg.k.mu.Lock()
+	defer tg.k.mu.Unlock()
+	if tg.parent == nil {
+		return 0
+	}
+	return tg.parent.id
+}
+
+// CPUTimes returns the user and system time of the live and exited threads.
+func (tg *ThreadGroup) CPUTimes() (utime, stime time.Duration) {
+	for _, t := range tg.Tasks() {
+		utime += t.Utime()
+		stime += t.Stime()
+	}
+	tg.timesMu.Lock()
+	utime += tg.exitedUtime
+	stime += tg.exitedStime
+	tg.timesMu.Unlock()
+	return
+}
+
+// ChildCPUTimes returns the times of reaped children.
+func (tg *ThreadGroup) ChildCPUTimes() (utime, stime time.Duration) {
+	tg.timesMu.Lock()
+	defer tg.timesMu.Unlock()
+	return tg.childUtime, tg.childStime
+}
+
+// ProcessGroup is a process group.
+type ProcessGroup struct {
+	id      ThreadID
+	session *Session
+	members map[*ThreadGroup]struct{}
+}
+
+// ID returns the process group id.
+func (pg *ProcessGroup) ID() ThreadID { return pg.id }
+
+// Session is a session.
+type Session struct {
+	id     ThreadID
+	leader *ThreadGroup
+	groups map[*ProcessGroup]struct{}
+	// foreground is the terminal's foreground process group.
+	foreground *ProcessGroup
+}
+
+// joinProcessGroupLocked moves tg into pg. Preconditions: k.mu is held.
+func (k *Kernel) joinProcessGroupLocked(tg *ThreadGroup, pg *ProcessGroup) {
+	if old := tg.pg; old != nil {
+		delete(old.members, tg)
+		if len(old.members) == 0 {
+			k.dropProcessGroupLocked(old)
+		}
+	}
+	tg.pg = pg
+	pg.members[tg] = struct{}{}
+}
+
+func (k *Kernel) dropProcessGroupLocked(pg *ProcessGroup) {
+	delete(k.processGroups, pg.id)
+	s := pg.session
+	delete(s.groups, pg)
+	if s.foreground == pg {
+		s.foreground = nil
+	}
+	if len(s.groups) == 0 {
+		delete(k.sessions, s.id)
+	}
+}
+
+// newSessionLocked makes tg the leader of a new session and process group.
+func (k *Kernel) newSessionLocked(tg *ThreadGroup) {
+	s := &Session{id: tg.id, leader: tg, groups: make(map[*ProcessGroup]struct{})}
+	pg := &ProcessGroup{id: tg.id, session: s, members: make(map[*ThreadGroup]struct{})}
+	s.groups[pg] = struct{}{}
+	k.sessions[s.id] = s
+	k.processGroups[pg.id] = pg
+	k.joinProcessGroupLocked(tg, pg)
+}
+
+// SetSID implements setsid(2).
+func (tg *ThreadGroup) SetSID() (ThreadID, error) {
+	k := tg.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.processGroups[tg.id] != nil {
+		return 0, errEPERM
+	}
+	k.newSessionLocked(tg)
+	return tg.id, nil
+}
+
+// SetPGID implements setpgid(2) for target (a child or tg itself).
+func (tg *ThreadGroup) SetPGID(target *ThreadGroup, pgid ThreadID) error {
+	k := tg.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if target != tg {
+		if target.parent != tg {
+			return errESRCH
+		}
+		if target.pg.session != tg.pg.session {
+			return errEPERM
+		}
+		if target.execedSinceFork {
+			return errEACCES
+		}
+	}
+	if target.pg.session.leader == target {
+		return errEPERM
+	}
+	if pgid == 0 {
+		pgid = target.id
+	}
+	if pg := k.processGroups[pgid]; pg != nil {
+		if pg.session != target.pg.session {
+			return errEPERM
+		}
+		k.joinProcessGroupLocked(target, pg)
+		return nil
+	}
+	if pgid != target.id {
+		return errEPERM
+	}
+	pg := &ProcessGroup{id: pgid, session: target.pg.session, members: make(map[*ThreadGroup]struct{})}
+	target.pg.session.groups[pg] = struct{}{}
+	k.processGroups[pgid] = pg
+	k.joinProcessGroupLocked(target, pg)
+	return nil
+}
+
+// ForegroundProcessGroup returns the foreground group id of tg's session.
+func (tg *ThreadGroup) ForegroundProcessGroup() ThreadID {
+	tg.k.mu.Lock()
+	defer tg.k.mu.Unlock()
+	if tg.pg == nil || tg.pg.session.foreground == nil {
+		if tg.pg != nil {
+			return tg.pg.session.id
+		}
+		return 0
+	}
+	return tg.pg.session.foreground.id
+}
+
+// SetForegroundProcessGroup sets the foreground group of tg's session.
+func (tg *ThreadGroup) SetForegroundProcessGroup(pgid ThreadID) error {
+	k := tg.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	pg := k.processGroups[pgid]
+	if pg == nil {
+		return errESRCH
+	}
+	if pg.session != tg.pg.session {
+		return errEPERM
+	}
+	pg.session.foreground = pg
+	return nil
+}
+
+// SetChildSubreaper sets PR_SET_CHILD_SUBREAPER.
+func (tg *ThreadGroup) SetChildSubreaper(v bool) {
+	tg.k.mu.Lock()
+	tg.childSubreaper = v
+	tg.k.mu.Unlock()
+}
+
+// ChildSubreaper returns PR_GET_CHILD_SUBREAPER.
+func (tg *ThreadGroup) ChildSubreaper() bool {
+	tg.k.mu.Lock()
+	defer tg.k.mu.Unlock()
+	return tg.childSubreaper
+}

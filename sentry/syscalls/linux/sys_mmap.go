@@ -1,0 +1,208 @@
+package linux
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/mm"
+)
+
+// mmap flags Linux ignores.
+const mapIgnored = unix.MAP_DENYWRITE | unix.MAP_EXECUTABLE | unix.MAP_STACK | unix.MAP_NORESERVE | unix.MAP_POPULATE | unix.MAP_LOCKED | unix.MAP_NONBLOCK
+
+// Mmap implements mmap(2).
+func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	addr, length, prot, flags, fd, off := a[0].Pointer(), a[1].Uint64(), int(a[2].Int()), int(a[3].Int()), a[4].Int(), a[5].Int64()
+	if prot&^(unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC|unix.PROT_GROWSDOWN|unix.PROT_GROWSUP) != 0 {
+		return 0, unix.EINVAL
+	}
+	typ := flags & unix.MAP_TYPE
+	private := typ == unix.MAP_PRIVATE
+	switch typ {
+	case unix.MAP_PRIVATE, unix.MAP_SHARED:
+	case unix.MAP_SHARED_VALIDATE:
+		known := unix.MAP_SHARED_VALIDATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS | unix.MAP_GROWSDOWN |
+			unix.MAP_FIXED_NOREPLACE | unix.MAP_32BIT | unix.MAP_HUGETLB | mapIgnored | (0x3f << 26)
+		if flags&^known != 0 {
+			return 0, unix.EOPNOTSUPP
+		}
+	default:
+		return 0, unix.EINVAL
+	}
+	if length == 0 || off%arch.PageSize != 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&unix.MAP_HUGETLB != 0 {
+		t.Log().Warn("mmap: MAP_HUGETLB is not supported")
+		return 0, unix.EINVAL
+	}
+	o := mm.MMapOpts{
+		Addr:      addr,
+		Length:    uintptr(length),
+		Prot:      prot &^ (unix.PROT_GROWSDOWN | unix.PROT_GROWSUP),
+		Private:   private,
+		Fixed:     flags&unix.MAP_FIXED != 0,
+		NoReplace: flags&unix.MAP_FIXED_NOREPLACE != 0 && flags&unix.MAP_FIXED == 0,
+		GrowsDown: flags&unix.MAP_GROWSDOWN != 0,
+	}
+	if o.Fixed && addr%arch.PageSize != 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&unix.MAP_32BIT != 0 && !o.Fixed && addr == 0 {
+		o.Addr = 0x40000000
+	}
+	if flags&unix.MAP_ANONYMOUS == 0 {
+		f := t.FDTable().GetFile(fd)
+		if f == nil {
+			return 0, unix.EBADF
+		}
+		defer f.DecRef()
+		if !f.Readable() {
+			return 0, unix.EACCES
+		}
+		st, err := f.Stat(t)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case st.IsRegular():
+		case st.Type() == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 5):
+			// /dev/zero maps anonymous memory.
+			if private {
+				o.Name = ""
+			}
+			return t.MemoryManager().MMap(o)
+		default:
+			return 0, unix.ENODEV
+		}
+		o.MaxProt = unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
+		if !private && !f.Writable() {
+			if prot&unix.PROT_WRITE != 0 {
+				return 0, unix.EACCES
+			}
+			o.MaxProt &^= unix.PROT_WRITE
+		}
+		if f.VirtualDentry().Mount.Flags().NoExec {
+			if prot&unix.PROT_EXEC != 0 {
+				return 0, unix.EPERM
+			}
+			o.MaxProt &^= unix.PROT_EXEC
+		}
+		if off < 0 || uint64(off)+length < uint64(off) {
+			return 0, unix.EOVERFLOW
+		}
+		o.File = kernel.MappableFile(f)
+		o.Offset = off
+		o.Name = t.MappingName(f)
+	}
+	r, err := t.MemoryManager().MMap(o)
+	return r, err
+}
+
+// Munmap implements munmap(2).
+func Munmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return 0, t.MemoryManager().MUnmap(a[0].Pointer(), uintptr(a[1].Uint64()))
+}
+
+// Mprotect implements mprotect(2).
+func Mprotect(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	prot := int(a[2].Int())
+	growsDown := prot&unix.PROT_GROWSDOWN != 0
+	if prot&unix.PROT_GROWSDOWN != 0 && prot&unix.PROT_GROWSUP != 0 {
+		return 0, unix.EINVAL
+	}
+	prot &^= unix.PROT_GROWSDOWN | unix.PROT_GROWSUP
+	return 0, t.MemoryManager().MProtect(a[0].Pointer(), uintptr(a[1].Uint64()), prot, growsDown)
+}
+
+// Mremap implements mremap(2).
+func Mremap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	old, oldSize, newSize, flags, newAddr := a[0].Pointer(), uintptr(a[1].Uint64()), uintptr(a[2].Uint64()), a[3].Int(), a[4].Pointer()
+	if flags&^(unix.MREMAP_MAYMOVE|unix.MREMAP_FIXED|unix.MREMAP_DONTUNMAP) != 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&unix.MREMAP_DONTUNMAP != 0 {
+		t.Log().Warn("mremap: MREMAP_DONTUNMAP is not supported")
+		return 0, unix.EINVAL
+	}
+	return t.MemoryManager().MRemap(old, oldSize, newSize, flags&unix.MREMAP_MAYMOVE != 0, flags&unix.MREMAP_FIXED != 0, newAddr)
+}
+
+// Brk implements brk(2).
+func Brk(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return t.MemoryManager().Brk(a[0].Pointer()), nil
+}
+
+// Madvise implements madvise(2).
+func Madvise(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	addr, length, advice := a[0].Pointer(), uintptr(a[1].Uint64()), a[2].Int()
+	if addr%arch.PageSize != 0 {
+		return 0, unix.EINVAL
+	}
+	length = (length + arch.PageSize - 1) &^ (arch.PageSize - 1)
+	if length == 0 {
+		return 0, nil
+	}
+	m := t.MemoryManager()
+	switch advice {
+	case unix.MADV_DONTNEED:
+		return 0, m.MAdviseDontNeed(addr, length)
+	case unix.MADV_NORMAL, unix.MADV_RANDOM, unix.MADV_SEQUENTIAL, unix.MADV_WILLNEED,
+		unix.MADV_DONTFORK, unix.MADV_DOFORK, unix.MADV_HUGEPAGE, unix.MADV_NOHUGEPAGE,
+		unix.MADV_DONTDUMP, unix.MADV_DODUMP, unix.MADV_MERGEABLE, unix.MADV_UNMERGEABLE,
+		unix.MADV_COLD, unix.MADV_PAGEOUT:
+		// Hints: the Sentry's memory behaves the same either way.
+		return 0, m.CheckRange(addr, length)
+	case unix.MADV_FREE:
+		// Pages may be dropped at any time; dropping now is allowed.
+		return 0, m.MAdviseDontNeed(addr, length)
+	case unix.MADV_REMOVE, unix.MADV_HWPOISON:
+		return 0, unix.EINVAL
+	default:
+		return 0, unix.EINVAL
+	}
+}
+
+// Msync implements msync(2).
+func Msync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	addr, length, flags := a[0].Pointer(), uintptr(a[1].Uint64()), a[2].Int()
+	if addr%arch.PageSize != 0 || flags&^(unix.MS_ASYNC|unix.MS_SYNC|unix.MS_INVALIDATE) != 0 ||
+		flags&unix.MS_ASYNC != 0 && flags&unix.MS_SYNC != 0 {
+		return 0, unix.EINVAL
+	}
+	length = (length + arch.PageSize - 1) &^ (arch.PageSize - 1)
+	// Nothing writes back: file mappings are of read-only files.
+	return 0, t.MemoryManager().CheckRange(addr, length)
+}
+
+// Mincore implements mincore(2).
+func Mincore(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	addr, length, vec := a[0].Pointer(), uintptr(a[1].Uint64()), a[2].Pointer()
+	if addr%arch.PageSize != 0 {
+		return 0, unix.EINVAL
+	}
+	r, err := t.MemoryManager().Resident(addr, length)
+	if err != nil {
+		return 0, err
+	}
+	_, err = t.CopyOutBytes(vec, r)
+	return 0, err
+}
+
+// Mlock implements mlock(2), mlock2(2), munlock(2): memory is never swapped,
+// so only the range is checked.
+func Mlock(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	addr, length := a[0].Pointer(), uintptr(a[1].Uint64())
+	start := addr &^ (arch.PageSize - 1)
+	end := (addr + length + arch.PageSize - 1) &^ (arch.PageSize - 1)
+	return 0, t.MemoryManager().CheckRange(start, end-start)
+}
+
+// Mlockall implements mlockall(2) and munlockall(2).
+func Mlockall(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if a[0].Int()&^(unix.MCL_CURRENT|unix.MCL_FUTURE|unix.MCL_ONFAULT) != 0 {
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}

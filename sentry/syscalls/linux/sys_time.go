@@ -1,0 +1,443 @@
+package linux
+
+import (
+	"encoding/binary"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/syserror"
+)
+
+// cpuClock reads a CPU-time clock: the calling process or thread's, or
+// another's through the clock_getcpuclockid encoding.
+func cpuClock(t *kernel.Task, id int32) (int64, error) {
+	switch id {
+	case unix.CLOCK_PROCESS_CPUTIME_ID:
+		u, s := t.ThreadGroup().CPUTimes()
+		return int64(u + s), nil
+	case unix.CLOCK_THREAD_CPUTIME_ID:
+		return int64(t.Utime() + t.Stime()), nil
+	}
+	if id >= 0 {
+		return 0, unix.EINVAL
+	}
+	// ~pid << 3 | thread << 2 | type.
+	pid := kernel.ThreadID(^(id >> 3))
+	if id&3 == 3 {
+		return 0, unix.EINVAL
+	}
+	if id&4 != 0 {
+		o := t.Kernel().TaskByID(pid)
+		if o == nil || o.ThreadGroup() != t.ThreadGroup() {
+			return 0, unix.EINVAL
+		}
+		if id&3 == 1 {
+			return int64(o.Utime()), nil
+		}
+		return int64(o.Utime() + o.Stime()), nil
+	}
+	tg := t.Kernel().ThreadGroupByID(pid)
+	if tg == nil {
+		return 0, unix.EINVAL
+	}
+	u, s := tg.CPUTimes()
+	if id&3 == 1 {
+		return int64(u), nil
+	}
+	return int64(u + s), nil
+}
+
+func clockNow(t *kernel.Task, id int32) (int64, error) {
+	switch id {
+	case unix.CLOCK_PROCESS_CPUTIME_ID, unix.CLOCK_THREAD_CPUTIME_ID:
+		return cpuClock(t, id)
+	}
+	if id < 0 {
+		return cpuClock(t, id)
+	}
+	ns, err := t.Kernel().Clock.Now(id)
+	if err != nil {
+		return 0, unix.EINVAL
+	}
+	return ns, nil
+}
+
+// ClockGettime implements clock_gettime(2).
+func ClockGettime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	ns, err := clockNow(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutTimespec(t, a[1].Pointer(), timespecFromNanos(ns))
+}
+
+// ClockGetres implements clock_getres(2).
+func ClockGetres(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	id := a[0].Int()
+	var res int64 = 1
+	if _, err := clockNow(t, id); err != nil {
+		return 0, err
+	}
+	if id >= 0 && id != unix.CLOCK_PROCESS_CPUTIME_ID && id != unix.CLOCK_THREAD_CPUTIME_ID {
+		r, err := t.Kernel().Clock.Resolution(id)
+		if err != nil {
+			return 0, unix.EINVAL
+		}
+		res = r
+	}
+	if a[1].Pointer() == 0 {
+		return 0, nil
+	}
+	return 0, copyOutTimespec(t, a[1].Pointer(), timespecFromNanos(res))
+}
+
+// ClockSettime implements clock_settime(2): the sandbox cannot set clocks.
+func ClockSettime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if _, err := clockNow(t, a[0].Int()); err != nil {
+		return 0, err
+	}
+	if _, err := copyInTimespec(t, a[1].Pointer()); err != nil {
+		return 0, err
+	}
+	return 0, unix.EPERM
+}
+
+// Gettimeofday implements gettimeofday(2).
+func Gettimeofday(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if tv := a[0].Pointer(); tv != 0 {
+		ns, _ := t.Kernel().Clock.Now(unix.CLOCK_REALTIME)
+		if err := copyOutTimeval(t, tv, timevalFromNanos(ns)); err != nil {
+			return 0, err
+		}
+	}
+	if tz := a[1].Pointer(); tz != 0 {
+		var b [8]byte
+		if _, err := t.CopyOutBytes(tz, b[:]); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
+}
+
+// Settimeofday implements settimeofday(2).
+func Settimeofday(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return 0, unix.EPERM
+}
+
+// Time implements time(2).
+func Time(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	ns, _ := t.Kernel().Clock.Now(unix.CLOCK_REALTIME)
+	sec := ns / 1e9
+	if p := a[0].Pointer(); p != 0 {
+		if err := copyOutUint64(t, p, uint64(sec)); err != nil {
+			return 0, err
+		}
+	}
+	return uintptr(sec), nil
+}
+
+// Nanosleep implements nanosleep(2).
+func Nanosleep(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	ts, err := copyInTimespec(t, a[0].Pointer())
+	if err != nil {
+		return 0, err
+	}
+	if !ts.valid() {
+		return 0, unix.EINVAL
+	}
+	return sleepFor(t, time.Now().Add(time.Duration(ts.nanos())), a[1].Pointer())
+}
+
+// sleepFor sleeps until the wall-clock deadline; interrupted, it reports
+// the time left and restarts through restart_syscall.
+func sleepFor(t *kernel.Task, deadline time.Time, remAddr uintptr) (uintptr, error) {
+	err := t.BlockOn(nil, deadline, true)
+	if err == unix.ETIMEDOUT {
+		return 0, nil
+	}
+	if err != syserror.ErrInterrupted {
+		return 0, err
+	}
+	left := time.Until(deadline)
+	if left < 0 {
+		left = 0
+	}
+	if remAddr != 0 {
+		if err := copyOutTimespec(t, remAddr, timespecFromNanos(int64(left))); err != nil {
+			return 0, err
+		}
+	}
+	t.SetRestartBlock(func(t *kernel.Task) (uintptr, error) {
+		return sleepFor(t, deadline, remAddr)
+	})
+	return 0, syserror.ERESTART_RESTARTBLOCK
+}
+
+// ClockNanosleep implements clock_nanosleep(2).
+func ClockNanosleep(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	id, flags, reqAddr, remAddr := a[0].Int(), a[1].Int(), a[2].Pointer(), a[3].Pointer()
+	switch id {
+	case unix.CLOCK_REALTIME, unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME, unix.CLOCK_TAI,
+		unix.CLOCK_REALTIME_ALARM, unix.CLOCK_BOOTTIME_ALARM, unix.CLOCK_PROCESS_CPUTIME_ID:
+	case unix.CLOCK_THREAD_CPUTIME_ID:
+		return 0, unix.EINVAL
+	default:
+		if id >= 0 {
+			return 0, unix.EINVAL
+		}
+		if _, err := cpuClock(t, id); err != nil {
+			return 0, err
+		}
+	}
+	ts, err := copyInTimespec(t, reqAddr)
+	if err != nil {
+		return 0, err
+	}
+	if !ts.valid() {
+		return 0, unix.EINVAL
+	}
+	if id == unix.CLOCK_PROCESS_CPUTIME_ID || id < 0 {
+		return cpuSleep(t, id, ts.nanos(), flags&unix.TIMER_ABSTIME != 0)
+	}
+	if flags&unix.TIMER_ABSTIME != 0 {
+		deadline := absDeadline(t, id, ts.nanos())
+		err := t.BlockOn(nil, deadline, true)
+		if err == unix.ETIMEDOUT {
+			return 0, nil
+		}
+		if err == syserror.ErrInterrupted {
+			return 0, syserror.ERESTARTNOHAND
+		}
+		return 0, err
+	}
+	return sleepFor(t, time.Now().Add(time.Duration(ts.nanos())), remAddr)
+}
+
+// cpuSleep waits until a CPU clock reaches a time, polling it.
+func cpuSleep(t *kernel.Task, id int32, ns int64, abs bool) (uintptr, error) {
+	start, err := cpuClock(t, id)
+	if err != nil {
+		return 0, err
+	}
+	target := ns
+	if !abs {
+		target = start + ns
+	}
+	for {
+		now, err := cpuClock(t, id)
+		if err != nil || now >= target {
+			return 0, err
+		}
+		if err := t.Sleep(5 * time.Millisecond); err != nil {
+			return 0, syserror.ERESTARTNOHAND
+		}
+	}
+}
+
+// Alarm implements alarm(2).
+func Alarm(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	old, err := t.ThreadGroup().SetITimer(0, kernel.ITimer{Value: time.Duration(a[0].Uint()) * time.Second})
+	if err != nil {
+		return 0, err
+	}
+	secs := (old.Value + time.Second/2) / time.Second
+	if old.Value > 0 && secs == 0 {
+		secs = 1
+	}
+	return uintptr(secs), nil
+}
+
+func copyInITimerval(t *kernel.Task, addr uintptr) (kernel.ITimer, error) {
+	var b [32]byte
+	if _, err := t.CopyInBytes(addr, b[:]); err != nil {
+		return kernel.ITimer{}, err
+	}
+	le := binary.LittleEndian
+	iv := timeval{int64(le.Uint64(b[0:])), int64(le.Uint64(b[8:]))}
+	v := timeval{int64(le.Uint64(b[16:])), int64(le.Uint64(b[24:]))}
+	if iv.Sec < 0 || iv.Usec < 0 || iv.Usec >= 1e6 || v.Sec < 0 || v.Usec < 0 || v.Usec >= 1e6 {
+		return kernel.ITimer{}, unix.EINVAL
+	}
+	return kernel.ITimer{
+		Interval: time.Duration(iv.Sec)*time.Second + time.Duration(iv.Usec)*time.Microsecond,
+		Value:    time.Duration(v.Sec)*time.Second + time.Duration(v.Usec)*time.Microsecond,
+	}, nil
+}
+
+func copyOutITimerval(t *kernel.Task, addr uintptr, it kernel.ITimer) error {
+	var b [32]byte
+	le := binary.LittleEndian
+	iv, v := timevalFromNanos(int64(it.Interval)), timevalFromNanos(int64(it.Value))
+	if it.Value > 0 && v.Sec == 0 && v.Usec == 0 {
+		v.Usec = 1
+	}
+	le.PutUint64(b[0:], uint64(iv.Sec))
+	le.PutUint64(b[8:], uint64(iv.Usec))
+	le.PutUint64(b[16:], uint64(v.Sec))
+	le.PutUint64(b[24:], uint64(v.Usec))
+	_, err := t.CopyOutBytes(addr, b[:])
+	return err
+}
+
+// Setitimer implements setitimer(2).
+func Setitimer(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	which := int(a[0].Int())
+	var v kernel.ITimer
+	if p := a[1].Pointer(); p != 0 {
+		var err error
+		if v, err = copyInITimerval(t, p); err != nil {
+			return 0, err
+		}
+	}
+	old, err := t.ThreadGroup().SetITimer(which, v)
+	if err != nil {
+		return 0, err
+	}
+	if p := a[2].Pointer(); p != 0 {
+		return 0, copyOutITimerval(t, p, old)
+	}
+	return 0, nil
+}
+
+// Getitimer implements getitimer(2).
+func Getitimer(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	v, err := t.ThreadGroup().GetITimer(int(a[0].Int()))
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutITimerval(t, a[1].Pointer(), v)
+}
+
+// TimerCreate implements timer_create(2).
+func TimerCreate(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	clock, sevAddr, idAddr := a[0].Int(), a[1].Pointer(), a[2].Pointer()
+	s := kernel.TimerSpec{ClockID: clock, Notify: 0, Signo: kernel.SIGALRM}
+	if sevAddr != 0 {
+		var b [64]byte
+		if _, err := t.CopyInBytes(sevAddr, b[:]); err != nil {
+			return 0, err
+		}
+		le := binary.LittleEndian
+		s.Value, s.HasValue = le.Uint64(b[0:]), true
+		s.Signo = kernel.Signal(int32(le.Uint32(b[8:])))
+		s.Notify = int(int32(le.Uint32(b[12:])))
+		if s.Notify == 4 { // SIGEV_THREAD_ID
+			tid := kernel.ThreadID(int32(le.Uint32(b[16:])))
+			o := t.Kernel().TaskByID(tid)
+			if o == nil || o.ThreadGroup() != t.ThreadGroup() {
+				return 0, unix.EINVAL
+			}
+			s.Target = o
+		}
+	}
+	id, err := t.CreateTimer(s)
+	if err != nil {
+		return 0, err
+	}
+	if err := copyOutUint32(t, idAddr, uint32(id)); err != nil {
+		t.DeleteTimer(id)
+		return 0, err
+	}
+	return 0, nil
+}
+
+func copyInITimerspec(t *kernel.Task, addr uintptr) (interval, value timespec, err error) {
+	if interval, err = copyInTimespec(t, addr); err != nil {
+		return
+	}
+	value, err = copyInTimespec(t, addr+16)
+	return
+}
+
+func copyOutITimerspec(t *kernel.Task, addr uintptr, it kernel.ITimer) error {
+	if err := copyOutTimespec(t, addr, timespecFromNanos(int64(it.Interval))); err != nil {
+		return err
+	}
+	return copyOutTimespec(t, addr+16, timespecFromNanos(int64(it.Value)))
+}
+
+// TimerSettime implements timer_settime(2).
+func TimerSettime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	id, flags, newAddr, oldAddr := a[0].Int(), a[1].Int(), a[2].Pointer(), a[3].Pointer()
+	iv, v, err := copyInITimerspec(t, newAddr)
+	if err != nil {
+		return 0, err
+	}
+	if !iv.valid() || !v.valid() {
+		return 0, unix.EINVAL
+	}
+	abs := flags&unix.TIMER_ABSTIME != 0
+	now := func(clock int32) time.Duration {
+		ns, _ := clockNow(t, clock)
+		return time.Duration(ns)
+	}
+	old, err := t.SetTimer(id, time.Duration(v.nanos()), time.Duration(iv.nanos()), abs, now)
+	if err != nil {
+		return 0, err
+	}
+	if oldAddr != 0 {
+		return 0, copyOutITimerspec(t, oldAddr, old)
+	}
+	return 0, nil
+}
+
+// TimerGettime implements timer_gettime(2).
+func TimerGettime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	v, err := t.GetTimer(a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	return 0, copyOutITimerspec(t, a[1].Pointer(), v)
+}
+
+// TimerGetoverrun implements timer_getoverrun(2).
+func TimerGetoverrun(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	n, err := t.TimerOverrun(a[0].Int())
+	return uintptr(n), err
+}
+
+// TimerDelete implements timer_delete(2).
+func TimerDelete(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return 0, t.DeleteTimer(a[0].Int())
+}
+
+// ticks converts a duration to clock ticks (USER_HZ 100).
+func ticks(d time.Duration) uint64 { return uint64(d / (10 * time.Millisecond)) }
+
+// Times implements times(2).
+func Times(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if p := a[0].Pointer(); p != 0 {
+		u, s := t.ThreadGroup().CPUTimes()
+		cu, cs := t.ThreadGroup().ChildCPUTimes()
+		var b [32]byte
+		le := binary.LittleEndian
+		le.PutUint64(b[0:], ticks(u))
+		le.PutUint64(b[8:], ticks(s))
+		le.PutUint64(b[16:], ticks(cu))
+		le.PutUint64(b[24:], ticks(cs))
+		if _, err := t.CopyOutBytes(p, b[:]); err != nil {
+			return 0, err
+		}
+	}
+	ns, _ := t.Kernel().Clock.Now(unix.CLOCK_BOOTTIME)
+	return uintptr(ticks(time.Duration(ns))), nil
+}
+
+// Getrusage implements getrusage(2).
+func Getrusage(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	var u, s time.Duration
+	switch a[0].Int() {
+	case unix.RUSAGE_SELF:
+		u, s = t.ThreadGroup().CPUTimes()
+	case unix.RUSAGE_CHILDREN:
+		u, s = t.ThreadGroup().ChildCPUTimes()
+	case unix.RUSAGE_THREAD:
+		u, s = t.Utime(), t.Stime()
+	default:
+		return 0, unix.EINVAL
+	}
+	return 0, copyOutRusage(t, a[1].Pointer(), u, s)
+}
