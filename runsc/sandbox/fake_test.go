@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/sentry/platform"
+	"github.com/moat-sandbox/moat/sentry/platform/ptrace"
 	"github.com/moat-sandbox/moat/runsc/config"
 	"golang.org/x/sys/unix"
 )
@@ -28,6 +30,7 @@ import (
 //	hang           sleep forever
 //	open           open a host path after the filter (must die of SIGSYS)
 //	args           print cwd, env and argv as received
+//	platform       run code under the real ptrace platform, confined
 //
 // MOAT_FAKE_GOFER=hang makes the gofer ignore its connection and sleep,
 // to check that Do kills it.
@@ -102,6 +105,15 @@ func fakeBoot(conf *config.Config, goferFD int, cwd string, env []string, selfTe
 	// Signals must be caught before the test is told we are ready.
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, unix.SIGUSR1)
+	if len(argv) > 0 && argv[0] == "platform" {
+		// Like the kernel: memory file and platform first, then the filter.
+		if err := fakePlatform(SentryConfine(conf)); err != nil {
+			fmt.Fprintln(os.Stderr, "fake boot: platform:", err)
+			return 1
+		}
+		fmt.Println("platform ok")
+		return 0
+	}
 	if err := SentryConfine(conf)(); err != nil {
 		fmt.Fprintln(os.Stderr, "fake boot:", err)
 		return ExitInternal
@@ -176,4 +188,89 @@ func fakeCat(goferFD int, path string) error {
 	defer f.Close()
 	_, err = io.Copy(os.Stdout, f)
 	return err
+}
+
+// platformCode is: getpid; exit; a store to 0x200000; ud2.
+var platformCode = []byte{
+	0xb8, 39, 0, 0, 0, 0x0f, 0x05,
+	0xb8, 60, 0, 0, 0, 0x0f, 0x05,
+	0xc6, 0x04, 0x25, 0x00, 0x00, 0x20, 0x00, 0x01,
+	0x0f, 0x0b,
+}
+
+// fakePlatform does what the Sentry's start-up does with the ptrace
+// platform around confine, then runs application code in two address
+// spaces (one made after the filter is in place) on several threads.
+func fakePlatform(confine func() error) error {
+	fd, err := unix.MemfdCreate("memory-file", unix.MFD_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	if err := unix.Ftruncate(fd, 1<<20); err != nil {
+		return err
+	}
+	if _, err := unix.Pwrite(fd, platformCode, 0); err != nil {
+		return err
+	}
+	p, err := ptrace.New(fd)
+	if err != nil {
+		return err
+	}
+	first, err := p.NewAddressSpace()
+	if err != nil {
+		return err
+	}
+	if err := confine(); err != nil {
+		return err
+	}
+	second, err := p.NewAddressSpace()
+	if err != nil {
+		return fmt.Errorf("address space after confine: %w", err)
+	}
+	for _, as := range []platform.AddressSpace{first, second} {
+		if err := as.MapFile(0x100000, 0, 0x1000, platform.Read|platform.Exec); err != nil {
+			return err
+		}
+		if err := as.MapFile(0x200000, 0x1000, 0x1000, platform.Read|platform.Write); err != nil {
+			return err
+		}
+		errs := make(chan error, 3)
+		for i := 0; i < 3; i++ {
+			go func() { errs <- runPlatformThread(p, as) }()
+		}
+		for i := 0; i < 3; i++ {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+	}
+	var b [1]byte
+	if _, err := unix.Pread(fd, b[:], 0x1000); err != nil || b[0] != 1 {
+		return fmt.Errorf("store did not reach the memory file (%v)", err)
+	}
+	second.Release()
+	first.Release()
+	return nil
+}
+
+func runPlatformThread(p *ptrace.Platform, as platform.AddressSpace) error {
+	c := p.NewContext()
+	defer c.Release()
+	regs := ptrace.InitialRegisters()
+	regs.Rip = 0x100000
+	regs.Rsp = 0x300000
+	for _, want := range []uint64{39, 60} {
+		r, _, err := c.Switch(as, &regs)
+		if err != nil || r != platform.SwitchSyscall || regs.Orig_rax != want {
+			return fmt.Errorf("switch: %v %v, syscall %d, want syscall %d", r, err, regs.Orig_rax, want)
+		}
+	}
+	if _, err := c.FPState(as); err != nil {
+		return fmt.Errorf("fp state: %w", err)
+	}
+	r, info, err := c.Switch(as, &regs)
+	if err != nil || r != platform.SwitchFault || info.Signo != int32(unix.SIGILL) {
+		return fmt.Errorf("want SIGILL, got %v %+v %v", r, info, err)
+	}
+	return nil
 }

@@ -336,3 +336,19 @@ func TestDoKeepsGivenPath(t *testing.T) {
 		t.Errorf("got %q, want %q", stdout, want)
 	}
 }
+
+// TestPtracePlatformConfined runs the real ptrace platform inside a
+// sandbox process confined as runsc boot confines itself (empty root, no
+// capabilities, the Sentry's seccomp filter), in and out of a user
+// namespace.
+func TestPtracePlatformConfined(t *testing.T) {
+	for _, userns := range []bool{true, false} {
+		status, stdout, stderr, err := run(t, context.Background(), Options{Argv: []string{"platform"}, NoUserNS: !userns})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status != 0 || stdout != "platform ok\n" {
+			t.Errorf("userns=%v: status %d, stdout %q; stderr:\n%s", userns, status, stdout, stderr)
+		}
+	}
+}
