@@ -1,0 +1,761 @@
+package linux
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/pipe"
+	"github.com/moat-sandbox/moat/sentry/kernel"
+)
+
+// vfsFile returns the file open at fd with a reference, or EBADF.
+func vfsFile(t *kernel.Task, fd int32) (*fs.FileDescription, error) {
+	f := t.FDTable().GetFile(fd)
+	if f == nil {
+		return nil, unix.EBADF
+	}
+	return f, nil
+}
+
+// vfsIOFile is vfsFile refusing O_PATH descriptions with EBADF, as every
+// I/O syscall does.
+func vfsIOFile(t *kernel.Task, fd int32) (*fs.FileDescription, error) {
+	f, err := vfsFile(t, fd)
+	if err != nil {
+		return nil, err
+	}
+	if f.IsPath() {
+		f.DecRef()
+		return nil, unix.EBADF
+	}
+	return f, nil
+}
+
+// vfsNoFile returns RLIMIT_NOFILE's soft limit.
+func vfsNoFile(t *kernel.Task) uint64 {
+	return t.ThreadGroup().Limits().Get(unix.RLIMIT_NOFILE).Cur
+}
+
+// vfsLookup builds the resolution of path relative to dirfd.
+func vfsLookup(t *kernel.Task, dirfd int32, path string, emptyPath, follow bool) (fs.Lookup, error) {
+	start, err := startDir(t, dirfd, path, emptyPath)
+	if err != nil {
+		return fs.Lookup{}, err
+	}
+	return fs.Lookup{
+		Root:        t.FSContext().Root(),
+		Start:       start,
+		Path:        path,
+		FollowFinal: follow,
+		EmptyPath:   emptyPath,
+	}, nil
+}
+
+// vfsResolve copies in the path at addr and resolves it relative to dirfd.
+func vfsResolve(t *kernel.Task, dirfd int32, addr uintptr, emptyPath, follow bool) (fs.VirtualDentry, error) {
+	p, err := t.CopyInPath(addr)
+	if err != nil {
+		return fs.VirtualDentry{}, err
+	}
+	l, err := vfsLookup(t, dirfd, p, emptyPath, follow)
+	if err != nil {
+		return fs.VirtualDentry{}, err
+	}
+	return fs.Resolve(t, &l)
+}
+
+// vfsLookupAt copies in the path at addr and builds its lookup.
+func vfsLookupAt(t *kernel.Task, dirfd int32, addr uintptr) (fs.Lookup, error) {
+	p, err := t.CopyInPath(addr)
+	if err != nil {
+		return fs.Lookup{}, err
+	}
+	return vfsLookup(t, dirfd, p, false, false)
+}
+
+// Flags open(2) knows; others are ignored by open and refused by openat2.
+const (
+	oTmpfileBit     = 0o20000000 // __O_TMPFILE
+	validOpenFlags  = unix.O_ACCMODE | unix.O_CREAT | unix.O_EXCL | unix.O_NOCTTY | unix.O_TRUNC | unix.O_APPEND | unix.O_NONBLOCK | unix.O_DSYNC | unix.O_ASYNC | unix.O_DIRECT | fs.OLargeFile | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_NOATIME | unix.O_CLOEXEC | unix.O_SYNC | unix.O_PATH | oTmpfileBit
+	oPathFlags      = unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	validResolveAll = unix.RESOLVE_NO_XDEV | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_BENEATH | unix.RESOLVE_IN_ROOT | resolveCached
+)
+
+// openat is the common part of the open family.
+func openat(t *kernel.Task, dirfd int32, pathAddr uintptr, flags uint32, mode uint32, resolve uint64) (uintptr, error) {
+	p, err := t.CopyInPath(pathAddr)
+	if err != nil {
+		return 0, err
+	}
+	if flags&oTmpfileBit != 0 {
+		if flags&(unix.O_TMPFILE|unix.O_CREAT) != unix.O_TMPFILE {
+			return 0, unix.EINVAL
+		}
+	}
+	l, err := vfsLookup(t, dirfd, p, false, false)
+	if err != nil {
+		return 0, err
+	}
+	l.Resolve = resolve
+	f, err := fs.Open(t, l, fs.OpenOptions{Flags: flags, Mode: mode &^ t.FSContext().Umask()})
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	fd, err := t.FDTable().NewFD(0, f, fs.FDFlags{CloseOnExec: flags&unix.O_CLOEXEC != 0}, vfsNoFile(t))
+	if err != nil {
+		return 0, err
+	}
+	return uintptr(fd), nil
+}
+
+// Open implements open(2).
+func Open(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return openat(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Uint(), a[2].Uint(), 0)
+}
+
+// Openat implements openat(2).
+func Openat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return openat(t, a[0].Int(), a[1].Pointer(), a[2].Uint(), a[3].Uint(), 0)
+}
+
+// Creat implements creat(2).
+func Creat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return openat(t, unix.AT_FDCWD, a[0].Pointer(), unix.O_CREAT|unix.O_WRONLY|unix.O_TRUNC, a[1].Uint(), 0)
+}
+
+// Openat2 implements openat2(2).
+func Openat2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	dirfd, pathAddr, howAddr, size := a[0].Int(), a[1].Pointer(), a[2].Pointer(), a[3].Uint64()
+	const howSize = 24
+	if size < howSize {
+		return 0, unix.EINVAL
+	}
+	if size > arch.PageSize {
+		return 0, unix.E2BIG
+	}
+	buf := make([]byte, size)
+	if _, err := t.CopyInBytes(howAddr, buf); err != nil {
+		return 0, unix.EFAULT
+	}
+	for _, b := range buf[howSize:] {
+		if b != 0 {
+			return 0, unix.E2BIG
+		}
+	}
+	flags := binary.LittleEndian.Uint64(buf[0:])
+	mode := binary.LittleEndian.Uint64(buf[8:])
+	resolve := binary.LittleEndian.Uint64(buf[16:])
+	if flags&^uint64(validOpenFlags) != 0 || resolve&^uint64(validResolveAll) != 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&(unix.O_CREAT|oTmpfileBit) != 0 {
+		if mode&^0o7777 != 0 {
+			return 0, unix.EINVAL
+		}
+	} else if mode != 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&unix.O_PATH != 0 && flags&^uint64(oPathFlags) != 0 {
+		return 0, unix.EINVAL
+	}
+	if resolve&unix.RESOLVE_BENEATH != 0 && resolve&unix.RESOLVE_IN_ROOT != 0 {
+		return 0, unix.EINVAL
+	}
+	if resolve&resolveCached != 0 && flags&(unix.O_TRUNC|unix.O_CREAT|oTmpfileBit) != 0 {
+		return 0, unix.EAGAIN
+	}
+	return openat(t, dirfd, pathAddr, uint32(flags), uint32(mode), resolve)
+}
+
+// Close implements close(2).
+func Close(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return 0, t.FDTable().Remove(a[0].Int())
+}
+
+// CloseRange implements close_range(2). CLOSE_RANGE_UNSHARE closes in the
+// shared table (the kernel does not unshare it here).
+func CloseRange(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	first, last, flags := a[0].Uint(), a[1].Uint(), a[2].Uint()
+	if flags&^uint32(unix.CLOSE_RANGE_CLOEXEC|unix.CLOSE_RANGE_UNSHARE) != 0 || first > last {
+		return 0, unix.EINVAL
+	}
+	t.FDTable().RemoveRange(first, last, flags&unix.CLOSE_RANGE_CLOEXEC != 0)
+	return 0, nil
+}
+
+// Dup implements dup(2).
+func Dup(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	f, err := vfsFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	fd, err := t.FDTable().NewFD(0, f, fs.FDFlags{}, vfsNoFile(t))
+	return uintptr(fd), err
+}
+
+// Dup2 implements dup2(2).
+func Dup2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	oldfd, newfd := a[0].Int(), a[1].Int()
+	if oldfd == newfd {
+		f, err := vfsFile(t, oldfd)
+		if err != nil {
+			return 0, err
+		}
+		f.DecRef()
+		return uintptr(newfd), nil
+	}
+	return dup3(t, oldfd, newfd, 0)
+}
+
+// Dup3 implements dup3(2).
+func Dup3(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	oldfd, newfd, flags := a[0].Int(), a[1].Int(), a[2].Uint()
+	if flags&^unix.O_CLOEXEC != 0 || oldfd == newfd {
+		return 0, unix.EINVAL
+	}
+	return dup3(t, oldfd, newfd, flags)
+}
+
+func dup3(t *kernel.Task, oldfd, newfd int32, flags uint32) (uintptr, error) {
+	f, err := vfsFile(t, oldfd)
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	if err := t.FDTable().NewFDAt(newfd, f, fs.FDFlags{CloseOnExec: flags&unix.O_CLOEXEC != 0}, vfsNoFile(t)); err != nil {
+		return 0, err
+	}
+	return uintptr(newfd), nil
+}
+
+// Fcntl implements fcntl(2): descriptor flags, status flags, dup and pipe
+// sizes. Record locks, leases, owners and seals are not implemented.
+func Fcntl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	fd, cmd, arg := a[0].Int(), a[1].Int(), a[2]
+	f, fl, ok := t.FDTable().Get(fd)
+	if !ok {
+		return 0, unix.EBADF
+	}
+	defer f.DecRef()
+	switch cmd {
+	case unix.F_DUPFD, unix.F_DUPFD_CLOEXEC:
+		min := arg.Int()
+		limit := vfsNoFile(t)
+		if min < 0 || uint64(min) >= limit {
+			return 0, unix.EINVAL
+		}
+		nfd, err := t.FDTable().NewFD(min, f, fs.FDFlags{CloseOnExec: cmd == unix.F_DUPFD_CLOEXEC}, limit)
+		return uintptr(nfd), err
+	case unix.F_GETFD:
+		if fl.CloseOnExec {
+			return unix.FD_CLOEXEC, nil
+		}
+		return 0, nil
+	case unix.F_SETFD:
+		return 0, t.FDTable().SetFlags(fd, fs.FDFlags{CloseOnExec: arg.Int()&unix.FD_CLOEXEC != 0})
+	case unix.F_GETFL:
+		return uintptr(f.Flags()), nil
+	}
+	if f.IsPath() {
+		return 0, unix.EBADF
+	}
+	switch cmd {
+	case unix.F_SETFL:
+		nf := arg.Uint()
+		if nf&unix.O_NOATIME != 0 && f.Flags()&unix.O_NOATIME == 0 {
+			st, err := f.Stat(t)
+			if err != nil {
+				return 0, err
+			}
+			c := t.Credentials()
+			if c.FilesystemUID != st.UID && !c.HasCapability(unix.CAP_FOWNER) {
+				return 0, unix.EPERM
+			}
+		}
+		f.SetStatusFlags(nf)
+		return 0, nil
+	case unix.F_GETPIPE_SZ:
+		s, ok := f.Impl().(pipe.Sizer)
+		if !ok {
+			return 0, unix.EBADF
+		}
+		return uintptr(s.PipeSize()), nil
+	case unix.F_SETPIPE_SZ:
+		s, ok := f.Impl().(pipe.Sizer)
+		if !ok {
+			return 0, unix.EBADF
+		}
+		n, err := s.SetPipeSize(t, int64(arg.Uint()))
+		return uintptr(n), err
+	}
+	t.Log().Info("fcntl: command not implemented", "cmd", cmd)
+	return 0, unix.EINVAL
+}
+
+// Getcwd implements getcwd(2).
+func Getcwd(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	addr, size := a[0].Pointer(), a[1].Uint64()
+	root, cwd := t.FSContext().RootAndCwd()
+	p, reachable := fs.PathOf(root, cwd)
+	if !reachable {
+		p = "(unreachable)" + p
+	}
+	b := append([]byte(p), 0)
+	if uint64(len(b)) > size {
+		return 0, unix.ERANGE
+	}
+	if _, err := t.CopyOutBytes(addr, b); err != nil {
+		return 0, unix.EFAULT
+	}
+	return uintptr(len(b)), nil
+}
+
+// vfsCheckDir checks that vd is a directory the task may search (chdir,
+// fchdir, chroot).
+func vfsCheckDir(t *kernel.Task, vd fs.VirtualDentry) error {
+	st, err := vd.Stat(t)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return unix.ENOTDIR
+	}
+	return fs.CheckPermission(t.Credentials(), &st, fs.MayExec)
+}
+
+// Chdir implements chdir(2).
+func Chdir(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	vd, err := vfsResolve(t, unix.AT_FDCWD, a[0].Pointer(), false, true)
+	if err != nil {
+		return 0, err
+	}
+	if err := vfsCheckDir(t, vd); err != nil {
+		return 0, err
+	}
+	t.FSContext().SetCwd(vd)
+	return 0, nil
+}
+
+// Fchdir implements fchdir(2).
+func Fchdir(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	f, err := vfsFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	vd := f.VirtualDentry()
+	if vd.Mount == nil {
+		return 0, unix.ENOTDIR
+	}
+	if err := vfsCheckDir(t, vd); err != nil {
+		return 0, err
+	}
+	t.FSContext().SetCwd(vd)
+	return 0, nil
+}
+
+// Chroot implements chroot(2).
+func Chroot(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	vd, err := vfsResolve(t, unix.AT_FDCWD, a[0].Pointer(), false, true)
+	if err != nil {
+		return 0, err
+	}
+	if err := vfsCheckDir(t, vd); err != nil {
+		return 0, err
+	}
+	if !t.Credentials().HasCapability(unix.CAP_SYS_CHROOT) {
+		return 0, unix.EPERM
+	}
+	t.FSContext().SetRoot(vd)
+	return 0, nil
+}
+
+// Umask implements umask(2).
+func Umask(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return uintptr(t.FSContext().SwapUmask(a[0].Uint())), nil
+}
+
+// mkdirat is mkdir and mkdirat.
+func mkdirat(t *kernel.Task, dirfd int32, addr uintptr) (uintptr, error) {
+	l, err := vfsLookupAt(t, dirfd, addr)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckCreate(t, &l, true)
+}
+
+// Mkdir implements mkdir(2).
+func Mkdir(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return mkdirat(t, unix.AT_FDCWD, a[0].Pointer())
+}
+
+// Mkdirat implements mkdirat(2).
+func Mkdirat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return mkdirat(t, a[0].Int(), a[1].Pointer())
+}
+
+func mknodat(t *kernel.Task, dirfd int32, addr uintptr, mode uint32) (uintptr, error) {
+	switch mode & unix.S_IFMT {
+	case 0, unix.S_IFREG, unix.S_IFCHR, unix.S_IFBLK, unix.S_IFIFO, unix.S_IFSOCK:
+	case unix.S_IFDIR:
+		return 0, unix.EPERM
+	default:
+		return 0, unix.EINVAL
+	}
+	l, err := vfsLookupAt(t, dirfd, addr)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckCreate(t, &l, false)
+}
+
+// Mknod implements mknod(2).
+func Mknod(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return mknodat(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Uint())
+}
+
+// Mknodat implements mknodat(2).
+func Mknodat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return mknodat(t, a[0].Int(), a[1].Pointer(), a[2].Uint())
+}
+
+func symlinkat(t *kernel.Task, targetAddr uintptr, dirfd int32, addr uintptr) (uintptr, error) {
+	target, err := t.CopyInPath(targetAddr)
+	if err != nil {
+		return 0, err
+	}
+	if target == "" {
+		return 0, unix.ENOENT
+	}
+	l, err := vfsLookupAt(t, dirfd, addr)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckCreate(t, &l, false)
+}
+
+// Symlink implements symlink(2).
+func Symlink(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return symlinkat(t, a[0].Pointer(), unix.AT_FDCWD, a[1].Pointer())
+}
+
+// Symlinkat implements symlinkat(2).
+func Symlinkat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return symlinkat(t, a[0].Pointer(), a[1].Int(), a[2].Pointer())
+}
+
+func linkat(t *kernel.Task, olddirfd int32, oldAddr uintptr, newdirfd int32, newAddr uintptr, flags int32) (uintptr, error) {
+	if flags&^(unix.AT_SYMLINK_FOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&unix.AT_EMPTY_PATH != 0 && !t.Credentials().HasCapability(unix.CAP_DAC_READ_SEARCH) {
+		return 0, unix.ENOENT
+	}
+	if _, err := vfsResolve(t, olddirfd, oldAddr, flags&unix.AT_EMPTY_PATH != 0, flags&unix.AT_SYMLINK_FOLLOW != 0); err != nil {
+		return 0, err
+	}
+	l, err := vfsLookupAt(t, newdirfd, newAddr)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckCreate(t, &l, false)
+}
+
+// Link implements link(2).
+func Link(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return linkat(t, unix.AT_FDCWD, a[0].Pointer(), unix.AT_FDCWD, a[1].Pointer(), 0)
+}
+
+// Linkat implements linkat(2).
+func Linkat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return linkat(t, a[0].Int(), a[1].Pointer(), a[2].Int(), a[3].Pointer(), a[4].Int())
+}
+
+func unlinkat(t *kernel.Task, dirfd int32, addr uintptr, rmdir bool) (uintptr, error) {
+	l, err := vfsLookupAt(t, dirfd, addr)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckRemove(t, &l, rmdir)
+}
+
+// Unlink implements unlink(2).
+func Unlink(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return unlinkat(t, unix.AT_FDCWD, a[0].Pointer(), false)
+}
+
+// Rmdir implements rmdir(2).
+func Rmdir(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return unlinkat(t, unix.AT_FDCWD, a[0].Pointer(), true)
+}
+
+// Unlinkat implements unlinkat(2).
+func Unlinkat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	flags := a[2].Int()
+	if flags&^unix.AT_REMOVEDIR != 0 {
+		return 0, unix.EINVAL
+	}
+	return unlinkat(t, a[0].Int(), a[1].Pointer(), flags&unix.AT_REMOVEDIR != 0)
+}
+
+func renameat2(t *kernel.Task, olddirfd int32, oldAddr uintptr, newdirfd int32, newAddr uintptr, flags uint32) (uintptr, error) {
+	if flags&^uint32(unix.RENAME_NOREPLACE|unix.RENAME_EXCHANGE|unix.RENAME_WHITEOUT) != 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&unix.RENAME_EXCHANGE != 0 && flags&(unix.RENAME_NOREPLACE|unix.RENAME_WHITEOUT) != 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&unix.RENAME_WHITEOUT != 0 && !t.Credentials().HasCapability(unix.CAP_MKNOD) {
+		return 0, unix.EPERM
+	}
+	ol, err := vfsLookupAt(t, olddirfd, oldAddr)
+	if err != nil {
+		return 0, err
+	}
+	nl, err := vfsLookupAt(t, newdirfd, newAddr)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckRename(t, &ol, &nl, flags&unix.RENAME_NOREPLACE != 0)
+}
+
+// Rename implements rename(2).
+func Rename(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return renameat2(t, unix.AT_FDCWD, a[0].Pointer(), unix.AT_FDCWD, a[1].Pointer(), 0)
+}
+
+// Renameat implements renameat(2).
+func Renameat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return renameat2(t, a[0].Int(), a[1].Pointer(), a[2].Int(), a[3].Pointer(), 0)
+}
+
+// Renameat2 implements renameat2(2).
+func Renameat2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return renameat2(t, a[0].Int(), a[1].Pointer(), a[2].Int(), a[3].Pointer(), a[4].Uint())
+}
+
+// setAttrAt resolves a path (or dirfd with AT_EMPTY_PATH) and gives the
+// result of changing its attributes.
+func setAttrAt(t *kernel.Task, dirfd int32, addr uintptr, flags int32, allowed int32) (uintptr, error) {
+	if flags&^allowed != 0 {
+		return 0, unix.EINVAL
+	}
+	vd, err := vfsResolve(t, dirfd, addr, flags&unix.AT_EMPTY_PATH != 0, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckSetAttr(t, vd)
+}
+
+// setAttrFD gives the result of changing the attributes of an open file.
+func setAttrFD(t *kernel.Task, fd int32) (uintptr, error) {
+	f, err := vfsIOFile(t, fd)
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	return 0, fs.CheckSetAttr(t, f.VirtualDentry())
+}
+
+// Chmod implements chmod(2).
+func Chmod(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setAttrAt(t, unix.AT_FDCWD, a[0].Pointer(), 0, 0)
+}
+
+// Fchmod implements fchmod(2).
+func Fchmod(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setAttrFD(t, a[0].Int())
+}
+
+// Fchmodat implements fchmodat(2) (no flags argument).
+func Fchmodat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setAttrAt(t, a[0].Int(), a[1].Pointer(), 0, 0)
+}
+
+// Fchmodat2 implements fchmodat2(2).
+func Fchmodat2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setAttrAt(t, a[0].Int(), a[1].Pointer(), a[3].Int(), unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)
+}
+
+// Chown implements chown(2).
+func Chown(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setAttrAt(t, unix.AT_FDCWD, a[0].Pointer(), 0, 0)
+}
+
+// Lchown implements lchown(2).
+func Lchown(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setAttrAt(t, unix.AT_FDCWD, a[0].Pointer(), unix.AT_SYMLINK_NOFOLLOW, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// Fchown implements fchown(2).
+func Fchown(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setAttrFD(t, a[0].Int())
+}
+
+// Fchownat implements fchownat(2).
+func Fchownat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setAttrAt(t, a[0].Int(), a[1].Pointer(), a[4].Int(), unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)
+}
+
+// utimesOmitted reports whether both times are UTIME_OMIT (nothing to do).
+func utimesOmitted(t *kernel.Task, addr uintptr) (bool, error) {
+	if addr == 0 {
+		return false, nil
+	}
+	var ts [2]timespec
+	for i := range ts {
+		var err error
+		if ts[i], err = copyInTimespec(t, addr+uintptr(16*i)); err != nil {
+			return false, unix.EFAULT
+		}
+		if ts[i].Nsec != unix.UTIME_NOW && ts[i].Nsec != unix.UTIME_OMIT && !ts[i].valid() {
+			return false, unix.EINVAL
+		}
+	}
+	return ts[0].Nsec == unix.UTIME_OMIT && ts[1].Nsec == unix.UTIME_OMIT, nil
+}
+
+// Utimensat implements utimensat(2).
+func Utimensat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	dirfd, pathAddr, timesAddr, flags := a[0].Int(), a[1].Pointer(), a[2].Pointer(), a[3].Int()
+	omitted, err := utimesOmitted(t, timesAddr)
+	if err != nil {
+		return 0, err
+	}
+	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+		return 0, unix.EINVAL
+	}
+	if omitted {
+		return 0, nil
+	}
+	if pathAddr == 0 {
+		if flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
+			return 0, unix.EINVAL
+		}
+		if dirfd == unix.AT_FDCWD {
+			return 0, unix.EFAULT
+		}
+		return setAttrFD(t, dirfd)
+	}
+	return setAttrAt(t, dirfd, pathAddr, flags, flags)
+}
+
+// Utime implements utime(2).
+func Utime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if a[1].Pointer() != 0 {
+		var b [16]byte
+		if _, err := t.CopyInBytes(a[1].Pointer(), b[:]); err != nil {
+			return 0, unix.EFAULT
+		}
+	}
+	return setAttrAt(t, unix.AT_FDCWD, a[0].Pointer(), 0, 0)
+}
+
+// Utimes implements utimes(2).
+func Utimes(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return futimesat(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Pointer())
+}
+
+// Futimesat implements futimesat(2).
+func Futimesat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return futimesat(t, a[0].Int(), a[1].Pointer(), a[2].Pointer())
+}
+
+func futimesat(t *kernel.Task, dirfd int32, pathAddr, timesAddr uintptr) (uintptr, error) {
+	if timesAddr != 0 {
+		for i := 0; i < 2; i++ {
+			tv, err := copyInTimeval(t, timesAddr+uintptr(16*i))
+			if err != nil {
+				return 0, unix.EFAULT
+			}
+			if tv.Usec < 0 || tv.Usec >= 1e6 {
+				return 0, unix.EINVAL
+			}
+		}
+	}
+	if pathAddr == 0 {
+		return setAttrFD(t, dirfd)
+	}
+	return setAttrAt(t, dirfd, pathAddr, 0, 0)
+}
+
+// Truncate implements truncate(2).
+func Truncate(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if a[1].Int64() < 0 {
+		return 0, unix.EINVAL
+	}
+	vd, err := vfsResolve(t, unix.AT_FDCWD, a[0].Pointer(), false, true)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckTruncate(t, vd)
+}
+
+// Ftruncate implements ftruncate(2).
+func Ftruncate(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if a[1].Int64() < 0 {
+		return 0, unix.EINVAL
+	}
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	st, err := f.Stat(t)
+	if err != nil {
+		return 0, err
+	}
+	if !st.IsRegular() || !f.Writable() {
+		return 0, unix.EINVAL
+	}
+	return 0, fs.CheckTruncate(t, f.VirtualDentry())
+}
+
+// vfsFsync is fsync and fdatasync: regular files and directories have
+// nothing to flush; pipes, sockets and devices have no fsync (EINVAL).
+func vfsFsync(t *kernel.Task, fd int32) (uintptr, error) {
+	f, err := vfsIOFile(t, fd)
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	st, err := f.Stat(t)
+	if err != nil {
+		return 0, err
+	}
+	if !st.IsRegular() && !st.IsDir() {
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
+
+// Fsync implements fsync(2). Nothing is buffered in the Sentry.
+func Fsync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return vfsFsync(t, a[0].Int())
+}
+
+// Fdatasync implements fdatasync(2).
+func Fdatasync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return vfsFsync(t, a[0].Int())
+}
+
+// Sync implements sync(2).
+func Sync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) { return 0, nil }
+
+// Syncfs implements syncfs(2).
+func Syncfs(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	f, err := vfsFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	f.DecRef()
+	return 0, nil
+}
+
+// resolveCached is RESOLVE_CACHED (missing from x/sys/unix).
+const resolveCached = 0x20

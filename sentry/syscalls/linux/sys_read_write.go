@@ -1,0 +1,411 @@
+package linux
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/syserror"
+)
+
+const (
+	// maxRWCount is MAX_RW_COUNT: one read or write moves at most this.
+	maxRWCount = 0x7ffff000
+	// uioMaxIOV is UIO_MAXIOV.
+	uioMaxIOV = 1024
+	// rwChunk is the Sentry buffer one step of a read or write uses.
+	rwChunk = 64 << 10
+)
+
+var rwBufs = sync.Pool{New: func() any { b := make([]byte, rwChunk); return &b }}
+
+// iovec is one segment of application memory.
+type iovec struct {
+	base uintptr
+	len  uint64
+}
+
+// copyInIovecs reads iovcnt iovecs at addr, clamping the total to
+// maxRWCount as Linux does.
+func copyInIovecs(t *kernel.Task, addr uintptr, iovcnt int32) ([]iovec, error) {
+	if iovcnt < 0 || iovcnt > uioMaxIOV {
+		return nil, unix.EINVAL
+	}
+	if iovcnt == 0 {
+		return nil, nil
+	}
+	b := make([]byte, 16*int(iovcnt))
+	if _, err := t.CopyInBytes(addr, b); err != nil {
+		return nil, unix.EFAULT
+	}
+	iovs := make([]iovec, iovcnt)
+	var total uint64
+	for i := range iovs {
+		base := binary.LittleEndian.Uint64(b[16*i:])
+		n := binary.LittleEndian.Uint64(b[16*i+8:])
+		if int64(n) < 0 {
+			return nil, unix.EINVAL
+		}
+		if n > maxRWCount-total {
+			n = maxRWCount - total
+		}
+		total += n
+		iovs[i] = iovec{uintptr(base), n}
+	}
+	return iovs, nil
+}
+
+func iovTotal(iovs []iovec) uint64 {
+	var n uint64
+	for _, v := range iovs {
+		n += v.len
+	}
+	return n
+}
+
+// iovCursor walks application segments as one stream of bytes.
+type iovCursor struct {
+	iovs []iovec
+	i    int
+	off  uint64
+}
+
+// copyOut writes b to the segments; the count written and EFAULT if a
+// segment faulted.
+func (c *iovCursor) copyOut(t *kernel.Task, b []byte) (int, error) {
+	done := 0
+	for done < len(b) && c.i < len(c.iovs) {
+		v := c.iovs[c.i]
+		n := min(uint64(len(b)-done), v.len-c.off)
+		k, err := t.CopyOutBytes(v.base+uintptr(c.off), b[done:done+int(n)])
+		done += k
+		c.off += uint64(k)
+		if err != nil {
+			return done, unix.EFAULT
+		}
+		if c.off == v.len {
+			c.i, c.off = c.i+1, 0
+		}
+	}
+	return done, nil
+}
+
+// copyIn fills b from the segments.
+func (c *iovCursor) copyIn(t *kernel.Task, b []byte) (int, error) {
+	done := 0
+	for done < len(b) && c.i < len(c.iovs) {
+		v := c.iovs[c.i]
+		n := min(uint64(len(b)-done), v.len-c.off)
+		k, err := t.CopyInBytes(v.base+uintptr(c.off), b[done:done+int(n)])
+		done += k
+		c.off += uint64(k)
+		if err != nil {
+			return done, unix.EFAULT
+		}
+		if c.off == v.len {
+			c.i, c.off = c.i+1, 0
+		}
+	}
+	return done, nil
+}
+
+// rwOptions say how one read or write goes.
+type rwOptions struct {
+	pos    bool  // at off, without moving the file's offset
+	off    int64 // for pos
+	noWait bool  // RWF_NOWAIT
+}
+
+// vfsReadFile reads from f into iovs.
+func vfsReadFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptions) (uintptr, error) {
+	if !f.Readable() {
+		return 0, unix.EBADF
+	}
+	total := iovTotal(iovs)
+	if total == 0 {
+		return 0, nil
+	}
+	bp := rwBufs.Get().(*[]byte)
+	defer rwBufs.Put(bp)
+	buf := *bp
+	cur := iovCursor{iovs: iovs}
+	var done uint64
+	for done < total {
+		n := min(uint64(len(buf)), total-done)
+		var k int
+		var err error
+		switch {
+		case o.pos:
+			k, err = f.PRead(t, buf[:n], o.off+int64(done))
+		case o.noWait || done > 0:
+			k, err = f.Read(t, buf[:n])
+		default:
+			k, err = fs.ReadBlocking(t, f, buf[:n])
+		}
+		if k > 0 {
+			c, cerr := cur.copyOut(t, buf[:k])
+			done += uint64(c)
+			if cerr != nil {
+				return vfsPartial(done, cerr)
+			}
+		}
+		if err != nil {
+			return vfsPartial(done, vfsIOErr(err))
+		}
+		if uint64(k) < n || f.Options().Stream {
+			break
+		}
+	}
+	return uintptr(done), nil
+}
+
+// vfsWriteFile writes iovs to f.
+func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptions) (uintptr, error) {
+	if !f.Writable() {
+		return 0, unix.EBADF
+	}
+	total := iovTotal(iovs)
+	if total == 0 {
+		return 0, nil
+	}
+	bp := rwBufs.Get().(*[]byte)
+	defer rwBufs.Put(bp)
+	buf := *bp
+	cur := iovCursor{iovs: iovs}
+	var done uint64
+	for done < total {
+		n, cerr := cur.copyIn(t, buf[:min(uint64(len(buf)), total-done)])
+		var k int
+		var err error
+		if n > 0 {
+			switch {
+			case o.pos:
+				k, err = f.PWrite(t, buf[:n], o.off+int64(done))
+			case o.noWait:
+				k, err = f.Write(t, buf[:n])
+			default:
+				k, err = fs.WriteBlocking(t, f, buf[:n])
+			}
+			done += uint64(k)
+		}
+		if err == unix.EPIPE {
+			t.SendSignal(kernel.NewSignalInfo(kernel.Signal(unix.SIGPIPE), kernel.SI_USER))
+		}
+		if err != nil {
+			return vfsPartial(done, vfsIOErr(err))
+		}
+		if cerr != nil {
+			return vfsPartial(done, cerr)
+		}
+		if k < n {
+			break
+		}
+	}
+	return uintptr(done), nil
+}
+
+// vfsPartial returns done if anything moved, else err.
+func vfsPartial(done uint64, err error) (uintptr, error) {
+	if done > 0 {
+		return uintptr(done), nil
+	}
+	return 0, err
+}
+
+// vfsIOErr maps an interrupted wait to the restart code of read and
+// write.
+func vfsIOErr(err error) error {
+	if err == syserror.ErrInterrupted {
+		return syserror.ERESTARTSYS
+	}
+	return err
+}
+
+// vfsRW is the body of every read and write syscall.
+func vfsRW(t *kernel.Task, fd int32, iovs []iovec, write bool, o rwOptions) (uintptr, error) {
+	f, err := vfsIOFile(t, fd)
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	if o.pos && f.Options().Stream {
+		return 0, unix.ESPIPE
+	}
+	if write {
+		return vfsWriteFile(t, f, iovs, o)
+	}
+	return vfsReadFile(t, f, iovs, o)
+}
+
+// single returns the one segment of read(2) and write(2), clamped.
+func single(addr uintptr, count uint64) ([]iovec, error) {
+	if count > maxRWCount {
+		count = maxRWCount
+	}
+	if count > 0 && (addr >= arch.MaxUserAddress || uint64(addr)+count > arch.MaxUserAddress) {
+		return nil, unix.EFAULT
+	}
+	return []iovec{{addr, count}}, nil
+}
+
+// Read implements read(2).
+func Read(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	if !f.Readable() {
+		return 0, unix.EBADF
+	}
+	iovs, err := single(a[1].Pointer(), a[2].Uint64())
+	if err != nil {
+		return 0, err
+	}
+	return vfsReadFile(t, f, iovs, rwOptions{})
+}
+
+// Write implements write(2).
+func Write(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	if !f.Writable() {
+		return 0, unix.EBADF
+	}
+	iovs, err := single(a[1].Pointer(), a[2].Uint64())
+	if err != nil {
+		return 0, err
+	}
+	return vfsWriteFile(t, f, iovs, rwOptions{})
+}
+
+// Pread64 implements pread64(2).
+func Pread64(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	off := a[3].Int64()
+	if off < 0 {
+		return 0, unix.EINVAL
+	}
+	iovs, err := single(a[1].Pointer(), a[2].Uint64())
+	if err != nil {
+		return 0, err
+	}
+	return vfsRW(t, a[0].Int(), iovs, false, rwOptions{pos: true, off: off})
+}
+
+// Pwrite64 implements pwrite64(2).
+func Pwrite64(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	off := a[3].Int64()
+	if off < 0 {
+		return 0, unix.EINVAL
+	}
+	iovs, err := single(a[1].Pointer(), a[2].Uint64())
+	if err != nil {
+		return 0, err
+	}
+	return vfsRW(t, a[0].Int(), iovs, true, rwOptions{pos: true, off: off})
+}
+
+// vectored is readv, writev, preadv, pwritev, preadv2 and pwritev2. off
+// -1 (or !pos) uses the file offset.
+func vectored(t *kernel.Task, a arch.SyscallArguments, write, pos bool, off int64, flags uint32) (uintptr, error) {
+	const knownRWF = unix.RWF_HIPRI | unix.RWF_DSYNC | unix.RWF_SYNC | unix.RWF_NOWAIT | unix.RWF_APPEND | 0x20 /* RWF_NOAPPEND */
+	if flags&^uint32(knownRWF) != 0 {
+		return 0, unix.EOPNOTSUPP
+	}
+	if pos && off < 0 {
+		if off != -1 {
+			return 0, unix.EINVAL
+		}
+		pos = false
+	}
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	if (write && !f.Writable()) || (!write && !f.Readable()) {
+		return 0, unix.EBADF
+	}
+	iovs, err := copyInIovecs(t, a[1].Pointer(), a[2].Int())
+	if err != nil {
+		return 0, err
+	}
+	if pos && f.Options().Stream {
+		return 0, unix.ESPIPE
+	}
+	o := rwOptions{pos: pos, off: off, noWait: flags&unix.RWF_NOWAIT != 0}
+	if write {
+		return vfsWriteFile(t, f, iovs, o)
+	}
+	return vfsReadFile(t, f, iovs, o)
+}
+
+// Readv implements readv(2).
+func Readv(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return vectored(t, a, false, false, 0, 0)
+}
+
+// Writev implements writev(2).
+func Writev(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return vectored(t, a, true, false, 0, 0)
+}
+
+// preadvOffset checks the offset of preadv and pwritev (EINVAL if
+// negative).
+func preadvOffset(a arch.SyscallArguments) (int64, error) {
+	off := a[3].Int64()
+	if off < 0 {
+		return 0, unix.EINVAL
+	}
+	return off, nil
+}
+
+// Preadv implements preadv(2).
+func Preadv(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	off, err := preadvOffset(a)
+	if err != nil {
+		return 0, err
+	}
+	return vectored(t, a, false, true, off, 0)
+}
+
+// Pwritev implements pwritev(2).
+func Pwritev(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	off, err := preadvOffset(a)
+	if err != nil {
+		return 0, err
+	}
+	return vectored(t, a, true, true, off, 0)
+}
+
+// Preadv2 implements preadv2(2).
+func Preadv2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return vectored(t, a, false, true, a[3].Int64(), a[5].Uint())
+}
+
+// Pwritev2 implements pwritev2(2).
+func Pwritev2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return vectored(t, a, true, true, a[3].Int64(), a[5].Uint())
+}
+
+// Lseek implements lseek(2).
+func Lseek(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	whence := a[2].Int()
+	if whence < 0 || whence > unix.SEEK_HOLE {
+		return 0, unix.EINVAL
+	}
+	off, err := f.Seek(t, a[1].Int64(), int(whence))
+	return uintptr(off), err
+}
