@@ -108,13 +108,19 @@ func putPrinter(p *printer) {
 // `openat(AT_FDCWD, "/etc/passwd", O_RDONLY|O_CLOEXEC)`. Arguments the
 // call writes print as addresses.
 func Entry(m Memory, sysno uintptr, args [6]uintptr) (s string) {
-	p := getPrinter(m, args)
-	defer putPrinter(p)
 	defer func() {
+		// Decoding is written not to panic (the fuzz tests check it);
+		// should it anyway, the trace must not take the sandbox down.
 		if r := recover(); r != nil {
 			s = safeLine(sysno, args, false, 0)
 		}
 	}()
+	return entryLine(m, sysno, args)
+}
+
+func entryLine(m Memory, sysno uintptr, args [6]uintptr) string {
+	p := getPrinter(m, args)
+	defer putPrinter(p)
 	p.call(sysno)
 	return string(p.b)
 }
@@ -126,13 +132,17 @@ func Entry(m Memory, sysno uintptr, args [6]uintptr) (s string) {
 // Arguments that are both read and written (select's fd sets, poll's
 // array) show their contents after the call.
 func Exit(m Memory, sysno uintptr, args [6]uintptr, ret uintptr) (s string) {
-	p := getPrinter(m, args)
-	defer putPrinter(p)
 	defer func() {
 		if r := recover(); r != nil {
 			s = safeLine(sysno, args, true, ret)
 		}
 	}()
+	return exitLine(m, sysno, args, ret)
+}
+
+func exitLine(m Memory, sysno uintptr, args [6]uintptr, ret uintptr) string {
+	p := getPrinter(m, args)
+	defer putPrinter(p)
 	p.exit = true
 	p.ret = ret
 	p.ok = !isErrno(ret)
