@@ -31,6 +31,7 @@ import (
 //	open           open a host path after the filter (must die of SIGSYS)
 //	args           print cwd, env and argv as received
 //	platform       run code under the real ptrace platform, confined
+//	tty-fg         print the foreground process group of stdin, a terminal
 //
 // MOAT_FAKE_GOFER=hang makes the gofer ignore its connection and sleep,
 // to check that Do kills it.
@@ -93,6 +94,7 @@ func fakeRunsc(args []string) int {
 func fakeBoot(conf *config.Config, goferFD int, cwd string, env []string, selfTest bool, argv []string) int {
 	// Gather what must be read before the pivot.
 	hostname, _ := os.Hostname()
+	pgrp := unix.Getpgrp()
 	var nss []string
 	for _, ns := range []string{"mnt", "pid", "ipc", "uts", "net", "user"} {
 		l, _ := os.Readlink("/proc/self/ns/" + ns)
@@ -138,7 +140,7 @@ func fakeBoot(conf *config.Config, goferFD int, cwd string, env []string, selfTe
 		}
 		return 0
 	case "whoami":
-		fmt.Printf("pid=%d uid=%d hostname=%s %s\n", os.Getpid(), os.Getuid(), hostname, strings.Join(nss, " "))
+		fmt.Printf("pid=%d uid=%d pgrp=%d hostname=%s %s\n", os.Getpid(), os.Getuid(), pgrp, hostname, strings.Join(nss, " "))
 		return 0
 	case "wait-usr1":
 		fmt.Println("ready")
@@ -155,6 +157,11 @@ func fakeBoot(conf *config.Config, goferFD int, cwd string, env []string, selfTe
 		fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
 		fmt.Fprintf(os.Stderr, "fake boot: open returned %d, %v\n", fd, err)
 		return 1
+	case "tty-fg":
+		// The terminal's foreground group as seen from here: 1 is ours.
+		fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+		fmt.Printf("foreground=%d err=%v\n", fg, err)
+		return 0
 	case "args":
 		fmt.Printf("cwd=%s env=%q argv=%q\n", cwd, env, argv)
 		return 0

@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +22,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(jobControlEnv) != "" {
+		os.Unsetenv(jobControlEnv)
+		os.Exit(jobControlHelper())
+	}
 	if os.Getenv(fakeEnv) != "" {
 		os.Exit(fakeRunsc(os.Args[1:]))
 	}
@@ -143,8 +150,10 @@ func TestDoNamespaces(t *testing.T) {
 		if err != nil || status != 0 {
 			t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
 		}
-		if !strings.HasPrefix(stdout, "pid=1 uid=0 ") {
-			t.Errorf("sandbox sees %q, want pid 1 and uid 0", stdout)
+		// pgrp 1: the sandbox leads a process group of its own, so a
+		// terminal's ^C reaches only runsc, which forwards it once.
+		if !strings.HasPrefix(stdout, "pid=1 uid=0 pgrp=1 ") {
+			t.Errorf("sandbox sees %q, want pid 1, uid 0 and its own process group", stdout)
 		}
 		for _, ns := range []string{"mnt", "pid", "ipc", "uts", "net", "user"} {
 			own, err := os.Readlink("/proc/self/ns/" + ns)
@@ -350,5 +359,65 @@ func TestPtracePlatformConfined(t *testing.T) {
 		if status != 0 || stdout != "platform ok\n" {
 			t.Errorf("userns=%v: status %d, stdout %q; stderr:\n%s", userns, status, stdout, stderr)
 		}
+	}
+}
+
+const jobControlEnv = "MOAT_SANDBOX_TEST_JOBCONTROL"
+
+// jobControlHelper runs in a session of its own whose controlling terminal
+// is its stdin, like a shell's foreground job: Do must hand the terminal to
+// the sandbox and take it back afterwards.
+func jobControlHelper() int {
+	status, err := Do(context.Background(), Options{Exe: os.Args[0], Argv: []string{"tty-fg"}})
+	if err != nil || status != 0 {
+		fmt.Fprintf(os.Stderr, "Do: status %d, %v\n", status, err)
+		return 1
+	}
+	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
+	if err != nil || fg != unix.Getpgrp() {
+		fmt.Fprintf(os.Stderr, "terminal not given back: foreground %d (%v), ours %d\n", fg, err, unix.Getpgrp())
+		return 1
+	}
+	fmt.Println("restored")
+	return 0
+}
+
+func TestDoForegroundOnTerminal(t *testing.T) {
+	skipUnlessConfinable(t)
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pts.Close()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), jobControlEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pts.Close()
+	out, _ := io.ReadAll(ptmx) // until the session ends (EIO)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper: %v; output:\n%s", err, out)
+	}
+	text := strings.ReplaceAll(string(out), "\r", "")
+	if !strings.Contains(text, "foreground=1 err=<nil>\n") {
+		t.Errorf("the sandbox was not the terminal's foreground group; output:\n%s", text)
+	}
+	if !strings.Contains(text, "restored\n") {
+		t.Errorf("the terminal was not given back; output:\n%s", text)
 	}
 }
