@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/runsc/config"
 	"github.com/moat-sandbox/moat/sentry/platform"
 	"github.com/moat-sandbox/moat/sentry/platform/ptrace"
-	"github.com/moat-sandbox/moat/runsc/config"
 	"golang.org/x/sys/unix"
 )
 
