@@ -7,10 +7,15 @@ func (p *printer) arg(i int, k ArgKind) {
 		return
 	}
 	v := uint64(p.args[i])
-	if k == OpenMode && !needsMode(uint64(p.args[i-1])) {
+	if k == OpenMode && !needsMode(p.prev(i)) {
 		return
 	}
 	p.sep()
+	if p.ok && (p.sysno == sysExecve || p.sysno == sysExecveat) && (k == Path || k == StrArray || k == EnvArray) {
+		// A successful execve replaced the memory these pointed into.
+		p.ptr(v)
+		return
+	}
 	if k.isOut() && !p.ok && !p.interruptedSleep(k) {
 		p.ptr(v)
 		return

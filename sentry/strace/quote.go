@@ -11,6 +11,8 @@ const (
 	// pageSize bounds each read of a NUL-terminated string, so that a
 	// string ending just before an unmapped page still reads.
 	pageSize = 4096
+	// strChunk is how many bytes of a string one read asks for.
+	strChunk = 128
 )
 
 // quote appends data as a C string literal the way strace prints it:
@@ -72,7 +74,13 @@ func (p *printer) readCString(addr uint64, max int) (s []byte, terminated, ok bo
 	}
 	n := 0
 	for n < max {
+		// Read in small steps that never cross a page, so a short string
+		// costs a short copy and a string ending before an unmapped page
+		// still reads.
 		chunk := pageSize - int((addr+uint64(n))%pageSize)
+		if chunk > strChunk {
+			chunk = strChunk
+		}
 		if chunk > max-n {
 			chunk = max - n
 		}

@@ -7,6 +7,8 @@ const (
 	sysTimerfdSettime = 286
 	sysMknodat        = 259
 	sysNanosleep      = 35
+	sysExecve         = 59
+	sysExecveat       = 322
 	sysClockNanosleep = 230
 
 	errEINTR = 4

@@ -154,8 +154,20 @@ func exitLine(m Memory, sysno uintptr, args [6]uintptr, ret uintptr) string {
 // safeLine is the raw line printed if decoding ever panicked; it reads no
 // memory.
 func safeLine(sysno uintptr, args [6]uintptr, exit bool, ret uintptr) string {
-	p := &printer{}
-	p.unknown(sysno)
+	p := &printer{args: args}
+	if name, kinds := Signature(sysno); name != "" {
+		p.str(name)
+		p.b = append(p.b, '(')
+		for i := range kinds {
+			if i > 0 {
+				p.str(", ")
+			}
+			p.hex(uint64(args[i]))
+		}
+		p.b = append(p.b, ')')
+	} else {
+		p.unknown(sysno)
+	}
 	if exit {
 		p.str(" = ")
 		p.b = strconv.AppendInt(p.b, int64(ret), 10)
