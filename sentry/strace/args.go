@@ -194,6 +194,10 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 	case OutIovec:
 		p.iovec(v, int64(int32(p.next(i))), true, uint64(p.ret))
 	case OutMsghdr:
+		if !p.ok {
+			p.msgNamelen(v)
+			return
+		}
 		p.msghdr(v, true)
 	case PollFds:
 		p.pollFds(v, p.next(i)&0xffffffff)

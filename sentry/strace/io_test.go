@@ -479,8 +479,15 @@ func TestNet(t *testing.T) {
 				mh := (&builder{}).u64(0).u32(0).at(16).u64(m.put(iov.b)).u64(1).u64(0).u64(0).u32(0).at(56)
 				return a(6, m.put(mh.b), unix.MSG_DONTWAIT)
 			},
-			ret:  5,
-			exit: `recvmsg(6, {msg_name=NULL, msg_namelen=0, msg_iov=[{iov_base="hello", iov_len=10}], msg_iovlen=1, msg_controllen=0, msg_flags=0}, MSG_DONTWAIT) = 5`,
+			ret:   5,
+			entry: `recvmsg(6, {msg_namelen=0}, MSG_DONTWAIT)`,
+			exit:  `recvmsg(6, {msg_name=NULL, msg_namelen=0, msg_iov=[{iov_base="hello", iov_len=10}], msg_iovlen=1, msg_controllen=0, msg_flags=0}, MSG_DONTWAIT) = 5`,
+		},
+		{
+			name: "recvmsg error", sysno: unix.SYS_RECVMSG,
+			setup: func(m *fakeMem) [6]uintptr { return a(0, m.put(make([]byte, 56)), unix.MSG_DONTWAIT) },
+			ret:   neg(unix.ENOTSOCK),
+			exit:  `recvmsg(0, {msg_namelen=0}, MSG_DONTWAIT) = -1 ENOTSOCK (Socket operation on non-socket)`,
 		},
 	})
 }

@@ -261,7 +261,8 @@ const (
 	OpenHow
 	// Msghdr is an input struct msghdr (sendmsg).
 	Msghdr
-	// OutMsghdr is an output struct msghdr (recvmsg).
+	// OutMsghdr is recvmsg's struct msghdr: only its msg_namelen before
+	// the call (and on failure), all of it after.
 	OutMsghdr
 	// Skip is a register the call does not use as an argument (the high
 	// half of preadv2's offset); it prints nothing.
@@ -327,7 +328,7 @@ func (k ArgKind) isOut() bool {
 		OutSigStack, OutTimespec, OutTimeval, OutItimerval, OutItimerspec,
 		OutStat, OutStatx, OutEpollEvents, OutSockaddr, OutInt,
 		OutFdPair, OutRlimit, OutRlimit64, OutRusage, OutDirents, OutUtsname,
-		OutSysinfo, OutTms, OutRandom, OutCPUSet, OutSockOptVal, OutMsghdr:
+		OutSysinfo, OutTms, OutRandom, OutCPUSet, OutSockOptVal:
 		return true
 	}
 	return false

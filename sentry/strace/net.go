@@ -278,6 +278,19 @@ func (p *printer) socklen(addr uint64) (uint64, bool) {
 	return uint64(le32(raw[:])), true
 }
 
+// msgNamelen prints what recvmsg's msghdr holds before the call:
+// {msg_namelen=16}.
+func (p *printer) msgNamelen(addr uint64) {
+	var raw [56]byte
+	if !p.read(addr, raw[:]) {
+		p.ptr(addr)
+		return
+	}
+	p.str("{msg_namelen=")
+	p.uint(uint64(le32(raw[8:])))
+	p.b = append(p.b, '}')
+}
+
 // msghdr prints a struct msghdr. At exit (out), the iovecs hold the
 // returned bytes.
 func (p *printer) msghdr(addr uint64, out bool) {
