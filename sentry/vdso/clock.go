@@ -165,17 +165,12 @@ func (c *Clock) UsesTSC() bool {
 // calibrate makes the first rate estimate and publishes the first curves
 // into c.data. It reports false if the TSC looks unusable.
 func (c *Clock) calibrate() bool {
-	s0, _ := c.pairMono()
-	for c.h.nanotime()-s0.ns < calibrationNs {
-	}
-	s1, _ := c.pairMono()
-	if int64(s1.tsc-s0.tsc) <= 0 || s1.ns <= s0.ns {
+	s0, w0 := c.pairTSC()
+	s1, ok := c.regress(s0, w0)
+	if !ok {
 		return false
 	}
-	rate := float64(s1.ns-s0.ns) / float64(s1.tsc-s0.tsc)
-	if rate < 0.05 || rate > 20 { // a TSC between 50 MHz and 20 GHz
-		return false
-	}
+	rate := c.mono.rate
 	c.mono = track{rate: rate, n: 2}
 	c.mono.hist[0], c.mono.hist[1] = s0, s1
 	c.raw = track{rate: rate}
@@ -359,6 +354,67 @@ func (c *Clock) noteInterval(t1 uint64) {
 
 func (c *Clock) clampNs(ns, lo, hi float64) float64 {
 	return math.Max(lo, math.Min(hi, ns))
+}
+
+// pairTSC is pairMono, before the rate is known: the window is in
+// cycles.
+func (c *Clock) pairTSC() (sample, uint64) {
+	var best sample
+	bestWin := uint64(math.MaxUint64)
+	for range pairTries {
+		a := c.h.tsc()
+		ns := c.h.nanotime()
+		b := c.h.tsc()
+		if w := b - a; int64(w) >= 0 && w < bestWin {
+			bestWin = w
+			best = sample{tsc: a + w/2, ns: ns}
+		}
+	}
+	return best, bestWin
+}
+
+// regress estimates the TSC rate: for calibrationNs from s0 it pairs the
+// TSC with CLOCK_MONOTONIC as fast as it can and fits a line through the
+// pairings whose window is at most about twice s0's (w0 cycles), which
+// averages away the clock's granularity and the readings' jitter far
+// better than two end points would. It sets c.mono.rate and returns the
+// last pairing, or false if the TSC does not look usable.
+func (c *Clock) regress(s0 sample, w0 uint64) (sample, bool) {
+	maxWin := 2*w0 + 64
+	var n, sx, sy, sxx, sxy float64
+	var last sample
+	for {
+		a := c.h.tsc()
+		ns := c.h.nanotime()
+		b := c.h.tsc()
+		w := b - a
+		if int64(w) < 0 || w > maxWin {
+			if ns-s0.ns >= calibrationNs*4 {
+				break // hardly any good pairing: give up below
+			}
+			continue
+		}
+		last = sample{tsc: a + w/2, ns: ns}
+		x, y := float64(int64(last.tsc-s0.tsc)), float64(ns-s0.ns)
+		n++
+		sx += x
+		sy += y
+		sxx += x * x
+		sxy += x * y
+		if y >= calibrationNs {
+			break
+		}
+	}
+	den := n*sxx - sx*sx
+	if n < 16 || den <= 0 || int64(last.tsc-s0.tsc) <= 0 {
+		return sample{}, false
+	}
+	rate := (n*sxy - sx*sy) / den
+	if rate < 0.05 || rate > 20 { // a TSC between 50 MHz and 20 GHz
+		return sample{}, false
+	}
+	c.mono.rate = rate
+	return last, true
 }
 
 // pairMono reads the host's CLOCK_MONOTONIC between two TSC readings,

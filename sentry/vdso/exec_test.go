@@ -434,3 +434,26 @@ func TestVDSOWaitsForWriter(t *testing.T) {
 		t.Fatal("the vDSO did not return after the write")
 	}
 }
+
+// BenchmarkVDSOClockGettime measures a clock_gettime through Moat's vDSO
+// (called from Go through ccall); compare BenchmarkHostClockGettime (a
+// host syscall) and, for the host's own vDSO, BenchmarkHostVDSO.
+func BenchmarkVDSOClockGettime(b *testing.B) {
+	c, err := NewClock()
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := mapVDSO(b)
+	c.Update(m.vvar)
+	off, _ := SymbolOffset("__vdso_clock_gettime")
+	fn := m.base + off
+	for b.Loop() {
+		ccallMonotonic(fn, m.scr(0))
+	}
+}
+
+func BenchmarkHostVDSO(b *testing.B) {
+	for b.Loop() {
+		hostNanotime()
+	}
+}

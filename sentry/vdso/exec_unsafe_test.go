@@ -22,7 +22,7 @@ type mappedVDSO struct {
 	scrAddr uintptr
 }
 
-func mapVDSO(t *testing.T) *mappedVDSO {
+func mapVDSO(t testing.TB) *mappedVDSO {
 	t.Helper()
 	size := VVarSize + len(Image) + 4096
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
@@ -73,4 +73,8 @@ func (m *mappedVDSO) clockGettime(t *testing.T, id int32) (int32, int64) {
 	t.Helper()
 	ret := int32(uint32(m.call(t, "__vdso_clock_gettime", uintptr(id), m.scr(0), 0)))
 	return ret, int64(m.u64(0))*1e9 + int64(m.u64(8))
+}
+
+func ccallMonotonic(fn, ts uintptr) uintptr {
+	return ccall.Call(fn, unix.CLOCK_MONOTONIC, ts, 0)
 }
