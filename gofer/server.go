@@ -33,9 +33,9 @@ func Serve(cfg Config) error {
 	return s.ServeConn(cfg.ConnFD)
 }
 
-// maxInFlight bounds the requests of one connection served at once; the
-// connection's reader waits (and the Sentry's sends back up) beyond it.
-const maxInFlight = 16
+// maxWorkers bounds the requests of one connection served at once; the
+// connection's readers wait (and the Sentry's sends back up) beyond it.
+const maxWorkers = 16
 
 // Server serves one host directory tree to any number of connections.
 type Server struct {
@@ -84,49 +84,106 @@ func (s *Server) serveConn(fd int) error {
 	if err != nil {
 		return err
 	}
-	c := &conn{srv: s, pc: pc, sem: make(chan struct{}, maxInFlight)}
-	err = c.serve()
-	c.inFlight.Wait()
+	c := &conn{srv: s, pc: pc}
+	c.mu.Lock()
+	c.startWorker()
+	c.mu.Unlock()
+	c.workers.Wait()
 	c.nodes.clear()
 	pc.Close()
-	return err
+	return c.err
 }
 
-// conn is one connection: its handles and its requests in progress.
+// conn is one connection: its handles and the workers serving it.
+//
+// Workers take turns reading (readMu): the one that gets a request lets
+// go of readMu and serves the request itself, so a request costs no
+// goroutine switch, while another worker is already reading the next one.
+// A worker is started when the last one waiting to read takes a request,
+// up to maxWorkers; workers live as long as the connection.
 type conn struct {
-	srv      *Server
-	pc       *proto.Conn
-	nodes    nodeTable
-	sem      chan struct{}
-	inFlight sync.WaitGroup
+	srv   *Server
+	pc    *proto.Conn
+	nodes nodeTable
+
+	readMu sync.Mutex // held while reading a request
+
+	// mu guards the fields below.
+	mu       sync.Mutex
+	nworkers int  // workers started
+	nreading int  // workers waiting for readMu or reading
+	done     bool // the connection has ended
+	err      error
+
+	workers sync.WaitGroup
 }
 
-func (c *conn) serve() error {
-	buf := make([]byte, proto.MaxMessage)
+// startWorker starts a worker that begins by reading.
+//
+// Preconditions: c.mu is held.
+func (c *conn) startWorker() {
+	c.nworkers++
+	c.nreading++
+	c.workers.Add(1)
+	go c.work()
+}
+
+func (c *conn) work() {
+	defer c.workers.Done()
+	buf := make([]byte, proto.MaxRequest)
 	for {
-		tag, m, err := c.pc.ReadMessage(buf)
-		if err != nil {
-			var de *proto.DecodeError
-			if errors.As(err, &de) {
-				if de.HasTag {
-					c.reply(de.Tag, &proto.Rerror{Errno: uint32(unix.EINVAL)})
-				}
-				continue
+		c.readMu.Lock()
+		tag, m, err := c.next(buf)
+		c.readMu.Unlock()
+
+		c.mu.Lock()
+		c.nreading--
+		if err != nil && !c.done {
+			c.done = true
+			if err != io.EOF {
+				c.err = fmt.Errorf("gofer: %w", err)
 			}
-			if err == io.EOF {
-				return nil
-			}
-			return fmt.Errorf("gofer: %w", err)
 		}
-		c.sem <- struct{}{}
-		c.inFlight.Add(1)
-		go func() {
-			defer func() {
-				<-c.sem
-				c.inFlight.Done()
-			}()
-			c.reply(tag, c.handle(m))
-		}()
+		if c.done {
+			c.mu.Unlock()
+			return
+		}
+		if c.nreading == 0 && c.nworkers < maxWorkers {
+			c.startWorker()
+		}
+		c.mu.Unlock()
+
+		c.reply(tag, c.handle(m))
+
+		c.mu.Lock()
+		c.nreading++
+		c.mu.Unlock()
+	}
+}
+
+// next reads the next well-formed request, answering malformed ones with
+// EINVAL. It returns an error once the connection has ended.
+//
+// Preconditions: c.readMu is held.
+func (c *conn) next(buf []byte) (uint32, proto.Message, error) {
+	for {
+		c.mu.Lock()
+		done := c.done
+		c.mu.Unlock()
+		if done {
+			return 0, nil, io.EOF
+		}
+		tag, m, err := c.pc.ReadMessage(buf)
+		if err == nil {
+			return tag, m, nil
+		}
+		var de *proto.DecodeError
+		if !errors.As(err, &de) {
+			return 0, nil, err
+		}
+		if de.HasTag {
+			c.reply(de.Tag, &proto.Rerror{Errno: uint32(unix.EINVAL)})
+		}
 	}
 }
 

@@ -748,3 +748,74 @@ func TestErrMsg(t *testing.T) {
 		t.Errorf("plain error = %v, want EIO", unix.Errno(r.Errno))
 	}
 }
+
+// BenchmarkStat measures one Tstat round trip through client and server.
+func BenchmarkStat(b *testing.B) {
+	c, root := benchClient(b)
+	for b.Loop() {
+		if _, err := c.Stat(root); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStatParallel measures Tstat from many goroutines sharing one
+// client.
+func BenchmarkStatParallel(b *testing.B) {
+	c, root := benchClient(b)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Stat(root); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkWalkOpenClose measures what opening a file by name costs: a
+// walk, an open (fd donation) and a close.
+func BenchmarkWalkOpenClose(b *testing.B) {
+	c, root := benchClient(b)
+	for b.Loop() {
+		h, _, err := c.Walk(root, "file")
+		if err != nil {
+			b.Fatal(err)
+		}
+		fd, err := c.Open(h, unix.O_RDONLY)
+		if err != nil {
+			b.Fatal(err)
+		}
+		unix.Close(fd)
+		if err := c.Close(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchClient(b *testing.B) (*proto.Client, proto.Handle) {
+	b.Helper()
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), []byte(fileContent), 0644); err != nil {
+		b.Fatal(err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Serve(Config{Root: dir, ConnFD: fds[0], ReadOnly: true}) }()
+	c, err := proto.NewClient(fds[1])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		c.Shutdown()
+		<-done
+	})
+	root, _, err := c.Attach()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, root
+}

@@ -89,21 +89,23 @@ func (c *Conn) WriteMessage(tag uint32, m Message) error {
 	return nil
 }
 
-// ReadMessage receives one message into buf, which must hold MaxMessage
-// bytes (the returned message does not refer to it). Fds that arrive with
-// a message that does not carry one are closed. A *DecodeError means this
-// message was bad but the connection is fine; io.EOF means the peer hung
-// up; any other error means the connection is unusable.
+// ReadMessage receives one message into buf (the returned message does
+// not refer to it). A message longer than buf is refused as too large: a
+// reader of responses needs MaxMessage bytes, a reader of requests
+// MaxRequest. Fds that arrive with a message that does not carry one are
+// closed. A *DecodeError means this message was bad but the connection is
+// fine; io.EOF means the peer hung up; any other error means the
+// connection is unusable.
 func (c *Conn) ReadMessage(buf []byte) (uint32, Message, error) {
-	if len(buf) < MaxMessage {
-		return 0, nil, fmt.Errorf("receive: buffer of %d bytes, want %d", len(buf), MaxMessage)
+	if len(buf) < headerSize {
+		return 0, nil, fmt.Errorf("receive: buffer of %d bytes is too small", len(buf))
 	}
 	var oobArr [64]byte
 	oob := oobArr[:oobSize]
 	var n, oobn, flags int
 	var rerr error
 	// A longer datagram is cut short and flagged MSG_TRUNC.
-	rbuf := buf[:MaxMessage]
+	rbuf := buf[:min(len(buf), MaxMessage)]
 	err := c.rc.Read(func(fd uintptr) bool {
 		n, oobn, flags, _, rerr = unix.Recvmsg(int(fd), rbuf, oob, unix.MSG_CMSG_CLOEXEC)
 		return rerr != unix.EAGAIN

@@ -53,6 +53,10 @@ const Version = 1
 // MaxMessage is the largest datagram either side sends or accepts.
 const MaxMessage = 64 << 10
 
+// MaxRequest bounds the size of every request (the longest is a Twalk
+// with a NameMax-byte name), so a server can read them into small buffers.
+const MaxRequest = 512
+
 // headerSize is the size of the tag and type that start every message.
 const headerSize = 5
 

@@ -226,3 +226,18 @@ func TestIsRequest(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxRequest(t *testing.T) {
+	b, err := Encode(nil, ^uint32(0), &Twalk{Dir: ^Handle(0), Name: strings.Repeat("n", NameMax)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > MaxRequest {
+		t.Fatalf("longest Twalk is %d bytes, MaxRequest is %d", len(b), MaxRequest)
+	}
+	for _, m := range sampleMessages() {
+		if b, _ := Encode(nil, 0, m); IsRequest(m.Type()) && len(b) > MaxRequest {
+			t.Errorf("%v is %d bytes, more than MaxRequest", m.Type(), len(b))
+		}
+	}
+}
