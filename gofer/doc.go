@@ -45,9 +45,11 @@
 //
 // # Concurrency
 //
-// One goroutine reads each connection and starts a goroutine per request,
-// at most maxInFlight at a time per connection, so a slow request does
-// not hold up others. Locks: nodeTable.mu (per connection) guards the
-// handle map; node.dirMu guards a directory's paging fd. Neither is held
-// while taking the other.
+// Each connection is served by up to maxWorkers goroutines that take turns
+// reading: the one that receives a request serves it itself while the
+// next one is already reading, so a slow request does not hold up others
+// and a fast one costs no goroutine switch. Locks, in the order they are
+// taken: conn.readMu (held while reading a request), then conn.mu (worker
+// counts, end of connection). nodeTable.mu (the handle map) and
+// node.dirMu (a directory's paging fd) are leaves, never held together.
 package gofer
