@@ -32,6 +32,14 @@ const (
 	maxBaselineNs = 8_000_000_000
 	minBaselineNs = 20_000_000
 	histSize      = 16
+	// A host reading further off the prediction than its track's jump
+	// threshold plus maxRateError of the time since the previous reading
+	// is a jump, not noise. The thresholds are well above the pairing
+	// noise: tens of ns through the host vDSO, about a microsecond (at
+	// most maxWindowNs/2) through a syscall.
+	monoJumpNs   = 2_000
+	rawJumpNs    = 2 * maxWindowNs
+	maxRateError = 100e-6
 	// realStepNs: a change of the host's REALTIME-MONOTONIC distance larger
 	// than this is the host clock being set; smaller ones are noise.
 	realStepNs = 1_000
@@ -126,6 +134,9 @@ type track struct {
 	hist [histSize]sample // oldest first
 	n    int
 	rate float64 // ns per cycle
+	// jumpNs is how far off the prediction a reading must be to count as
+	// a jump of the host clock.
+	jumpNs float64
 }
 
 // NewClock calibrates the TSC against the host's clocks (about a
@@ -171,9 +182,9 @@ func (c *Clock) calibrate() bool {
 		return false
 	}
 	rate := c.mono.rate
-	c.mono = track{rate: rate, n: 2}
+	c.mono = track{rate: rate, n: 2, jumpNs: monoJumpNs}
 	c.mono.hist[0], c.mono.hist[1] = s0, s1
-	c.raw = track{rate: rate}
+	c.raw = track{rate: rate, jumpNs: rawJumpNs}
 	rawRef, _, err := c.pairClock(unix.CLOCK_MONOTONIC_RAW)
 	c.rawOK = err == nil
 	if c.rawOK {
@@ -563,6 +574,17 @@ func (t *track) add(s sample, rate float64) {
 		return
 	}
 	age := func(old sample) float64 { return float64(s.tsc-old.tsc) * rate }
+	// A reading far from where the last one and the rate predict is a
+	// jump of the host clock (or of the TSC): averaging across it would
+	// skew the rate for as long as it stays in the history. Right after a
+	// restart the rate itself may be what is off (the host's frequency
+	// changed), so the second reading is taken as it is.
+	last := t.hist[t.n-1]
+	pred := float64(last.ns) + float64(s.tsc-last.tsc)*t.rate
+	if t.n > 1 && math.Abs(float64(s.ns)-pred) > t.jumpNs+maxRateError*age(last) {
+		t.reset(s)
+		return
+	}
 	for t.n > 1 && age(t.hist[1]) >= maxBaselineNs {
 		t.drop()
 	}

@@ -191,6 +191,10 @@ func TestClockHostJumps(t *testing.T) {
 				}
 			}
 			s.run(tc.settle, 50*time.Millisecond)
+			// The jump must not have leaked into the rate estimate.
+			if e := (s.c.mono.rate/f.mono.rate - 1) * 1e6; math.Abs(e) > 0.1 {
+				t.Errorf("rate estimate %.3f ppm off after the jump", e)
+			}
 			s.wantClose(unix.CLOCK_MONOTONIC, 1000)
 			s.wantClose(unix.CLOCK_BOOTTIME, 1000)
 			s.wantClose(unix.CLOCK_REALTIME, 1000)
