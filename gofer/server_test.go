@@ -271,6 +271,20 @@ func TestServerRefusesBadWalks(t *testing.T) {
 			}
 		})
 	}
+	t.Run("oversized", func(t *testing.T) {
+		b := make([]byte, proto.MaxRequest+100)
+		copy(b, []byte{7, 0, 0, 0, byte(proto.MsgTstat)})
+		if err := unix.Sendmsg(rawFD, b, nil, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		tag, r, err := pc.ReadMessage(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tag != 7 || errno(r) != unix.EINVAL {
+			t.Errorf("oversized request answered with tag %d, %+v; want 7, EINVAL", tag, r)
+		}
+	})
 	t.Run("garbage", func(t *testing.T) {
 		// An undecodable request is answered under its tag with EINVAL.
 		b := []byte{7, 0, 0, 0, byte(proto.MsgTwalk), 1, 2}
