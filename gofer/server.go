@@ -68,8 +68,9 @@ func (s *Server) Close() {
 }
 
 // ServeConn serves the connection fd (taking ownership of it) until the
-// peer hangs up or the connection breaks, then waits for connections made
-// from it by Tdup. Every handle of the connection is released at its end.
+// peer hangs up or the connection breaks, then waits until every
+// connection of the server (including those made by Tdup) has ended.
+// Every handle of a connection is released at its end.
 func (s *Server) ServeConn(fd int) error {
 	s.conns.Add(1)
 	err := s.serveConn(fd)

@@ -285,7 +285,7 @@ func TestClientUnaskedFDClosed(t *testing.T) {
 	_ = c
 }
 
-func TestClientGofferHangsUp(t *testing.T) {
+func TestClientGoferHangsUp(t *testing.T) {
 	c, s := pair(t)
 	errc := make(chan error, 1)
 	go func() {

@@ -34,8 +34,9 @@
 // connection by tag: callers send their own requests, a single reader
 // goroutine receives every response and hands it to the waiting caller, so
 // a slow request does not hold up the others. The client makes no host
-// syscalls other than on its own socket (sendmsg, recvmsg, and the Go
-// poller's fcntl/epoll bookkeeping); in particular it never opens anything.
+// syscalls other than on its own socket (sendmsg, recvmsg, getsockopt
+// SO_TYPE once, close, and the Go poller's fcntl/epoll bookkeeping); in
+// particular it never opens anything. Donated fds arrive close-on-exec.
 //
 // Locks: Client.mu guards the pending-call table and is never held across
 // a syscall.
