@@ -105,7 +105,9 @@
 //   - Two clocks are tracked independently: MONOTONIC (paired with the
 //     TSC through the host vDSO) and MONOTONIC_RAW (through a syscall,
 //     tightest of three pairings). Each Update refines the rate from up
-//     to 8 s of history and sets a slew segment that cancels the
+//     to 8 s of history (a reading far off the prediction, a jump of the
+//     host clock, restarts the history so it cannot skew the rate) and
+//     sets a slew segment that cancels the
 //     remaining error over four update intervals (100 ms to 2 s), at most
 //     500 ppm off the rate. A clock more than 1 ms behind the host (a
 //     paused VM) jumps forward; one ahead of it only slows down.

@@ -457,3 +457,66 @@ func BenchmarkHostVDSO(b *testing.B) {
 		hostNanotime()
 	}
 }
+
+// TestVDSOArithmetic checks the vDSO evaluates crafted pages exactly as
+// the Go reader does: its answer lies between Go's evaluation at TSC
+// readings taken just before and just after the call.
+func TestVDSOArithmetic(t *testing.T) {
+	m := mapVDSO(t)
+	d := pageData(m.vvar)
+	tests := []struct {
+		name  string
+		base  func(now uint64) uint64 // tsc_base from the current TSC
+		shift uint32
+		cv    curve
+		mode  uint32
+		res   int64
+	}{
+		{"slewing", func(n uint64) uint64 { return n - 1000 }, 32,
+			curve{base: 5e9, mult: 3 << 31, slewEnd: 1 << 40, baseEnd: 5e9 + 3<<39, multEnd: 1 << 32}, modeFine, 0},
+		{"past the slew", func(n uint64) uint64 { return n - 1e9 }, 32,
+			curve{base: 5e9, mult: 3 << 31, slewEnd: 1e6, baseEnd: 5e9 + 1.5e6, multEnd: 1 << 31}, modeFine, 0},
+		{"switch point ahead", func(n uint64) uint64 { return n + 1<<40 }, 32,
+			curve{base: 123456789, mult: 1 << 32, baseEnd: 123456789, multEnd: 1 << 32}, modeFine, 0},
+		{"huge delta", func(uint64) uint64 { return 0 }, 32,
+			curve{base: 0, mult: 2045222520, baseEnd: 0, multEnd: 2045222520}, modeFine, 0},
+		{"shift 0", func(n uint64) uint64 { return n - 5000 }, 0,
+			curve{base: 7, multEnd: 3, baseEnd: 7}, modeFine, 0},
+		{"shift 64", func(n uint64) uint64 { return n - 1e6 }, 64,
+			curve{base: 1e9, multEnd: 1 << 63, baseEnd: 1e9}, modeFine, 0},
+		{"shift 70", func(n uint64) uint64 { return n - 1e6 }, 70,
+			curve{base: 1e9, multEnd: 1<<63 + 12345, baseEnd: 1e9}, modeFine, 0},
+		{"before the epoch", func(n uint64) uint64 { return n + 1<<40 }, 32,
+			curve{base: -1_500_000_001, baseEnd: -1_500_000_001, multEnd: 1 << 32}, modeFine, 0},
+		{"coarse", func(n uint64) uint64 { return n - 1e7 }, 32,
+			curve{base: 10_000_001, baseEnd: 10_000_001, multEnd: 1 << 32}, modeCoarse, 3_000_000},
+		{"coarse before the epoch", func(n uint64) uint64 { return n + 1<<40 }, 32,
+			curve{base: -10_000_001, baseEnd: -10_000_001, multEnd: 1 << 32}, modeCoarse, 3_000_000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			seq := d.beginWrite()
+			d.tscBase.Store(tc.base(rdtsc()))
+			d.shift.Store(tc.shift)
+			d.coarseRes.Store(tc.res)
+			d.storeClock(unix.CLOCK_MONOTONIC, tc.cv, tc.mode)
+			d.endWrite(seq)
+
+			lo, _ := d.read(unix.CLOCK_MONOTONIC, rdtsc)
+			ret, got := m.clockGettime(t, unix.CLOCK_MONOTONIC)
+			hi, _ := d.read(unix.CLOCK_MONOTONIC, rdtsc)
+			if ret != 0 {
+				t.Fatalf("ret = %d", ret)
+			}
+			if nsec := int64(m.u64(8)); nsec < 0 || nsec >= 1e9 {
+				t.Errorf("tv_nsec = %d, want it normalised", nsec)
+			}
+			if got < lo || got > hi {
+				t.Errorf("vDSO read %d, Go reads %d..%d", got, lo, hi)
+			}
+			if tc.mode == modeCoarse && roundDown(got, tc.res) != got {
+				t.Errorf("coarse reading %d is not a multiple of %d", got, tc.res)
+			}
+		})
+	}
+}
