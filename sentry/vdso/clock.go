@@ -12,7 +12,8 @@ import (
 const (
 	// calibrationNs is how long NewClock watches the TSC against the host's
 	// CLOCK_MONOTONIC for its first rate estimate.
-	calibrationNs = 1_000_000
+	calibrationNs    = 1_000_000
+	calibrationTries = 3
 	// pairTries is how many (TSC, host clock) readings a pairing takes; the
 	// tightest one is kept.
 	pairTries = 3
@@ -162,7 +163,11 @@ func newClock(h host) (*Clock, error) {
 	c.data.coarseRes.Store(c.coarseRes)
 	c.data.endWrite(seq)
 	if h.invariantTSC() {
-		c.fast = c.calibrate()
+		// A calibration fails when nearly every pairing was disturbed
+		// (a very busy host); try again before giving the TSC up.
+		for try := 0; try < calibrationTries && !c.fast; try++ {
+			c.fast = c.calibrate()
+		}
 	}
 	return c, nil
 }

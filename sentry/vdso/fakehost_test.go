@@ -29,6 +29,7 @@ type fakeHost struct {
 	// TAI-REALTIME.
 	realOff, bootOff, taiOff int64
 	invariant                bool
+	stuckTSC                 bool           // the TSC reads a constant
 	missing                  map[int32]bool // clocks the host lacks
 }
 
@@ -52,6 +53,9 @@ func (f *fakeHost) host() host {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.tsc += f.tick
+			if f.stuckTSC {
+				return 12345
+			}
 			return f.tsc
 		},
 		invariantTSC: func() bool { return f.invariant },
