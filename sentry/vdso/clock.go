@@ -482,18 +482,26 @@ func (c *Clock) cyclesToNs(cycles uint64) int64 {
 // (or the host suspended); small differences are measurement noise and
 // are ignored so the derived clocks stay exactly parallel to MONOTONIC.
 func (c *Clock) measureOffsets(first bool) {
+	// The first measurements stick until the host's clocks are set, so
+	// they get more tries at a tight window.
+	tries := pairTries
+	if first {
+		tries = 4 * pairTries
+	}
 	// REALTIME - MONOTONIC, from the host vDSO: wall is read between m1
 	// and m2.
 	bestWin := int64(math.MaxInt64)
 	var real int64
-	for range pairTries {
+	for range tries {
 		m1 := c.h.nanotime()
 		wall, m2 := c.h.now()
 		if w := m2 - m1; w >= 0 && w < bestWin {
 			bestWin, real = w, wall-(m1+(m2-m1)/2)
 		}
 	}
-	if first || (bestWin < maxWindowNs && abs(real-c.offReal) > realStepNs) {
+	// The reading is off by at most half its window, so a difference
+	// beyond realStepNs plus the window is the host clock being set.
+	if first || (bestWin < maxWindowNs && abs(real-c.offReal) > realStepNs+bestWin) {
 		c.offReal = real
 	}
 
@@ -502,7 +510,7 @@ func (c *Clock) measureOffsets(first bool) {
 	bestWin = math.MaxInt64
 	var boot int64
 	var bootErr error
-	for range pairTries {
+	for range tries {
 		m1 := c.h.nanotime()
 		b, err := c.h.gettime(unix.CLOCK_BOOTTIME)
 		m2 := c.h.nanotime()
@@ -517,7 +525,7 @@ func (c *Clock) measureOffsets(first bool) {
 	if first {
 		c.bootOK = bootErr == nil
 		c.offBoot = boot
-	} else if bootErr == nil && bestWin < maxWindowNs && boot-c.offBoot > bootStepNs {
+	} else if bootErr == nil && bestWin < maxWindowNs && boot-c.offBoot > bootStepNs+bestWin {
 		c.offBoot = boot
 	}
 
