@@ -23,7 +23,9 @@
 // relocations, no writable data, no GOT: it is position-independent code
 // that reaches the page RIP-relative through vvar_page, a symbol vdso.lds
 // defines 4096 bytes below the image. All address spaces should map the
-// same page of the memory file, so one Update serves every process. The
+// same page of the memory file, shared (never copied on fork or write), so
+// one Update serves every process. The image pages can be shared the same
+// way or copied per address space; nothing ever writes them. The
 // page must stay read-only for the application (mprotect must not make it
 // writable); if an application ever got a private copy it could only fool
 // itself, since Clock.Now reads the Sentry's own copy of the parameters.
