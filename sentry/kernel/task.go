@@ -85,6 +85,9 @@ type Task struct {
 	pdeathSignal Signal
 	// noNewPrivs is PR_SET_NO_NEW_PRIVS.
 	noNewPrivs bool
+
+	// attrs are scheduling and other per-thread attributes (task_sched.go).
+	attrs taskAttrs
 }
 
 type taskExitState int

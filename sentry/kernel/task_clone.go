@@ -104,6 +104,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	nt.fdTable.Store(fdt)
 	nt.fsCtx.Store(fsc)
 	nt.creds.Store(t.Credentials())
+	nt.inheritAttrs(t)
 	name := t.Name()
 	nt.name.Store(&name)
 	if exe := t.exePath.Load(); exe != nil {
@@ -143,6 +144,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		}
 		tg := k.newThreadGroupLocked(id, nt, parent, t.tg.limits.Copy())
 		tg.exitSignal = o.ExitSignal
+		tg.procAttrs.inherit(&t.tg.procAttrs)
 		k.joinProcessGroupLocked(tg, t.tg.pg)
 	}
 	nt.tg.tasks[nt] = struct{}{}

@@ -243,8 +243,11 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 	// Setuid programs are not honoured; the credentials stay.
 	c := t.Credentials().Fork()
 	c.SavedUID, c.SavedGID = c.EffectiveUID, c.EffectiveGID
+	c.FilesystemUID, c.FilesystemGID = c.EffectiveUID, c.EffectiveGID
+	c.KeepCaps = false // SECBIT_KEEP_CAPS is cleared by execve
 	t.recomputeCapsForExec(c)
 	t.creds.Store(c)
+	t.tg.procAttrs.resetForExec(c.EffectiveUID != c.RealUID || c.EffectiveGID != c.RealGID)
 	k.mu.Unlock()
 	return nil
 }
@@ -257,7 +260,9 @@ func (t *Task) recomputeCapsForExec(c *auth.Credentials) {
 		c.PermittedCaps = (c.InheritableCaps | c.BoundingCaps)
 		c.EffectiveCaps = c.PermittedCaps
 		if c.EffectiveUID != 0 {
-			c.EffectiveCaps = 0
+			// Only the real uid is 0: no effective bit, so the
+			// effective set is the ambient one.
+			c.EffectiveCaps = c.AmbientCaps
 		}
 		return
 	}

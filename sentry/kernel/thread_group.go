@@ -50,6 +50,8 @@ type ThreadGroup struct {
 	childEvents waiter.Queue
 
 	limits *Limits
+	// procAttrs are dumpable and THP-disable (task_sched.go).
+	procAttrs procAttrs
 
 	// Accumulated times of exited threads and reaped children.
 	timesMu                  sync.Mutex
