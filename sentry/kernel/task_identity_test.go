@@ -465,3 +465,26 @@ func TestCPUSet(t *testing.T) {
 		t.Fatalf("affinity to CPU 0: %v, %v", err, task.Affinity())
 	}
 }
+
+func TestTimerSlackRealtime(t *testing.T) {
+	task := &Task{}
+	task.SetTimerSlack(777)
+	task.SetSchedParams(SchedParams{Policy: unix.SCHED_FIFO, Priority: 1})
+	if got := task.TimerSlack(); got != 0 {
+		t.Fatalf("real-time timer slack = %d, want 0", got)
+	}
+	task.SetTimerSlack(5)
+	task.SetSchedParams(SchedParams{Policy: unix.SCHED_NORMAL})
+	if got := task.TimerSlack(); got != DefaultTimerSlack {
+		t.Fatalf("timer slack after leaving real time = %d, want the default", got)
+	}
+	child := &Task{}
+	task.SetTimerSlack(900)
+	child.inheritAttrs(task)
+	grandchild := &Task{}
+	child.SetTimerSlack(0)
+	grandchild.inheritAttrs(child)
+	if got := grandchild.TimerSlack(); got != 900 {
+		t.Fatalf("grandchild timer slack = %d, want 900 inherited as default", got)
+	}
+}

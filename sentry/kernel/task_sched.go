@@ -133,8 +133,12 @@ func (nt *Task) inheritAttrs(parent *Task) {
 	}
 	c.affinity = p.affinity
 	c.ioprio = p.ioprio
-	c.timerSlack = p.timerSlack
-	c.defaultTimerSlack = p.timerSlack
+	slack := p.timerSlack
+	if slack == 0 {
+		slack = p.defaultTimerSlack
+	}
+	c.timerSlack = slack
+	c.defaultTimerSlack = slack
 	c.personality = p.personality
 	c.mceKill = p.mceKill
 }
@@ -148,8 +152,13 @@ func (t *Task) SchedParams() SchedParams {
 
 // SetSchedParams replaces t's scheduling policy and parameters. The
 // caller has checked them (the syscall layer knows the permission rules).
+// As on Linux 6.7 and later, a real-time task has no timer slack, and
+// leaving real-time scheduling restores the default slack.
 func (t *Task) SetSchedParams(p SchedParams) {
 	t.attrs.mu.Lock()
+	if p.IsRealtime() != t.attrs.sched.IsRealtime() {
+		t.attrs.timerSlack = 0
+	}
 	t.attrs.sched = p
 	t.attrs.mu.Unlock()
 }
@@ -203,11 +212,17 @@ func (t *Task) SetIOPriority(p int32) {
 	t.attrs.mu.Unlock()
 }
 
-// TimerSlack returns PR_GET_TIMERSLACK's value.
+// TimerSlack returns PR_GET_TIMERSLACK's value (0 for real-time tasks).
 func (t *Task) TimerSlack() uint64 {
 	t.attrs.mu.Lock()
 	defer t.attrs.mu.Unlock()
+	if t.attrs.sched.IsRealtime() {
+		return 0
+	}
 	if t.attrs.timerSlack == 0 {
+		if t.attrs.defaultTimerSlack != 0 {
+			return t.attrs.defaultTimerSlack
+		}
 		return DefaultTimerSlack
 	}
 	return t.attrs.timerSlack

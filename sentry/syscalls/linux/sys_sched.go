@@ -584,16 +584,18 @@ const (
 	ioprioClassBE    = 2
 	ioprioClassIdle  = 3
 	ioprioNrLevels   = 8
+	ioprioLevelMask  = 7
 
 	ioprioWhoProcess = 1
 	ioprioWhoPgrp    = 2
 	ioprioWhoUser    = 3
 )
 
-// ioprioCheck is ioprio_check_cap.
+// ioprioCheck is ioprio_check_cap. The low 3 bits are the level within
+// the class; bits 3..12 are hints (Linux 6.5+), not checked.
 func ioprioCheck(t *kernel.Task, prio int32) error {
 	class := (prio >> ioprioClassShift) & 7
-	data := prio & (1<<ioprioClassShift - 1)
+	level := prio & ioprioLevelMask
 	switch class {
 	case ioprioClassRT:
 		c := t.Credentials()
@@ -602,12 +604,12 @@ func ioprioCheck(t *kernel.Task, prio int32) error {
 		}
 		fallthrough
 	case ioprioClassBE:
-		if data >= ioprioNrLevels {
+		if level >= ioprioNrLevels {
 			return unix.EINVAL
 		}
 	case ioprioClassIdle:
 	case ioprioClassNone:
-		if data != 0 {
+		if level != 0 {
 			return unix.EINVAL
 		}
 	default:
