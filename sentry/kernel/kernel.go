@@ -17,6 +17,8 @@
 //	                 path only reads Task.pendingWork, an atomic.
 //	mm.MemoryManager.mu, fs locks, futex bucket locks: never held while
 //	                 taking Kernel.mu.
+//	taskAttrs.mu     one task's scheduling attributes (task_sched.go); a
+//	                 leaf: nothing is taken while it is held.
 package kernel
 
 import (
