@@ -160,6 +160,7 @@ func TestGoferFilterDecisions(t *testing.T) {
 		{"newfstatat nofollow", unix.SYS_NEWFSTATAT, 0, [6]uint64{3: unix.AT_SYMLINK_NOFOLLOW}, ActionAllow},
 		{"newfstatat follow", unix.SYS_NEWFSTATAT, 0, [6]uint64{3: 0}, ActionKillProcess},
 		{"getdents64", unix.SYS_GETDENTS64, 0, none, ActionAllow},
+		{"pread64 (Go runtime cgroup limit)", unix.SYS_PREAD64, 0, none, ActionAllow},
 		{"tgkill own", unix.SYS_TGKILL, 0, [6]uint64{0: 1234, 1: 1240, 2: uint64(unix.SIGURG)}, ActionAllow},
 		{"tgkill other", unix.SYS_TGKILL, 0, [6]uint64{0: 1, 1: 1, 2: uint64(unix.SIGKILL)}, ActionKillProcess},
 		{"kill", unix.SYS_KILL, 0, [6]uint64{0: 1, 1: uint64(unix.SIGKILL)}, ActionKillProcess},

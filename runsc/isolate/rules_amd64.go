@@ -43,8 +43,12 @@ var goRuntimeRules = Rules{
 	unix.SYS_SCHED_GETAFFINITY: Allow,
 	unix.SYS_ARCH_PRCTL:        Allow,
 	unix.SYS_PRLIMIT64:         Allow,
-	unix.SYS_GETRLIMIT:         Allow,
-	unix.SYS_UNAME:             Allow,
+	// sysmon re-reads the cgroup CPU limit with pread on files it opened
+	// at start-up, to keep GOMAXPROCS in step with it (unless
+	// GODEBUG=updatemaxprocs=0).
+	unix.SYS_PREAD64:   Allow,
+	unix.SYS_GETRLIMIT: Allow,
+	unix.SYS_UNAME:     Allow,
 	// The runtime names its anonymous mappings (prctl PR_SET_VMA).
 	unix.SYS_PRCTL: AllowIf(Match{Eq32(0, unix.PR_SET_VMA)}),
 	// Signals: handlers, masks, alternate stacks, preemption (tgkill).
