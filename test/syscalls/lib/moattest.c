@@ -317,6 +317,18 @@ int mt_wait(pid_t pid)
 	}
 }
 
+const char *mt_data(const char *name)
+{
+	static char bufs[8][4096];
+	static int next;
+	char *b = bufs[next++ % 8];
+	const char *dir = getenv("MOAT_TEST_DATA");
+	if (dir == NULL || dir[0] == 0)
+		dir = "/nonexistent-MOAT_TEST_DATA-is-unset";
+	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
+	return b;
+}
+
 int64_t mt_now_ns(void)
 {
 	struct timespec ts;

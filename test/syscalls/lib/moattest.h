@@ -240,6 +240,10 @@ extern const char *mt_argv0;
  * status, or -1 with errno set. Retries on EINTR. */
 int mt_wait(pid_t pid);
 
+/* mt_data returns the path of a file shipped in test/syscalls/data (from
+ * $MOAT_TEST_DATA). The result lives until the 8th next call. */
+const char *mt_data(const char *name);
+
 /* mt_now_ns returns CLOCK_MONOTONIC in nanoseconds. */
 int64_t mt_now_ns(void);
 

@@ -1,0 +1,3 @@
+#!/bin/sh -e
+echo "opt-script $0"
+exit 4
