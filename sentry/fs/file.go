@@ -124,6 +124,17 @@ type FDOptions struct {
 	// ESPIPE, and reads and writes pass offset -1 (pipes, sockets,
 	// character devices that say so).
 	Stream bool
+	// ImplOffset files keep their offset themselves (host files share
+	// theirs with the host's open file description): reads and writes
+	// pass offset -1, and Seek gets cur -1 and returns the new offset.
+	// pread and pwrite still work.
+	ImplOffset bool
+}
+
+// OffsetReporter is implemented by ImplOffset files to report their
+// offset.
+type OffsetReporter interface {
+	CurrentOffset() int64
 }
 
 // StatusFlags are the file status flags that fcntl(F_SETFL) may change.
@@ -287,7 +298,7 @@ func (fd *FileDescription) EventUnregister(e *waiter.Entry) { fd.impl.EventUnreg
 // Read reads at the file's offset and advances it (read(2)); it never
 // blocks. The caller has checked Readable.
 func (fd *FileDescription) Read(ctx Context, dst []byte) (int, error) {
-	if fd.opts.Stream {
+	if fd.opts.Stream || fd.opts.ImplOffset {
 		return fd.impl.Read(ctx, fd, dst, -1)
 	}
 	fd.offMu.Lock()
@@ -311,7 +322,7 @@ func (fd *FileDescription) PRead(ctx Context, dst []byte, off int64) (int, error
 // Write writes at the file's offset (at the end with O_APPEND) and
 // advances it (write(2)); it never blocks.
 func (fd *FileDescription) Write(ctx Context, src []byte) (int, error) {
-	if fd.opts.Stream {
+	if fd.opts.Stream || fd.opts.ImplOffset {
 		return fd.impl.Write(ctx, fd, src, -1)
 	}
 	fd.offMu.Lock()
@@ -344,6 +355,9 @@ func (fd *FileDescription) Seek(ctx Context, offset int64, whence int) (int64, e
 	if fd.opts.Stream {
 		return 0, unix.ESPIPE
 	}
+	if fd.opts.ImplOffset {
+		return fd.impl.Seek(ctx, fd, -1, offset, whence)
+	}
 	fd.offMu.Lock()
 	defer fd.offMu.Unlock()
 	n, err := fd.impl.Seek(ctx, fd, fd.off, offset, whence)
@@ -356,6 +370,9 @@ func (fd *FileDescription) Seek(ctx Context, offset int64, whence int) (int64, e
 
 // Offset returns the current file offset.
 func (fd *FileDescription) Offset() int64 {
+	if r, ok := fd.impl.(OffsetReporter); ok && fd.opts.ImplOffset {
+		return r.CurrentOffset()
+	}
 	fd.offMu.Lock()
 	defer fd.offMu.Unlock()
 	return fd.off

@@ -143,14 +143,9 @@ func NewFile(hostFD int, opts Options) (*fs.FileDescription, error) {
 	}
 	vd := fs.VirtualDentry{Dentry: fs.NewAnonDentry(hostFilesystem, name, n)}
 	flags := uint32(fl) & (unix.O_ACCMODE | unix.O_APPEND)
-	fd := fs.NewFileDescription(f, vd, flags|fs.OLargeFile, fs.FDOptions{Stream: !f.regular})
-	if f.regular {
-		off, err := unix.Seek(hostFD, 0, unix.SEEK_CUR)
-		if err == nil {
-			fd.SetOffset(off)
-		}
-	}
-	return fd, nil
+	// Regular files keep the host's offset, which the host descriptor
+	// shares with its duplicates (stdout and stderr of "cmd >f 2>&1").
+	return fs.NewFileDescription(f, vd, flags|fs.OLargeFile, fs.FDOptions{Stream: !f.regular, ImplOffset: f.regular}), nil
 }
 
 // IsPollable implements fs.PollChecker: regular files are not.
@@ -171,7 +166,7 @@ func (f *File) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int64) 
 	for {
 		var n int
 		var err error
-		if f.regular {
+		if off >= 0 {
 			n, err = unix.Pread(f.hostFD, dst, off)
 		} else {
 			n, err = unix.Read(f.hostFD, dst)
@@ -191,7 +186,7 @@ func (f *File) Write(_ fs.Context, _ *fs.FileDescription, src []byte, off int64)
 	for {
 		var n int
 		var err error
-		if f.regular {
+		if off >= 0 {
 			n, err = unix.Pwrite(f.hostFD, src, off)
 		} else {
 			n, err = unix.Write(f.hostFD, src)
@@ -209,16 +204,22 @@ func (f *File) Write(_ fs.Context, _ *fs.FileDescription, src []byte, off int64)
 	}
 }
 
-// Seek implements fs.FileImpl for regular host files.
-func (f *File) Seek(_ fs.Context, _ *fs.FileDescription, cur, offset int64, whence int) (int64, error) {
+// Seek implements fs.FileImpl for regular host files: the host's offset
+// moves.
+func (f *File) Seek(_ fs.Context, _ *fs.FileDescription, _, offset int64, whence int) (int64, error) {
 	if !f.regular {
 		return 0, unix.ESPIPE
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(f.hostFD, &st); err != nil {
-		return 0, err
+	return unix.Seek(f.hostFD, offset, whence)
+}
+
+// CurrentOffset implements fs.OffsetReporter.
+func (f *File) CurrentOffset() int64 {
+	off, err := unix.Seek(f.hostFD, 0, unix.SEEK_CUR)
+	if err != nil {
+		return 0
 	}
-	return fs.SeekWithSize(cur, offset, whence, st.Size)
+	return off
 }
 
 // termiosSize is the size of the kernel's struct termios.

@@ -100,8 +100,24 @@ func TestHostRegularFile(t *testing.T) {
 		t.Errorf("initial offset %d, want the host's 5", f.Offset())
 	}
 	f.Write(ctx, []byte("678"))
-	if data, _ := os.ReadFile(p); string(data) != "12345678" {
+	// A duplicate of the host descriptor (stderr of "cmd >f 2>&1") shares
+	// the offset.
+	dup, err := unix.Dup(hfd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewFile(dup, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.DecRef()
+	g.Write(ctx, []byte("9"))
+	f.Write(ctx, []byte("0"))
+	if data, _ := os.ReadFile(p); string(data) != "1234567890" {
 		t.Errorf("file = %q", data)
+	}
+	if off, err := f.Seek(ctx, 0, unix.SEEK_SET); off != 0 || err != nil || g.Offset() != 0 {
+		t.Errorf("seek = %d, %v; dup offset %d", off, err, g.Offset())
 	}
 	buf := make([]byte, 4)
 	if n, _ := f.PRead(ctx, buf, 2); string(buf[:n]) != "3456" {
