@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/syserror"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
@@ -63,6 +64,14 @@ type Options struct {
 	TTY *TTY
 	// Name is what /proc/self/fd shows (default "host:[N]").
 	Name string
+	// OpenFlags, if HasOpenFlags, replace the flags read from the host
+	// descriptor (access mode and status flags of a reopen).
+	OpenFlags    uint32
+	HasOpenFlags bool
+	// UID and GID own the file as the sandbox sees it (the container's
+	// user, so it may reopen its stdio through /dev/stdout).
+	UID auth.KUID
+	GID auth.KGID
 }
 
 // node is the inode of a host file.
@@ -70,6 +79,34 @@ type node struct {
 	hostFD  int
 	ino     uint64
 	created unix.Timespec
+	tty     *TTY
+	name    string
+	hostAcc uint32 // access mode of the host descriptor
+	uid     auth.KUID
+	gid     auth.KGID
+}
+
+// Open implements fs.OpenNode: opening /proc/self/fd/N (or /dev/stdout)
+// of a host file duplicates the host descriptor into a new file
+// description with the access mode asked for, which the host descriptor
+// must allow.
+func (n *node) Open(_ fs.Context, _ fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	want := flags & unix.O_ACCMODE
+	if (want == unix.O_RDWR && n.hostAcc != unix.O_RDWR) ||
+		(want == unix.O_WRONLY && n.hostAcc == unix.O_RDONLY) ||
+		(want == unix.O_RDONLY && n.hostAcc == unix.O_WRONLY) {
+		return nil, unix.EACCES
+	}
+	nfd, err := unix.Dup(n.hostFD)
+	if err != nil {
+		return nil, err
+	}
+	f, err := NewFile(nfd, Options{TTY: n.tty, Name: n.name, OpenFlags: flags, HasOpenFlags: true, UID: n.uid, GID: n.gid})
+	if err != nil {
+		unix.Close(nfd)
+		return nil, err
+	}
+	return f, nil
 }
 
 // Stat implements fs.Node: the host descriptor's type, permission bits
@@ -80,7 +117,7 @@ func (n *node) Stat(fs.Context) (fs.Stat, error) {
 		return fs.Stat{}, err
 	}
 	s := fs.Stat{
-		Mode: st.Mode, Nlink: 1, Ino: n.ino, Rdev: st.Rdev, Blksize: uint32(st.Blksize),
+		Mode: st.Mode, Nlink: 1, UID: n.uid, GID: n.gid, Ino: n.ino, Rdev: st.Rdev, Blksize: uint32(st.Blksize),
 		Atime: n.created, Mtime: n.created, Ctime: n.created,
 	}
 	if st.Mode&unix.S_IFMT == unix.S_IFREG {
@@ -136,13 +173,16 @@ func NewFile(hostFD int, opts Options) (*fs.FileDescription, error) {
 			return nil, fmt.Errorf("host: watch fd %d: %w", hostFD, err)
 		}
 	}
-	n := &node{hostFD: hostFD, ino: fs.NewIno(), created: unix.NsecToTimespec(time.Now().UnixNano())}
-	name := opts.Name
-	if name == "" {
-		name = fmt.Sprintf("host:[%d]", n.ino)
+	n := &node{hostFD: hostFD, ino: fs.NewIno(), created: unix.NsecToTimespec(time.Now().UnixNano()), tty: f.tty, hostAcc: uint32(fl) & unix.O_ACCMODE, uid: opts.UID, gid: opts.GID}
+	n.name = opts.Name
+	if n.name == "" {
+		n.name = fmt.Sprintf("host:[%d]", n.ino)
 	}
-	vd := fs.VirtualDentry{Dentry: fs.NewAnonDentry(hostFilesystem, name, n)}
+	vd := fs.VirtualDentry{Dentry: fs.NewAnonDentry(hostFilesystem, n.name, n)}
 	flags := uint32(fl) & (unix.O_ACCMODE | unix.O_APPEND)
+	if opts.HasOpenFlags {
+		flags = opts.OpenFlags & (unix.O_ACCMODE | unix.O_APPEND | unix.O_NONBLOCK)
+	}
 	// Regular files keep the host's offset, which the host descriptor
 	// shares with its duplicates (stdout and stderr of "cmd >f 2>&1").
 	return fs.NewFileDescription(f, vd, flags|fs.OLargeFile, fs.FDOptions{Stream: !f.regular, ImplOffset: f.regular}), nil

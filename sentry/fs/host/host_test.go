@@ -46,6 +46,19 @@ func TestHostPipe(t *testing.T) {
 	if r.Readiness(waiter.EventIn) != 0 {
 		t.Fatal("empty pipe readable")
 	}
+	// Reopening (as /proc/self/fd/N does) gives a working description.
+	if _, err := r.Dentry().Node().(fs.OpenNode).Open(ctx, r.VirtualDentry(), unix.O_WRONLY); err != unix.EACCES {
+		t.Fatalf("reopen of read end for writing = %v, want EACCES", err)
+	}
+	w2, err := w.Dentry().Node().(fs.OpenNode).Open(ctx, w.VirtualDentry(), unix.O_WRONLY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2.Write(ctx, []byte("re"))
+	w2.DecRef()
+	if n, _ := r.Read(ctx, make([]byte, 8)); n != 2 {
+		t.Fatalf("read %d bytes written through the reopened end", n)
+	}
 	go func() {
 		time.Sleep(20 * time.Millisecond)
 		w.Write(ctx, []byte("from host"))
