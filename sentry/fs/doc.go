@@ -20,6 +20,24 @@
 //   - FDTable maps descriptor numbers to file descriptions; FSContext holds
 //     a task's root, working directory and umask.
 //
+// How an open flows: the syscall layer builds a Lookup (the task's root,
+// the start directory from dirfd or the cwd, the path and flags) and calls
+// Open. Resolve walks one component at a time: search permission on each
+// directory, Dentry.Lookup (cached unless the directory is an
+// UncachedDir), then down any mount on the child; symlinks splice their
+// target in front of the rest of the path; magic links (/proc/self/fd/N)
+// jump to the object they name. OpenAt then applies Linux's open checks
+// (O_DIRECTORY, EISDIR, EROFS before EACCES, ...) and asks the node's
+// OpenNode for a FileDescription, which the caller installs in its
+// FDTable. Reads and writes go FileDescription -> FileImpl; the offset
+// lives in the description unless the file is a stream (pipes) or keeps
+// its own (host files).
+//
+// Write-like operations (mkdir, unlink, rename, chmod, truncate...) are
+// checked by CheckCreate, CheckRemove, CheckRename, CheckSetAttr and
+// CheckTruncate, which give Linux's errors in Linux's order and end in
+// EROFS: no file system in this phase can change.
+//
 // Files never block inside their Read or Write: they return
 // syserror.ErrWouldBlock and report readiness as waiter.Waitable.
 // ReadBlocking, WriteBlocking and Poll wait through Context.BlockOn.
