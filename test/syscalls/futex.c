@@ -34,12 +34,14 @@ struct waiter {
 	uint32_t bitset;
 	long ret;
 	int err;
+	volatile pid_t tid;
 	volatile int started, done;
 };
 
 static void *waiter_main(void *arg)
 {
 	struct waiter *w = arg;
+	w->tid = (pid_t)syscall(SYS_gettid);
 	w->started = 1;
 	w->ret = futex(w->addr, w->op, 0, NULL, NULL, w->bitset);
 	w->err = errno;
@@ -57,8 +59,8 @@ static int start_waiter(struct waiter *w, uint32_t *addr, int op, uint32_t bitse
 		return -1;
 	while (!w->started)
 		usleep(100);
-	usleep(20000); /* let it block in the kernel */
-	return 0;
+	/* Make sure it is asleep in FUTEX_WAIT, not about to enter it. */
+	return mt_wait_blocked(w->tid, 5000);
 }
 
 static void reset_futexes(void)
@@ -110,8 +112,15 @@ static void wake_counts(void)
 	for (int i = 0; i < 4; i++)
 		CHECK_SYS(start_waiter(&w[i], &f1, FUTEX_WAIT_PRIVATE, 0));
 	CHECK_EQ(futex(&f1, FUTEX_WAKE_PRIVATE, 2, NULL, NULL, 0), 2);
-	usleep(20000);
 	int done = 0;
+	for (int tries = 0; tries < 2000 && done < 2; tries++) {
+		usleep(1000);
+		done = 0;
+		for (int i = 0; i < 4; i++)
+			done += w[i].done;
+	}
+	usleep(10000);
+	done = 0;
 	for (int i = 0; i < 4; i++)
 		done += w[i].done;
 	CHECK_EQ(done, 2);
@@ -327,6 +336,7 @@ static void on_usr1(int sig)
 static void *futex_eintr_thread(void *arg)
 {
 	struct waiter *w = arg;
+	w->tid = (pid_t)syscall(SYS_gettid);
 	w->started = 1;
 	w->ret = futex(w->addr, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	w->err = errno;
@@ -348,7 +358,7 @@ static void wait_interrupted_eintr(void)
 	CHECK_RET0(pthread_create(&w.th, NULL, futex_eintr_thread, &w));
 	while (!w.started)
 		usleep(100);
-	usleep(20000);
+	CHECK_SYS(mt_wait_blocked(w.tid, 5000));
 	CHECK_RET0(pthread_kill(w.th, SIGUSR1));
 	CHECK_RET0(pthread_join(w.th, NULL));
 	CHECK_EQ(got_usr1, 1);

@@ -23,15 +23,23 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <grp.h>
+#include <time.h>
 #include <unistd.h>
 
+/* burn spins until this thread has used ms milliseconds of CPU (wall time
+ * would under-count on a loaded machine). */
 static void burn(int ms)
 {
-	int64_t end = mt_now_ns() + (int64_t)ms * 1000000;
+	struct timespec a, b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	volatile uint64_t x = 0;
-	while (mt_now_ns() < end)
-		for (int i = 0; i < 1000; i++)
+	for (;;) {
+		for (int i = 0; i < 10000; i++)
 			x += (uint64_t)i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		if ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) >= ms * 1000000LL)
+			return;
+	}
 }
 
 static void pid_is_init(void)

@@ -528,7 +528,7 @@ static void run_interrupted_read(int flags)
 	pthread_create(&th, NULL, pipe_reader, NULL);
 	while (!worker_tid)
 		usleep(100);
-	usleep(20000); /* let it block in read */
+	mt_wait_blocked(worker_tid, 5000); /* asleep in read */
 	pthread_kill(th, SIGUSR1);
 	wait_count(1);
 	usleep(20000);

@@ -19,13 +19,20 @@ static int64_t ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
+/* burn spins until this thread has used ms milliseconds of CPU (wall time
+ * would under-count on a loaded machine). */
 static void burn(int ms)
 {
-	int64_t end = mt_now_ns() + (int64_t)ms * 1000000;
+	struct timespec a, b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
 	volatile uint64_t x = 0;
-	while (mt_now_ns() < end)
-		for (int i = 0; i < 1000; i++)
+	for (;;) {
+		for (int i = 0; i < 10000; i++)
 			x += (uint64_t)i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		if ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) >= ms * 1000000LL)
+			return;
+	}
 }
 
 /* check_clock reads clk through libc and the raw syscall. */
@@ -121,12 +128,12 @@ static void coarse_close_to_fine(void)
 	struct timespec c, f;
 	CHECK_SYS(clock_gettime(CLOCK_MONOTONIC, &f));
 	CHECK_SYS(clock_gettime(CLOCK_MONOTONIC_COARSE, &c));
-	CHECK_LE(ns(&c), ns(&f) + 20000000);
-	CHECK_GE(ns(&c), ns(&f) - 20000000);
+	CHECK_LE(ns(&c), ns(&f) + 100000000);
+	CHECK_GE(ns(&c), ns(&f) - 100000000);
 	CHECK_SYS(clock_gettime(CLOCK_REALTIME, &f));
 	CHECK_SYS(clock_gettime(CLOCK_REALTIME_COARSE, &c));
-	CHECK_LE(ns(&c), ns(&f) + 20000000);
-	CHECK_GE(ns(&c), ns(&f) - 20000000);
+	CHECK_LE(ns(&c), ns(&f) + 100000000);
+	CHECK_GE(ns(&c), ns(&f) - 100000000);
 }
 
 static void monotonic_raw_close_to_monotonic(void)
@@ -138,8 +145,9 @@ static void monotonic_raw_close_to_monotonic(void)
 	CHECK_SYS(clock_gettime(CLOCK_MONOTONIC, &m1));
 	CHECK_SYS(clock_gettime(CLOCK_MONOTONIC_RAW, &r1));
 	int64_t dm = ns(&m1) - ns(&m0), dr = ns(&r1) - ns(&r0);
-	CHECK_LT(dm - dr, 5000000);
-	CHECK_GT(dm - dr, -5000000);
+	/* Loose: a preemption between the paired reads skews them. */
+	CHECK_LT(dm - dr, 20000000);
+	CHECK_GT(dm - dr, -20000000);
 }
 
 static void gettimeofday_matches_realtime(void)
@@ -201,7 +209,7 @@ static void process_cputime_advances(void)
 	burn(30);
 	CHECK_SYS(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b));
 	CHECK_SYS(clock_gettime(CLOCK_MONOTONIC, &wb));
-	CHECK_GE(ns(&b) - ns(&a), 15 * 1000000LL);
+	CHECK_GE(ns(&b) - ns(&a), 30 * 1000000LL);
 	CHECK_LE(ns(&b) - ns(&a), ns(&wb) - ns(&wa) + 5000000);
 	/* Sleeping uses no CPU. */
 	CHECK_SYS(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a));

@@ -1,6 +1,7 @@
 /* moattest: case runner, reporting and errno/signal names. See moattest.h. */
 #include "moattest.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -327,6 +328,28 @@ const char *mt_data(const char *name)
 		dir = "/nonexistent-MOAT_TEST_DATA-is-unset";
 	snprintf(b, sizeof(bufs[0]), "%s/%s", dir, name);
 	return b;
+}
+
+int mt_wait_blocked(pid_t tid, int timeout_ms)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	int64_t deadline = mt_now_ns() + (int64_t)timeout_ms * 1000000;
+	do {
+		int fd = open(path, O_RDONLY);
+		if (fd >= 0) {
+			ssize_t n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n > 0) {
+				buf[n] = 0;
+				char *p = strrchr(buf, ')');
+				if (p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D'))
+					return 0;
+			}
+		}
+		usleep(1000);
+	} while (mt_now_ns() < deadline);
+	return -1;
 }
 
 int64_t mt_now_ns(void)

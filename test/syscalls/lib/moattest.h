@@ -244,6 +244,12 @@ int mt_wait(pid_t pid);
  * $MOAT_TEST_DATA). The result lives until the 8th next call. */
 const char *mt_data(const char *name);
 
+/* mt_wait_blocked waits (up to timeout_ms) until thread tid of this
+ * process is asleep in the kernel (state S or D in /proc/self/task/TID/stat)
+ * and returns 0, or -1 on timeout. Use it before waking or signalling a
+ * thread that must already be blocked. */
+int mt_wait_blocked(pid_t tid, int timeout_ms);
+
 /* mt_now_ns returns CLOCK_MONOTONIC in nanoseconds. */
 int64_t mt_now_ns(void);
 
