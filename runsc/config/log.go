@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // Level is the log level c selects: debug with --debug, info with --strace
@@ -36,6 +37,10 @@ func (c *Config) DebugLogPath(pid int, command string) string {
 // returned closer at exit. A process that pivots away from the host's
 // files (boot, gofer) must call it before.
 func (c *Config) OpenLog(command string, stderr io.Writer) (*slog.Logger, io.Closer, error) {
+	// Load the local time zone now. Go reads /etc/localtime lazily, the
+	// first time a time is formatted (as every log line does), and in a
+	// confined process that open is fatal.
+	time.Now().Zone()
 	var w io.Writer = stderr
 	var closer io.Closer = nopCloser{}
 	path := ""

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -31,6 +32,7 @@ import (
 //	open           open a host path after the filter (must die of SIGSYS)
 //	args           print cwd, env and argv as received
 //	platform       run code under the real ptrace platform, confined
+//	log            write a log line once confined
 //	tty-fg         print the foreground process group of stdin, a terminal
 //
 // MOAT_FAKE_GOFER=hang makes the gofer ignore its connection and sleep,
@@ -85,13 +87,13 @@ func fakeRunsc(args []string) int {
 		if err := sub.Parse(global.Args()[1:]); err != nil {
 			return 2
 		}
-		return fakeBoot(conf, *fd, *cwd, env, *selfTest, sub.Args())
+		return fakeBoot(conf, log, *fd, *cwd, env, *selfTest, sub.Args())
 	}
 	fmt.Fprintf(os.Stderr, "fake runsc: unknown subcommand %q\n", global.Arg(0))
 	return 2
 }
 
-func fakeBoot(conf *config.Config, goferFD int, cwd string, env []string, selfTest bool, argv []string) int {
+func fakeBoot(conf *config.Config, log *slog.Logger, goferFD int, cwd string, env []string, selfTest bool, argv []string) int {
 	// Gather what must be read before the pivot.
 	hostname, _ := os.Hostname()
 	pgrp := unix.Getpgrp()
@@ -157,6 +159,11 @@ func fakeBoot(conf *config.Config, goferFD int, cwd string, env []string, selfTe
 		fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
 		fmt.Fprintf(os.Stderr, "fake boot: open returned %d, %v\n", fd, err)
 		return 1
+	case "log":
+		// The first formatted time after confinement must not need a
+		// file (the local time zone).
+		log.Warn("logging from a confined sandbox")
+		return 0
 	case "tty-fg":
 		// The terminal's foreground group as seen from here: 1 is ours.
 		fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)

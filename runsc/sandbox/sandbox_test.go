@@ -421,3 +421,13 @@ func TestDoForegroundOnTerminal(t *testing.T) {
 		t.Errorf("the terminal was not given back; output:\n%s", text)
 	}
 }
+
+func TestDoLogsAfterConfinement(t *testing.T) {
+	status, _, stderr, err := run(t, context.Background(), Options{Argv: []string{"log"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != 0 || !strings.Contains(stderr, "logging from a confined sandbox") {
+		t.Errorf("status %d; stderr:\n%s", status, stderr)
+	}
+}
