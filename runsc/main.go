@@ -1,7 +1,13 @@
 // Command runsc is Moat's OCI runtime: it runs containers in a sandbox
 // whose system calls are served by the Sentry, a kernel in user space.
 // Subcommands live in runsc/cmd; global flags in runsc/config.
+//
+// The Go runtime must not re-read cgroup files after the sandbox and gofer
+// confine themselves (their seccomp filters refuse it), so its periodic
+// GOMAXPROCS update is off.
 package main
+
+//go:debug updatemaxprocs=0
 
 import (
 	"context"

@@ -99,7 +99,7 @@ func (t *Task) doSyscall() bool {
 	if err != nil {
 		var errno unix.Errno
 		if !errors.As(err, &errno) {
-			t.k.Log.Warn("syscall returned a non-errno error", "syscall", strace.Name(sysno), "err", err)
+			t.k.Log.Info("syscall returned a non-errno error", "syscall", strace.Name(sysno), "err", err)
 			errno = unix.EIO
 		}
 		rv = uintptr(-int64(errno))
@@ -136,7 +136,7 @@ func (t *Task) dispatch(sysno uintptr, args arch.SyscallArguments) (uintptr, err
 			errno = unix.ENOSYS
 		}
 		if _, dup := t.k.Syscalls.logged.LoadOrStore(sysno, true); !dup {
-			t.k.Log.Warn("unsupported syscall", "syscall", name, "errno", errno.Error(), "note", s.Note)
+			t.k.Log.Info("unsupported syscall", "syscall", name, "errno", errno.Error(), "note", s.Note)
 		}
 		return 0, errno
 	}

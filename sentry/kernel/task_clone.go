@@ -39,7 +39,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		return 0, errEINVAL
 	}
 	if f&unsupportedCloneFlags != 0 {
-		t.k.Log.Warn("clone: namespace and pidfd flags are not supported", "flags", f&unsupportedCloneFlags)
+		t.k.Log.Info("clone: namespace and pidfd flags are not supported", "flags", f&unsupportedCloneFlags)
 		return 0, errEINVAL
 	}
 	if f&unix.CLONE_THREAD != 0 && o.ExitSignal != 0 {

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,7 +32,7 @@ func (t *Task) run() {
 		mm := t.MemoryManager()
 		as, err := mm.AddressSpace()
 		if err != nil {
-			t.k.Log.Warn("creating an address space failed", "tid", t.tid, "err", err)
+			t.k.Log.Info("creating an address space failed", "tid", t.tid, "err", err)
 			t.killGroup(SIGKILL)
 			continue
 		}
@@ -46,12 +47,15 @@ func (t *Task) run() {
 		t.utime.Add(int64(now.Sub(start)))
 		if err != nil {
 			if errors.Is(err, platform.ErrContextDead) {
-				t.k.Log.Warn("application thread died on the host", "tid", t.tid, "err", err)
+				t.k.Log.Info("application thread died on the host", "tid", t.tid, "err", err)
 			} else {
-				t.k.Log.Warn("platform switch failed", "tid", t.tid, "err", err)
+				t.k.Log.Info("platform switch failed", "tid", t.tid, "err", err)
 			}
 			t.killGroup(SIGKILL)
 			continue
+		}
+		if debugSwitch {
+			t.k.Log.Debug("switch", "tid", t.tid, "res", res, "rip", fmt.Sprintf("%#x", t.regs.Rip), "sysno", t.regs.Orig_rax)
 		}
 		switch res {
 		case platform.SwitchSyscall:
@@ -67,6 +71,8 @@ func (t *Task) run() {
 		}
 	}
 }
+
+const debugSwitch = false
 
 // applyFPState resets or copies the FP state before the first switch after
 // exec or clone.
@@ -105,6 +111,7 @@ func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 		if info.Signo == int32(SIGSEGV) && info.Code > 0 {
 			addr := uintptr(info.Addr)
 			res, code := m.HandleFault(addr, info.Code)
+			t.k.Log.Debug("fault", "tid", t.tid, "addr", fmt.Sprintf("%#x", addr), "rip", fmt.Sprintf("%#x", t.regs.Rip), "hostcode", info.Code, "result", res, "code", code)
 			if res == mm.FaultHandled {
 				if t.lastFault == addr+1 {
 					// The same fault twice with nothing to fix: give up.

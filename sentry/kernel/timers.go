@@ -463,3 +463,6 @@ func (t *Task) DeleteTimer(id int32) error {
 	delete(g.posix, id)
 	return nil
 }
+
+// ticksOf converts a duration to clock ticks (USER_HZ 100).
+func ticksOf(d time.Duration) int64 { return int64(d / (10 * time.Millisecond)) }

@@ -125,7 +125,7 @@ func (p *Platform) NewAddressSpace() (platform.AddressSpace, error) {
 	var pid uintptr
 	var err error
 	p.template.do(func() {
-		pid, err = p.tmplThr.syscall(unix.SYS_CLONE, uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+		pid, err = p.tmplThr.clone(uintptr(unix.SIGCHLD))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("forking a stub process: %w", err)
@@ -244,7 +244,7 @@ func (as *addressSpace) newThread() (*thread, error) {
 	var tid uintptr
 	var err error
 	as.master.do(func() {
-		tid, err = as.masterThr.syscall(unix.SYS_CLONE, flags, 0, 0, 0, 0, 0)
+		tid, err = as.masterThr.clone(flags)
 	})
 	if err != nil {
 		return nil, err

@@ -9,12 +9,14 @@ import (
 // process. Its layout:
 //
 //	stubSyscall:  syscall            // injected system calls start here
-//	              test rax, rax
-//	              jz stubLoop        // a new thread or process (rax == 0)
 //	              int3               // the injecting tracer regains control
 //	stubLoop:     mov eax, SYS_pause // park until a tracer seizes us
 //	              syscall
 //	              jmp stubLoop
+//	stubClone:    syscall            // injected clone and fork start here
+//	              test rax, rax
+//	              jz stubLoop        // the new thread or process (rax == 0)
+//	              int3
 //	stubInit:     ...                // run once in the template process
 //
 // stubInit resets every signal handler to the default, ignores SIGCHLD (so
@@ -30,7 +32,8 @@ const (
 
 	stubSyscallOff = 0
 	stubLoopOff    = 8
-	stubInitOff    = 0x20
+	stubCloneOff   = 0x18
+	stubInitOff    = 0x40
 	stubDataOff    = 0x200
 )
 
@@ -106,15 +109,21 @@ func stubCode(memfd int) ([]byte, error) {
 	a := &asm{labels: map[string]int{}}
 	a.label("syscall")
 	a.syscallInsn()
-	a.emit(0x48, 0x85, 0xc0) // test rax, rax
-	a.emit(0x74)             // jz loop
-	a.rel("loop", 1, 0)
 	a.emit(0xcc) // int3
+	a.padTo(stubLoopOff)
 	a.label("loop")
 	a.movEAX(34) // SYS_pause
 	a.syscallInsn()
 	a.emit(0xeb) // jmp loop
 	a.rel("loop", 1, 0)
+
+	a.padTo(stubCloneOff)
+	a.label("clone")
+	a.syscallInsn()
+	a.emit(0x48, 0x85, 0xc0) // test rax, rax
+	a.emit(0x74)             // jz loop
+	a.rel("loop", 1, 0)
+	a.emit(0xcc) // int3
 
 	a.padTo(stubInitOff)
 	a.label("init")
@@ -188,7 +197,7 @@ func stubCode(memfd int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.labels["loop"] != stubLoopOff || a.labels["init"] != stubInitOff {
+	if a.labels["loop"] != stubLoopOff || a.labels["init"] != stubInitOff || a.labels["clone"] != stubCloneOff {
 		return nil, fmt.Errorf("stub: layout drifted: loop at %#x, init at %#x", a.labels["loop"], a.labels["init"])
 	}
 	page := make([]byte, stubSize)

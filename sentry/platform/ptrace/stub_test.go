@@ -27,8 +27,8 @@ func TestStubDisassembly(t *testing.T) {
 	}
 	dis := string(out)
 	for _, want := range []string{
-		"0:\t0f 05", "je     0x8", "int3", "8:\tb8 22 00 00 00", "jmp    0x8",
-		"lea    rsi,[rip+0x", "jne    0x26", "movabs rsi,0x7ffffffe0000",
+		"0:\t0f 05", "2:\tcc", "je     0x8", "8:\tb8 22 00 00 00", "jmp    0x8",
+		"18:\t0f 05", "lea    rsi,[rip+0x", "jne    0x46", "movabs rsi,0x7ffffffe0000",
 	} {
 		if !strings.Contains(dis, want) {
 			t.Errorf("disassembly lacks %q:\n%s", want, dis)

@@ -77,12 +77,21 @@ func (t *thread) wait() (unix.WaitStatus, error) {
 // its raw result (a negative errno on failure). The thread is left stopped
 // at the int3 after the syscall instruction.
 func (t *thread) syscall(sysno, a0, a1, a2, a3, a4, a5 uintptr) (uintptr, error) {
+	return t.inject(stubAddr+stubSyscallOff, sysno, a0, a1, a2, a3, a4, a5)
+}
+
+// clone injects clone or fork: the child parks in the stub's pause loop.
+func (t *thread) clone(flags uintptr) (uintptr, error) {
+	return t.inject(stubAddr+stubCloneOff, unix.SYS_CLONE, flags, 0, 0, 0, 0, 0)
+}
+
+func (t *thread) inject(rip, sysno, a0, a1, a2, a3, a4, a5 uintptr) (uintptr, error) {
 	regs := t.initRegs
 	regs.Rax = uint64(sysno)
 	regs.Orig_rax = ^uint64(0)
 	regs.Rdi, regs.Rsi, regs.Rdx = uint64(a0), uint64(a1), uint64(a2)
 	regs.R10, regs.R8, regs.R9 = uint64(a3), uint64(a4), uint64(a5)
-	regs.Rip = stubAddr + stubSyscallOff
+	regs.Rip = uint64(rip)
 	if err := unix.PtraceSetRegs(int(t.tid), &regs); err != nil {
 		return 0, fmt.Errorf("PTRACE_SETREGS %d: %w", t.tid, err)
 	}

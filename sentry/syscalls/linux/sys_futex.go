@@ -11,29 +11,21 @@ import (
 	"github.com/moat-sandbox/moat/sentry/syserror"
 )
 
-// futex operation bits.
-const (
-	futexPrivateFlag   = 128
-	futexClockRealtime = 256
-	futexCmdMask       = ^(futexPrivateFlag | futexClockRealtime)
-	futexBitsetAny     = 0xffffffff
-)
-
 // Futex implements futex(2).
 func Futex(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	addr, op, val := a[0].Pointer(), a[1].Int(), a[2].Uint()
-	private := op&futexPrivateFlag != 0
-	cmd := op & futexCmdMask
+	private := op&futex.PrivateFlag != 0
+	cmd := op & futex.CmdMask
 	target := t.FutexTarget()
 	mgr := t.Kernel().Futexes
 	switch cmd {
-	case unix.FUTEX_WAIT, unix.FUTEX_WAIT_BITSET:
-		bitset := uint32(futexBitsetAny)
+	case futex.CmdWait, futex.CmdWaitBitset:
+		bitset := uint32(futex.BitsetMatchAny)
 		abs := false
-		if cmd == unix.FUTEX_WAIT_BITSET {
+		if cmd == futex.CmdWaitBitset {
 			bitset = a[5].Uint()
 			abs = true
-		} else if op&futexClockRealtime != 0 {
+		} else if op&futex.ClockRealtime != 0 {
 			return 0, unix.ENOSYS
 		}
 		var deadline time.Time
@@ -49,7 +41,7 @@ func Futex(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			has = true
 			if abs {
 				clock := int32(unix.CLOCK_MONOTONIC)
-				if op&futexClockRealtime != 0 {
+				if op&futex.ClockRealtime != 0 {
 					clock = unix.CLOCK_REALTIME
 				}
 				deadline = absDeadline(t, clock, spec.nanos())
@@ -58,24 +50,24 @@ func Futex(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			}
 		}
 		return 0, futexWait(t, mgr, target, addr, private, val, bitset, deadline, has)
-	case unix.FUTEX_WAKE, unix.FUTEX_WAKE_BITSET:
-		bitset := uint32(futexBitsetAny)
-		if cmd == unix.FUTEX_WAKE_BITSET {
+	case futex.CmdWake, futex.CmdWakeBitset:
+		bitset := uint32(futex.BitsetMatchAny)
+		if cmd == futex.CmdWakeBitset {
 			bitset = a[5].Uint()
 		}
 		n, err := mgr.Wake(target, addr, private, bitset, int(int32(val)))
 		return uintptr(n), err
-	case unix.FUTEX_REQUEUE:
+	case futex.CmdRequeue:
 		n, err := mgr.Requeue(target, addr, a[4].Pointer(), private, int(int32(val)), int(int32(a[3].Uint())))
 		return uintptr(n), err
-	case unix.FUTEX_CMP_REQUEUE:
+	case futex.CmdCmpRequeue:
 		n, err := mgr.CmpRequeue(target, addr, a[4].Pointer(), private, int(int32(val)), int(int32(a[3].Uint())), a[5].Uint())
 		return uintptr(n), err
-	case unix.FUTEX_WAKE_OP:
+	case futex.CmdWakeOp:
 		n, err := mgr.WakeOp(target, addr, a[4].Pointer(), private, int(int32(val)), int(int32(a[3].Uint())), a[5].Uint())
 		return uintptr(n), err
-	case unix.FUTEX_LOCK_PI, unix.FUTEX_UNLOCK_PI, unix.FUTEX_TRYLOCK_PI, unix.FUTEX_WAIT_REQUEUE_PI, unix.FUTEX_CMP_REQUEUE_PI, 13 /* LOCK_PI2 */ :
-		t.Log().Warn("futex: priority-inheritance operations are not supported", "op", cmd)
+	case futex.CmdLockPI, futex.CmdUnlockPI, futex.CmdTrylockPI, futex.CmdWaitRequeuePI, futex.CmdCmpRequeuePI, futex.CmdLockPI2:
+		t.Log().Info("futex: priority-inheritance operations are not supported", "op", cmd)
 		return 0, unix.ENOSYS
 	default:
 		return 0, unix.ENOSYS

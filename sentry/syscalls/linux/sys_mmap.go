@@ -34,7 +34,7 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EINVAL
 	}
 	if flags&unix.MAP_HUGETLB != 0 {
-		t.Log().Warn("mmap: MAP_HUGETLB is not supported")
+		t.Log().Info("mmap: MAP_HUGETLB is not supported")
 		return 0, unix.EINVAL
 	}
 	o := mm.MMapOpts{
@@ -123,7 +123,7 @@ func Mremap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EINVAL
 	}
 	if flags&unix.MREMAP_DONTUNMAP != 0 {
-		t.Log().Warn("mremap: MREMAP_DONTUNMAP is not supported")
+		t.Log().Info("mremap: MREMAP_DONTUNMAP is not supported")
 		return 0, unix.EINVAL
 	}
 	return t.MemoryManager().MRemap(old, oldSize, newSize, flags&unix.MREMAP_MAYMOVE != 0, flags&unix.MREMAP_FIXED != 0, newAddr)

@@ -71,11 +71,11 @@ func Clone3(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		flags |= 0 // TLS only with CLONE_SETTLS, as Linux.
 	}
 	if field(64) != 0 || field(72) != 0 { // set_tid, set_tid_size
-		t.Log().Warn("clone3: set_tid is not supported")
+		t.Log().Info("clone3: set_tid is not supported")
 		return 0, unix.EINVAL
 	}
 	if flags&unix.CLONE_INTO_CGROUP != 0 {
-		t.Log().Warn("clone3: CLONE_INTO_CGROUP is not supported")
+		t.Log().Info("clone3: CLONE_INTO_CGROUP is not supported")
 		return 0, unix.EINVAL
 	}
 	if exitSignal > 64 || flags&0xff != 0 {
@@ -276,7 +276,7 @@ func Waitid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			o.PGID = t.ThreadGroup().ProcessGroupID()
 		}
 	case pPIDFD:
-		t.Log().Warn("waitid: P_PIDFD is not supported")
+		t.Log().Info("waitid: P_PIDFD is not supported")
 		return 0, unix.EINVAL
 	default:
 		return 0, unix.EINVAL
