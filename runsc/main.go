@@ -1,3 +1,5 @@
+//go:debug updatemaxprocs=0
+
 // Command runsc is Moat's OCI runtime: it runs containers in a sandbox
 // whose system calls are served by the Sentry, a kernel in user space.
 // Subcommands live in runsc/cmd; global flags in runsc/config.
@@ -6,8 +8,6 @@
 // confine themselves (their seccomp filters refuse it), so its periodic
 // GOMAXPROCS update is off.
 package main
-
-//go:debug updatemaxprocs=0
 
 import (
 	"context"
