@@ -64,8 +64,10 @@ type Task struct {
 	// rax mean something then).
 	inSyscall bool
 
-	// lastFault detects faults that repeat without progress.
-	lastFault uintptr
+	// lastFault and faultRepeats detect faults that repeat without
+	// progress.
+	lastFault    uintptr
+	faultRepeats int
 	// fpInit is set when the FP state must be reset (after exec) or copied
 	// (fpCopy after clone) before the next switch.
 	fpCopy []byte

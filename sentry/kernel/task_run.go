@@ -113,15 +113,19 @@ func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 			res, code := m.HandleFault(addr, info.Code)
 			t.k.Log.Debug("fault", "tid", t.tid, "addr", fmt.Sprintf("%#x", addr), "rip", fmt.Sprintf("%#x", t.regs.Rip), "hostcode", info.Code, "result", res, "code", code)
 			if res == mm.FaultHandled {
-				if t.lastFault == addr+1 {
-					// The same fault twice with nothing to fix: give up.
-					res, code = mm.FaultSIGSEGV, mm.SEGV_ACCERR
+				// A read fault then a copy-on-write fault at one address
+				// is progress; the same fault again and again is not.
+				if t.lastFault == addr {
+					t.faultRepeats++
 				} else {
-					t.lastFault = addr + 1
+					t.lastFault, t.faultRepeats = addr, 0
+				}
+				if t.faultRepeats < 4 {
 					return
 				}
+				res, code = mm.FaultSIGSEGV, mm.SEGV_ACCERR
 			}
-			t.lastFault = 0
+			t.lastFault, t.faultRepeats = 0, 0
 			sig := Signal(SIGSEGV)
 			if res == mm.FaultSIGBUS {
 				sig = SIGBUS
