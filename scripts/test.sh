@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The project's whole test run: formatting, vet, build, unit tests (with the
+# race detector) and the native-vs-sandbox tests under test/. Fails loudly
+# at the first broken step; prints a summary line at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+start=$(date +%s)
+step() { echo; echo "=== $*"; }
+
+step "dependencies"
+./scripts/setup-deps.sh
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go') 2>&1 || true)
+if [ -n "$unformatted" ]; then
+	echo "these files need gofmt:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+echo "gofmt: clean"
+
+step "go vet ./..."
+go vet ./...
+
+step "go build ./..."
+go build ./...
+
+# Unit tests of the kernel and the gofer, with the race detector. Packages
+# that do not exist yet are skipped, packages without tests are fine.
+unit=()
+for d in sentry gofer; do
+	if [ -d "$d" ]; then
+		unit+=("./$d/...")
+	fi
+done
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if [ "${#unit[@]}" -gt 0 ]; then
+	step "go test -race ${unit[*]}"
+	go test -race -timeout 10m "${unit[@]}" 2>&1 | tee -a "$log"
+fi
+
+# Conformance (test/syscalls) and end-to-end (test/e2e) tests: every C
+# program and real program natively and under runsc.
+step "go test ./test/..."
+go test -timeout 25m ./test/... 2>&1 | tee -a "$log"
+
+packages=$(grep -c -E '^ok ' "$log" || true)
+echo
+echo "test.sh: PASS: gofmt, vet, build and $packages test packages in $(( $(date +%s) - start ))s"
