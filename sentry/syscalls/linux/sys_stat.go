@@ -333,3 +333,162 @@ func Readlinkat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 
 // atStatxSyncType is AT_STATX_SYNC_TYPE.
 const atStatxSyncType = 0x6000
+
+// Extended attributes: no file system here stores any, so reads find none
+// (ENODATA, an empty list) and changes get the errors of a file system
+// that cannot change (EROFS on the read-only root).
+const (
+	xattrNameMax = 255
+	xattrSizeMax = 65536
+)
+
+// copyInXattrName reads an attribute name: ERANGE if empty or too long,
+// EOPNOTSUPP outside the namespaces Linux knows.
+func copyInXattrName(t *kernel.Task, addr uintptr) (string, error) {
+	name, err := t.CopyInString(addr, xattrNameMax+1)
+	if err == unix.ENAMETOOLONG {
+		return "", unix.ERANGE
+	}
+	if err != nil {
+		return "", err
+	}
+	if name == "" || len(name) > xattrNameMax {
+		return "", unix.ERANGE
+	}
+	for _, ns := range []string{"user.", "trusted.", "security.", "system."} {
+		if len(name) > len(ns) && name[:len(ns)] == ns {
+			return name, nil
+		}
+	}
+	return "", unix.EOPNOTSUPP
+}
+
+// xattrTarget resolves the file of an xattr syscall: a path (followed or
+// not) or a descriptor.
+func xattrTarget(t *kernel.Task, pathAddr uintptr, fd int32, byFD, follow bool) (fs.VirtualDentry, error) {
+	if byFD {
+		f, err := vfsIOFile(t, fd)
+		if err != nil {
+			return fs.VirtualDentry{}, err
+		}
+		defer f.DecRef()
+		return f.VirtualDentry(), nil
+	}
+	return vfsResolve(t, unix.AT_FDCWD, pathAddr, false, follow)
+}
+
+func getxattr(t *kernel.Task, a arch.SyscallArguments, byFD, follow bool) (uintptr, error) {
+	vd, err := xattrTarget(t, a[0].Pointer(), a[0].Int(), byFD, follow)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := copyInXattrName(t, a[1].Pointer()); err != nil {
+		return 0, err
+	}
+	if _, err := vd.Stat(t); err != nil {
+		return 0, err
+	}
+	return 0, unix.ENODATA
+}
+
+// Getxattr implements getxattr(2).
+func Getxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return getxattr(t, a, false, true)
+}
+
+// Lgetxattr implements lgetxattr(2).
+func Lgetxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return getxattr(t, a, false, false)
+}
+
+// Fgetxattr implements fgetxattr(2).
+func Fgetxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return getxattr(t, a, true, false)
+}
+
+func listxattr(t *kernel.Task, a arch.SyscallArguments, byFD, follow bool) (uintptr, error) {
+	if _, err := xattrTarget(t, a[0].Pointer(), a[0].Int(), byFD, follow); err != nil {
+		return 0, err
+	}
+	return 0, nil
+}
+
+// Listxattr implements listxattr(2).
+func Listxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return listxattr(t, a, false, true)
+}
+
+// Llistxattr implements llistxattr(2).
+func Llistxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return listxattr(t, a, false, false)
+}
+
+// Flistxattr implements flistxattr(2).
+func Flistxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return listxattr(t, a, true, false)
+}
+
+func setxattr(t *kernel.Task, a arch.SyscallArguments, byFD, follow bool) (uintptr, error) {
+	size, flags := a[3].Uint64(), a[4].Int()
+	if flags&^(unix.XATTR_CREATE|unix.XATTR_REPLACE) != 0 {
+		return 0, unix.EINVAL
+	}
+	if _, err := copyInXattrName(t, a[1].Pointer()); err != nil {
+		return 0, err
+	}
+	if size > xattrSizeMax {
+		return 0, unix.E2BIG
+	}
+	if size > 0 {
+		buf := make([]byte, size)
+		if _, err := t.CopyInBytes(a[2].Pointer(), buf); err != nil {
+			return 0, unix.EFAULT
+		}
+	}
+	vd, err := xattrTarget(t, a[0].Pointer(), a[0].Int(), byFD, follow)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckSetAttr(t, vd)
+}
+
+// Setxattr implements setxattr(2).
+func Setxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setxattr(t, a, false, true)
+}
+
+// Lsetxattr implements lsetxattr(2).
+func Lsetxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setxattr(t, a, false, false)
+}
+
+// Fsetxattr implements fsetxattr(2).
+func Fsetxattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return setxattr(t, a, true, false)
+}
+
+func removexattr(t *kernel.Task, a arch.SyscallArguments, byFD, follow bool) (uintptr, error) {
+	vd, err := xattrTarget(t, a[0].Pointer(), a[0].Int(), byFD, follow)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := copyInXattrName(t, a[1].Pointer()); err != nil {
+		return 0, err
+	}
+	return 0, fs.CheckSetAttr(t, vd)
+}
+
+// Removexattr implements removexattr(2).
+func Removexattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return removexattr(t, a, false, true)
+}
+
+// Lremovexattr implements lremovexattr(2).
+func Lremovexattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return removexattr(t, a, false, false)
+}
+
+// Fremovexattr implements fremovexattr(2).
+func Fremovexattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return removexattr(t, a, true, false)
+}
