@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -170,9 +171,14 @@ var (
 // Cancelling ctx kills the sandbox.
 func Do(ctx context.Context, o Options) (int, error) {
 	o.setDefaults()
-	if len(o.Argv) == 0 {
+	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return 0, errors.New("no command given")
 	}
+	abs, err := filepath.Abs(o.Rootfs)
+	if err != nil {
+		return 0, fmt.Errorf("root filesystem: %w", err)
+	}
+	o.Rootfs = abs
 	if fi, err := os.Stat(o.Rootfs); err != nil {
 		return 0, fmt.Errorf("root filesystem: %w", err)
 	} else if !fi.IsDir() {

@@ -134,8 +134,18 @@ func TestDoServesRootThroughGofer(t *testing.T) {
 			t.Errorf("userns=%v: status %d, stdout %q; stderr:\n%s", userns, status, stdout, stderr)
 		}
 	}
+	// A relative root is taken from the current directory.
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr, err := run(t, context.Background(), Options{Rootfs: rel, Argv: []string{"cat", "/etc/motd"}})
+	if err != nil || status != 0 || stdout != "inside the sandbox\n" {
+		t.Errorf("relative root %s: status %d, err %v, stdout %q; stderr:\n%s", rel, status, err, stdout, stderr)
+	}
 	// A path outside the root is not found (the gofer is pivoted into it).
-	status, _, stderr, err := run(t, context.Background(), Options{Rootfs: root, Argv: []string{"cat", "/etc/passwd"}})
+	status, _, stderr, err = run(t, context.Background(), Options{Rootfs: root, Argv: []string{"cat", "/etc/passwd"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +290,7 @@ func TestDoCleansUpOnErrors(t *testing.T) {
 	}{
 		{"missing rootfs", Options{Rootfs: "/nonexistent", Argv: []string{"exit", "0"}}, nil},
 		{"no command", Options{}, nil},
+		{"empty command", Options{Argv: []string{""}}, nil},
 		{"gofer fails to start", Options{Argv: []string{"exit", "0"}}, &beforeGoferStart},
 		{"sandbox fails to start", Options{Argv: []string{"exit", "0"}}, &beforeBootStart},
 	}
