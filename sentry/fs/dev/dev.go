@@ -27,6 +27,32 @@ var (
 	URandomDev = unix.Mkdev(1, 9)
 )
 
+// TTYDev is /dev/tty's device number.
+var TTYDev = unix.Mkdev(5, 0)
+
+// TTYOpener is implemented by contexts whose task may have a controlling
+// terminal: opening /dev/tty opens it.
+type TTYOpener interface {
+	// OpenControllingTTY opens the task's controlling terminal with the
+	// open(2) flags, or fails with ENXIO if it has none.
+	OpenControllingTTY(flags uint32) (*fs.FileDescription, error)
+}
+
+// ttyDevice is /dev/tty: the opener's controlling terminal, ENXIO when it
+// has none.
+func ttyDevice() *synth.Device {
+	return &synth.Device{
+		Attr: synth.Attr{Mode: 0o666},
+		Rdev: TTYDev,
+		OpenFile: func(ctx fs.Context, _ fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+			if o, ok := ctx.(TTYOpener); ok {
+				return o.OpenControllingTTY(flags)
+			}
+			return nil, unix.ENXIO
+		},
+	}
+}
+
 // New returns /dev as a file system and its root directory, to which the
 // caller may add nodes.
 func New() (*fs.Filesystem, *synth.Dir) {
@@ -40,6 +66,10 @@ func New() (*fs.Filesystem, *synth.Dir) {
 		"stdin":   synth.NewSymlink("/proc/self/fd/0"),
 		"stdout":  synth.NewSymlink("/proc/self/fd/1"),
 		"stderr":  synth.NewSymlink("/proc/self/fd/2"),
+		"tty":     ttyDevice(),
+		// No memory file system exists yet: /dev/shm is there (programs
+		// look for it) but nothing can be created in it.
+		"shm": synth.NewDir(0o1777, nil),
 	})
 	return synth.NewFilesystem("devtmpfs", TmpfsMagic, root, false), root
 }

@@ -68,6 +68,9 @@ func TestDevices(t *testing.T) {
 	if bytes.Equal(a, b) {
 		t.Error("urandom repeated itself")
 	}
+	if _, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/tty"}, fs.OpenOptions{Flags: unix.O_RDWR}); err != unix.ENXIO {
+		t.Errorf("open /tty without a controlling terminal = %v, want ENXIO", err)
+	}
 	vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: "/stderr"})
 	if err != nil {
 		t.Fatal(err)

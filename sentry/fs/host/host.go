@@ -101,7 +101,7 @@ func (n *node) Open(_ fs.Context, _ fs.VirtualDentry, flags uint32) (*fs.FileDes
 	if err != nil {
 		return nil, err
 	}
-	f, err := NewFile(nfd, Options{TTY: n.tty, Name: n.name, OpenFlags: flags, HasOpenFlags: true, UID: n.uid, GID: n.gid})
+	f, err := newFile(nfd, Options{TTY: n.tty, Name: n.name, OpenFlags: flags, HasOpenFlags: true, UID: n.uid, GID: n.gid}, n.ino)
 	if err != nil {
 		unix.Close(nfd)
 		return nil, err
@@ -146,6 +146,11 @@ func isTTY(fd int) bool {
 // NewFile takes ownership of hostFD and returns a file description of it
 // with the access mode the host descriptor has.
 func NewFile(hostFD int, opts Options) (*fs.FileDescription, error) {
+	return newFile(hostFD, opts, fs.NewIno())
+}
+
+// newFile is NewFile with the inode number (a reopen keeps its file's).
+func newFile(hostFD int, opts Options, ino uint64) (*fs.FileDescription, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(hostFD, &st); err != nil {
 		return nil, fmt.Errorf("host: fstat fd %d: %w", hostFD, err)
@@ -173,7 +178,7 @@ func NewFile(hostFD int, opts Options) (*fs.FileDescription, error) {
 			return nil, fmt.Errorf("host: watch fd %d: %w", hostFD, err)
 		}
 	}
-	n := &node{hostFD: hostFD, ino: fs.NewIno(), created: unix.NsecToTimespec(time.Now().UnixNano()), tty: f.tty, hostAcc: uint32(fl) & unix.O_ACCMODE, uid: opts.UID, gid: opts.GID}
+	n := &node{hostFD: hostFD, ino: ino, created: unix.NsecToTimespec(time.Now().UnixNano()), tty: f.tty, hostAcc: uint32(fl) & unix.O_ACCMODE, uid: opts.UID, gid: opts.GID}
 	n.name = opts.Name
 	if n.name == "" {
 		n.name = fmt.Sprintf("host:[%d]", n.ino)

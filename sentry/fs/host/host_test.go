@@ -54,6 +54,9 @@ func TestHostPipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if a, b := mustStat(t, w), mustStat(t, w2); a.Ino != b.Ino {
+		t.Errorf("reopen changed the inode number: %d vs %d", a.Ino, b.Ino)
+	}
 	w2.Write(ctx, []byte("re"))
 	w2.DecRef()
 	if n, _ := r.Read(ctx, make([]byte, 8)); n != 2 {
@@ -197,4 +200,13 @@ func TestHostTTY(t *testing.T) {
 	if n, err := fs.WriteBlocking(ctx, f, []byte("hi\n")); n != 3 || err != nil {
 		t.Fatalf("write = %d, %v", n, err)
 	}
+}
+
+func mustStat(t *testing.T, f *fs.FileDescription) fs.Stat {
+	t.Helper()
+	st, err := f.Stat(fstest.NewContext())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -54,7 +54,8 @@ type Pipe struct {
 
 	mu       sync.Mutex
 	buf      []byte
-	head     int // buf[head:] is unread
+	head     int   // buf[head:] is unread
+	segs     []seg // the unread bytes in order: runs of stream data and packets
 	capacity int
 	readers  int
 	writers  int
@@ -117,6 +118,13 @@ func (p *Pipe) open(vd fs.VirtualDentry, flags uint32) *fs.FileDescription {
 	return fs.NewFileDescription(f, vd, flags, fs.FDOptions{Stream: true})
 }
 
+// seg is a run of unread bytes: stream data, or one packet written in
+// packet mode (O_DIRECT), which a read returns alone.
+type seg struct {
+	n      int
+	packet bool
+}
+
 // Preconditions: p.mu is locked.
 func (p *Pipe) buffered() int { return len(p.buf) - p.head }
 
@@ -134,10 +142,25 @@ func (p *Pipe) read(dst []byte) (int, error) {
 		}
 		return 0, syserror.ErrWouldBlock
 	}
-	n := copy(dst, p.buf[p.head:])
-	p.head += n
+	n := 0
+	for n < len(dst) && len(p.segs) > 0 {
+		sg := &p.segs[0]
+		k := copy(dst[n:], p.buf[p.head:p.head+sg.n])
+		n += k
+		p.head += k
+		sg.n -= k
+		if sg.packet {
+			// A short read discards the rest of the packet.
+			p.head += sg.n
+			p.segs = p.segs[1:]
+			break
+		}
+		if sg.n == 0 {
+			p.segs = p.segs[1:]
+		}
+	}
 	if p.head == len(p.buf) {
-		p.buf, p.head = p.buf[:0], 0
+		p.buf, p.head, p.segs = p.buf[:0], 0, p.segs[:0]
 	}
 	p.mu.Unlock()
 	p.queue.Notify(waiter.EventOut | waiter.EventWrNorm)
@@ -145,16 +168,16 @@ func (p *Pipe) read(dst []byte) (int, error) {
 }
 
 // write appends as much of src as fits, keeping writes of at most Buf
-// bytes whole.
-func (p *Pipe) write(src []byte) (int, error) {
+// bytes whole. In packet mode each Buf bytes written are one packet.
+func (p *Pipe) write(src []byte, packet bool) (int, error) {
+	if len(src) == 0 {
+		// A null write succeeds, even without readers.
+		return 0, nil
+	}
 	p.mu.Lock()
 	if p.readers == 0 {
 		p.mu.Unlock()
 		return 0, unix.EPIPE
-	}
-	if len(src) == 0 {
-		p.mu.Unlock()
-		return 0, nil
 	}
 	room := p.capacity - p.buffered()
 	if room <= 0 || (len(src) <= Buf && room < len(src)) {
@@ -168,6 +191,16 @@ func (p *Pipe) write(src []byte) (int, error) {
 		p.buf, p.head = p.buf[:m], 0
 	}
 	p.buf = append(p.buf, src[:n]...)
+	switch {
+	case packet:
+		for left := n; left > 0; left -= min(left, Buf) {
+			p.segs = append(p.segs, seg{n: min(left, Buf), packet: true})
+		}
+	case len(p.segs) > 0 && !p.segs[len(p.segs)-1].packet:
+		p.segs[len(p.segs)-1].n += n
+	default:
+		p.segs = append(p.segs, seg{n: n})
+	}
 	p.mu.Unlock()
 	p.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
 	return n, nil
@@ -231,9 +264,10 @@ func (f *file) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, _ int64) (i
 	return f.pipe.read(dst)
 }
 
-// Write implements fs.FileImpl.
-func (f *file) Write(_ fs.Context, _ *fs.FileDescription, src []byte, _ int64) (int, error) {
-	return f.pipe.write(src)
+// Write implements fs.FileImpl; O_DIRECT on the writer's description
+// makes each write a packet.
+func (f *file) Write(_ fs.Context, fd *fs.FileDescription, src []byte, _ int64) (int, error) {
+	return f.pipe.write(src, fd.Flags()&unix.O_DIRECT != 0)
 }
 
 // Ioctl implements fs.FileImpl: FIONREAD.

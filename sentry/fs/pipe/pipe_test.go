@@ -195,3 +195,34 @@ func TestPollPipe(t *testing.T) {
 		t.Fatalf("timed poll = %d, %v after %v", n, err, time.Since(start))
 	}
 }
+
+func TestPacketMode(t *testing.T) {
+	ctx := fstest.NewContext()
+	r, w := NewPair(ctx, unix.O_DIRECT|unix.O_NONBLOCK)
+	defer r.DecRef()
+	defer w.DecRef()
+	buf := make([]byte, 64)
+	w.Write(ctx, []byte("one"))
+	w.Write(ctx, []byte("two!"))
+	if n, _ := r.Read(ctx, buf); n != 3 {
+		t.Fatalf("first packet read %d bytes", n)
+	}
+	if n, _ := r.Read(ctx, buf); n != 4 || string(buf[:4]) != "two!" {
+		t.Fatalf("second packet %q", buf[:n])
+	}
+	w.Write(ctx, []byte("abcdef"))
+	w.Write(ctx, []byte("gh"))
+	if n, _ := r.Read(ctx, buf[:2]); n != 2 {
+		t.Fatalf("short read %d", n)
+	}
+	if n, _ := r.Read(ctx, buf); n != 2 || string(buf[:2]) != "gh" {
+		t.Fatalf("after a short read: %q (the rest of the packet must be gone)", buf[:n])
+	}
+	// Stream data written without O_DIRECT merges.
+	w.SetStatusFlags(unix.O_NONBLOCK)
+	w.Write(ctx, []byte("ab"))
+	w.Write(ctx, []byte("cd"))
+	if n, _ := r.Read(ctx, buf); string(buf[:n]) != "abcd" {
+		t.Fatalf("stream data %q", buf[:n])
+	}
+}

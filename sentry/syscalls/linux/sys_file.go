@@ -41,6 +41,9 @@ func vfsNoFile(t *kernel.Task) uint64 {
 
 // vfsLookup builds the resolution of path relative to dirfd.
 func vfsLookup(t *kernel.Task, dirfd int32, path string, emptyPath, follow bool) (fs.Lookup, error) {
+	if path == "" && !emptyPath {
+		return fs.Lookup{}, unix.ENOENT
+	}
 	start, err := startDir(t, dirfd, path, emptyPath)
 	if err != nil {
 		return fs.Lookup{}, err

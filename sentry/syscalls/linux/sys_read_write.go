@@ -126,15 +126,13 @@ func vfsReadFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOption
 		return 0, unix.EBADF
 	}
 	total := iovTotal(iovs)
-	if total == 0 {
-		return 0, nil
-	}
 	bp := rwBufs.Get().(*[]byte)
 	defer rwBufs.Put(bp)
 	buf := *bp
 	cur := iovCursor{iovs: iovs}
 	var done uint64
-	for done < total {
+	// A zero-length read still reaches the file (which may fail it).
+	for first := true; first || done < total; first = false {
 		n := min(uint64(len(buf)), total-done)
 		var k int
 		var err error
@@ -169,19 +167,17 @@ func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptio
 		return 0, unix.EBADF
 	}
 	total := iovTotal(iovs)
-	if total == 0 {
-		return 0, nil
-	}
 	bp := rwBufs.Get().(*[]byte)
 	defer rwBufs.Put(bp)
 	buf := *bp
 	cur := iovCursor{iovs: iovs}
 	var done uint64
-	for done < total {
+	// A zero-length write still reaches the file (/dev/full fails it).
+	for first := true; first || done < total; first = false {
 		n, cerr := cur.copyIn(t, buf[:min(uint64(len(buf)), total-done)])
 		var k int
 		var err error
-		if n > 0 {
+		if n > 0 || total == 0 {
 			switch {
 			case o.pos:
 				k, err = f.PWrite(t, buf[:n], o.off+int64(done))
