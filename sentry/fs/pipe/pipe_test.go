@@ -226,3 +226,32 @@ func TestPacketMode(t *testing.T) {
 		t.Fatalf("stream data %q", buf[:n])
 	}
 }
+
+func TestTransfer(t *testing.T) {
+	ctx := fstest.NewContext()
+	ar, aw := NewPair(ctx, unix.O_NONBLOCK)
+	br, bw := NewPair(ctx, unix.O_NONBLOCK)
+	defer ar.DecRef()
+	defer br.DecRef()
+	defer bw.DecRef()
+	a, b := FromFile(ar), FromFile(bw)
+	if _, blocked, err := Transfer(b, a, 8, true); err != syserror.ErrWouldBlock || !blocked {
+		t.Fatalf("tee from empty = %v, blocked %v", err, blocked)
+	}
+	aw.Write(ctx, []byte("spliced!"))
+	if n, _, err := Transfer(b, a, 8, true); n != 8 || err != nil || a.Buffered() != 8 {
+		t.Fatalf("tee = %d, %v; source keeps %d", n, err, a.Buffered())
+	}
+	if n, _, _ := Transfer(b, a, 5, false); n != 5 || a.Buffered() != 3 || b.Buffered() != 13 {
+		t.Fatalf("splice = %d; source %d, dest %d", n, a.Buffered(), b.Buffered())
+	}
+	buf := make([]byte, 32)
+	if n, _ := br.Read(ctx, buf); string(buf[:n]) != "spliced!splic" {
+		t.Fatalf("dest holds %q", buf[:n])
+	}
+	aw.DecRef()
+	Transfer(b, a, 3, false)
+	if n, _, err := Transfer(b, a, 3, false); n != 0 || err != nil {
+		t.Fatalf("at EOF = %d, %v", n, err)
+	}
+}

@@ -405,3 +405,89 @@ func Lseek(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	off, err := f.Seek(t, a[1].Int64(), int(whence))
 	return uintptr(off), err
 }
+
+// Sendfile implements sendfile(2): any readable file to any writable one
+// through a Sentry buffer.
+func Sendfile(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	outFD, inFD, offAddr, count := a[0].Int(), a[1].Int(), a[2].Pointer(), a[3].Uint64()
+	in, err := vfsIOFile(t, inFD)
+	if err != nil {
+		return 0, err
+	}
+	defer in.DecRef()
+	if !in.Readable() {
+		return 0, unix.EBADF
+	}
+	o := rwOptions{}
+	if offAddr != 0 {
+		if in.Options().Stream {
+			return 0, unix.ESPIPE
+		}
+		v, err := copyInUint64(t, offAddr)
+		if err != nil {
+			return 0, unix.EFAULT
+		}
+		if int64(v) < 0 {
+			return 0, unix.EINVAL
+		}
+		o.pos, o.off = true, int64(v)
+	}
+	out, err := vfsIOFile(t, outFD)
+	if err != nil {
+		return 0, err
+	}
+	defer out.DecRef()
+	if !out.Writable() {
+		return 0, unix.EBADF
+	}
+	if out.Flags()&unix.O_APPEND != 0 {
+		return 0, unix.EINVAL
+	}
+	count = min(count, maxRWCount)
+	bp := rwBufs.Get().(*[]byte)
+	defer rwBufs.Put(bp)
+	buf := *bp
+	var done uint64
+	var ioErr error
+	for done < count {
+		n := min(uint64(len(buf)), count-done)
+		var k int
+		switch {
+		case o.pos:
+			k, err = in.PRead(t, buf[:n], o.off+int64(done))
+		case done > 0:
+			k, err = in.Read(t, buf[:n])
+		default:
+			k, err = fs.ReadBlocking(t, in, buf[:n])
+		}
+		if k == 0 {
+			ioErr = err
+			break
+		}
+		w, werr := fs.WriteBlocking(t, out, buf[:k])
+		done += uint64(w)
+		if werr == unix.EPIPE {
+			t.SendSignal(kernel.NewSignalInfo(kernel.Signal(unix.SIGPIPE), kernel.SI_USER))
+		}
+		if w < k {
+			if !o.pos && !in.Options().Stream {
+				in.Seek(t, int64(w-k), unix.SEEK_CUR)
+			}
+			ioErr = werr
+			break
+		}
+		if err != nil || uint64(k) < n {
+			ioErr = err
+			break
+		}
+	}
+	if o.pos {
+		if err := copyOutUint64(t, offAddr, uint64(o.off+int64(done))); err != nil {
+			return 0, unix.EFAULT
+		}
+	}
+	if done == 0 && ioErr != nil {
+		return 0, vfsIOErr(ioErr)
+	}
+	return uintptr(done), nil
+}
