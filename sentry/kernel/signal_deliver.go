@@ -58,8 +58,9 @@ func (t *Task) handleSignals() bool {
 				k.mu.Unlock()
 				continue
 			default:
-				core := defaultActionOf(s) == actCoreDump
-				k.groupExitLocked(t.tg, KilledBy(s, core))
+				// No core file is written, so the status never has
+				// the core-dump bit, as on Linux with RLIMIT_CORE 0.
+				k.groupExitLocked(t.tg, KilledBy(s, false))
 				k.mu.Unlock()
 				continue
 			}

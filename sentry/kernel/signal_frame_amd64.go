@@ -29,15 +29,19 @@ const (
 	redZone        = 128
 	fpXstateMagic2 = 0x46505845
 
-	ucFPXState        = 1
-	ucSigcontextSS    = 2
-	ucStrictRestoreSS = 4
-	userCS, userSS    = 0x33, 0x2b
-	eflagsDF          = 1 << 10
-	eflagsTF          = 1 << 8
-	eflagsRF          = 1 << 16
-	eflagsRestoreMask = 0x40dd5 // AC|OF|DF|TF|SF|ZF|AF|PF|CF|RF
-	trapPageFault     = 14
+	ucFPXState            = 1
+	ucSigcontextSS        = 2
+	ucStrictRestoreSS     = 4
+	userCS, userSS        = 0x33, 0x2b
+	eflagsDF              = 1 << 10
+	eflagsTF              = 1 << 8
+	eflagsRF              = 1 << 16
+	eflagsRestoreMask     = 0x40dd5 // AC|OF|DF|TF|SF|ZF|AF|PF|CF|RF
+	trapPageFault         = 14
+	trapGeneralProtection = 13
+	trapInvalidOpcode     = 6
+	trapDivideError       = 0
+	trapBreakpoint        = 3
 )
 
 // sigcontext field offsets within uc_mcontext, in the kernel's order.
@@ -107,9 +111,21 @@ func (t *Task) setupSignalFrame(s Signal, act *SigAction, info *SignalInfo, mask
 	}
 	le.PutUint16(mc[144:], userCS)
 	le.PutUint16(mc[150:], userSS)
-	if s == SIGSEGV || s == SIGBUS {
-		le.PutUint64(mc[160:], trapPageFault)              // trapno
-		le.PutUint64(mc[176:], le.Uint64(info.Raw[16:24])) // cr2
+	// trapno (and cr2 for page faults) as the x86 exception that raised
+	// the signal; err (the page-fault error code) is not known to the
+	// Sentry and stays 0.
+	switch code := info.Code(); {
+	case (s == SIGSEGV || s == SIGBUS) && code > 0 && code != SI_KERNEL:
+		le.PutUint64(mc[160:], trapPageFault)
+		le.PutUint64(mc[176:], le.Uint64(info.Raw[16:24]))
+	case s == SIGSEGV && code == SI_KERNEL:
+		le.PutUint64(mc[160:], trapGeneralProtection)
+	case s == SIGILL && code > 0:
+		le.PutUint64(mc[160:], trapInvalidOpcode)
+	case s == SIGFPE && code > 0:
+		le.PutUint64(mc[160:], trapDivideError)
+	case s == SIGTRAP && code == SI_KERNEL:
+		le.PutUint64(mc[160:], trapBreakpoint)
 	}
 	le.PutUint64(mc[168:], uint64(mask)) // oldmask
 	le.PutUint64(mc[184:], fpAddr)       // fpstate

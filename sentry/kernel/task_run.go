@@ -108,7 +108,9 @@ func (t *Task) applyFPState(as platform.AddressSpace) {
 func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 	switch info.Signo {
 	case int32(SIGSEGV), int32(SIGBUS):
-		if info.Signo == int32(SIGSEGV) && info.Code > 0 {
+		// Page faults (SEGV_MAPERR, SEGV_ACCERR) may be the Sentry's lazy
+		// mappings; general protection faults (SI_KERNEL) pass through.
+		if info.Signo == int32(SIGSEGV) && (info.Code == mm.SEGV_MAPERR || info.Code == mm.SEGV_ACCERR) {
 			addr := uintptr(info.Addr)
 			res, code := m.HandleFault(addr, info.Code)
 			t.k.Log.Debug("fault", "tid", t.tid, "addr", fmt.Sprintf("%#x", addr), "rip", fmt.Sprintf("%#x", t.regs.Rip), "hostcode", info.Code, "result", res, "code", code)
