@@ -1,8 +1,9 @@
 // Package proc is a minimal /proc driven by the kernel through the Kernel
-// and Task interfaces: /proc/self, and per process /proc/[pid]/exe, cwd,
-// root, fd/N, fdinfo/N, cmdline and comm (stat and status when the task
-// provides them). The kernel adds its own files (meminfo, mounts...) as
-// extra root entries.
+// and Task interfaces: /proc/self, /proc/mounts, /proc/filesystems, and
+// per process /proc/[pid]/exe, cwd, root, fd/N, fdinfo/N, cmdline, comm,
+// mounts and mountinfo (stat and status, environ, auxv and maps when the
+// task provides them: StatTask, MemTask). The kernel adds its own files
+// (meminfo, uptime...) as extra root entries.
 //
 // The calling task is known through the Context: it must implement
 // ProcContext. Every directory here is dynamic, so nothing is cached and
@@ -78,7 +79,7 @@ func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
 		for n := range extra {
 			names = append(names, n)
 		}
-		names = append(names, "self", "thread-self")
+		names = append(names, "self", "thread-self", "mounts", "filesystems")
 		sort.Strings(names)
 		for _, pid := range k.PIDs(ctx) {
 			names = append(names, strconv.Itoa(int(pid)))
@@ -100,12 +101,18 @@ func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
 		id := strconv.Itoa(int(pc.ThreadGroupID()))
 		return id + "/task/" + id, nil
 	}}
+	mounts := synth.NewSymlink("self/mounts")
+	filesystems := synth.NewStaticFile(0o444, []byte(filesystemsText))
 	root.Get = func(ctx fs.Context, name string) (fs.Node, error) {
 		switch name {
 		case "self":
 			return self, nil
 		case "thread-self":
 			return threadSelf, nil
+		case "mounts":
+			return mounts, nil
+		case "filesystems":
+			return filesystems, nil
 		}
 		if n, ok := extra[name]; ok {
 			return n, nil
@@ -184,7 +191,14 @@ func taskDir(t Task) fs.Node {
 		}},
 		"fd":     fdDir(t, owned(0o500)),
 		"fdinfo": fdInfoDir(t, owned(0o500)),
+		"mounts": &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+			return mountsText(t), nil
+		}},
+		"mountinfo": &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+			return mountInfoText(t), nil
+		}},
 	}
+	addMemFiles(t, entries, func(m uint32) synth.Attr { return owned(m) })
 	if st, ok := t.(StatTask); ok {
 		entries["stat"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
 			return []byte(st.StatText()), nil

@@ -153,6 +153,15 @@ func TestProc(t *testing.T) {
 			t.Errorf("%s: %v, want ENOENT", p, err)
 		}
 	}
+	if got := readAll(t, ctx, root, "/proc/mounts"); got != "none / rootfs ro 0 0\nproc /proc proc rw 0 0\n" {
+		t.Errorf("mounts %q", got)
+	}
+	if got := readAll(t, ctx, root, "/proc/self/mountinfo"); !strings.Contains(got, " / /proc rw - proc proc rw\n") || !strings.HasPrefix(got, "1 1 0:") {
+		t.Errorf("mountinfo %q", got)
+	}
+	if got := readAll(t, ctx, root, "/proc/filesystems"); !strings.Contains(got, "nodev\tproc\n") {
+		t.Errorf("filesystems %q", got)
+	}
 	// Listing.
 	d, _ := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/proc/self/fd"}, fs.OpenOptions{Flags: unix.O_DIRECTORY})
 	defer d.DecRef()

@@ -1,0 +1,134 @@
+package proc
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/synth"
+)
+
+// MemTask is implemented by tasks that can show their memory: the
+// environment and auxiliary vector areas and the mappings.
+type MemTask interface {
+	// Environ is the environment area: NUL-terminated strings.
+	Environ() []byte
+	// Auxv is the auxiliary vector as the process received it.
+	Auxv() []byte
+	// Maps is /proc/[pid]/maps.
+	Maps() string
+}
+
+// addMemFiles adds environ, auxv and maps for tasks that are MemTasks.
+func addMemFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.Attr) {
+	mt, ok := t.(MemTask)
+	if !ok {
+		return
+	}
+	entries["environ"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+		return mt.Environ(), nil
+	}}
+	entries["auxv"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+		return mt.Auxv(), nil
+	}}
+	entries["maps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+		return []byte(mt.Maps()), nil
+	}}
+}
+
+// mountOptions returns the per-mount options as /proc/mounts shows them.
+func mountOptions(m *fs.Mount) string {
+	opts := "rw"
+	if m.ReadOnly() {
+		opts = "ro"
+	}
+	f := m.Flags()
+	if f.NoSUID {
+		opts += ",nosuid"
+	}
+	if f.NoDev {
+		opts += ",nodev"
+	}
+	if f.NoExec {
+		opts += ",noexec"
+	}
+	return opts
+}
+
+// mountSource is the "device" column.
+func mountSource(m *fs.Mount) string {
+	if p, _ := m.Parent(); p == nil {
+		return "none"
+	}
+	return m.Filesystem().Type()
+}
+
+// escapeMountPath escapes the characters /proc/mounts escapes.
+func escapeMountPath(p string) string {
+	r := strings.NewReplacer(" ", `\040`, "\t", `\011`, "\n", `\012`, `\`, `\134`)
+	return r.Replace(p)
+}
+
+// visibleMounts returns the mounts of t's namespace reachable from its
+// root, with their paths.
+func visibleMounts(t Task) ([]*fs.Mount, []string) {
+	c := t.FSContext()
+	if c == nil {
+		return nil, nil
+	}
+	root := c.Root()
+	if root.Mount == nil {
+		return nil, nil
+	}
+	var ms []*fs.Mount
+	var paths []string
+	for _, m := range root.Mount.Namespace().Mounts() {
+		p, ok := fs.PathOf(root, fs.VirtualDentry{Mount: m, Dentry: m.Root()})
+		if !ok {
+			continue
+		}
+		ms = append(ms, m)
+		paths = append(paths, p)
+	}
+	return ms, paths
+}
+
+// mountsText is /proc/[pid]/mounts.
+func mountsText(t Task) []byte {
+	var b strings.Builder
+	ms, paths := visibleMounts(t)
+	for i, m := range ms {
+		fmt.Fprintf(&b, "%s %s %s %s 0 0\n", mountSource(m), escapeMountPath(paths[i]), m.Filesystem().Type(), mountOptions(m))
+	}
+	return []byte(b.String())
+}
+
+// mountInfoText is /proc/[pid]/mountinfo.
+func mountInfoText(t Task) []byte {
+	var b strings.Builder
+	ms, paths := visibleMounts(t)
+	for i, m := range ms {
+		parentID := m.ID()
+		if p, _ := m.Parent(); p != nil {
+			parentID = p.ID()
+		}
+		dev := m.Filesystem().Dev()
+		rootPath := "/"
+		if r := m.Root(); r != m.Filesystem().Root() {
+			// A bind mount of a subtree: its path within the file system.
+			rootPath, _ = fs.PathOf(fs.VirtualDentry{Dentry: m.Filesystem().Root()}, fs.VirtualDentry{Dentry: r})
+		}
+		super := "rw"
+		if m.Filesystem().ReadOnly() {
+			super = "ro"
+		}
+		fmt.Fprintf(&b, "%d %d %d:%d %s %s %s - %s %s %s\n", m.ID(), parentID, unix.Major(dev), unix.Minor(dev),
+			escapeMountPath(rootPath), escapeMountPath(paths[i]), mountOptions(m), m.Filesystem().Type(), mountSource(m), super)
+	}
+	return []byte(b.String())
+}
+
+// filesystemsText is /proc/filesystems.
+const filesystemsText = "nodev\tproc\nnodev\tdevtmpfs\nnodev\tpipefs\nnodev\tanon_inodefs\nnodev\t9p\n"
