@@ -68,6 +68,8 @@ func Run(cfg Config) (int, error) {
 	// cleared it.
 	unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
 
+	t0 := time.Now()
+	phase := func(name string) { log.Debug("boot phase", "phase", name, "at", time.Since(t0)) }
 	mf, err := mm.NewMemoryFile()
 	if err != nil {
 		return 0, err
@@ -76,6 +78,7 @@ func Run(cfg Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	phase("platform")
 	client, err := proto.NewClient(cfg.GoferFD)
 	if err != nil {
 		return 0, fmt.Errorf("connecting to the gofer: %w", err)
@@ -101,6 +104,7 @@ func Run(cfg Config) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	phase("kernel")
 	if err := mountSpecial(k, mns, log); err != nil {
 		return 0, err
 	}
@@ -133,6 +137,7 @@ func Run(cfg Config) (int, error) {
 		f.DecRef()
 	}
 
+	phase("stdio")
 	if cfg.Confine != nil {
 		if err := cfg.Confine(); err != nil {
 			return 0, err
@@ -144,6 +149,7 @@ func Run(cfg Config) (int, error) {
 		return 0, fmt.Errorf("self test: open of a host file was not killed (fd %d, err %v)", fd, err)
 	}
 
+	phase("confined")
 	env := cfg.Env
 	if !hasVar(env, "PATH") {
 		env = append(env, "PATH="+defaultPath)
@@ -176,6 +182,7 @@ func Run(cfg Config) (int, error) {
 		return 0, err
 	}
 
+	phase("init loaded")
 	// Host signals sent to the sandbox go to init.
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
