@@ -1,6 +1,7 @@
 // Package dev is the Sentry's own /dev: the memory devices null, zero,
-// full, random and urandom, and the symlinks fd, stdin, stdout and stderr
-// into /proc/self/fd. It is built with the synth kit; the kernel may add
+// full, random and urandom, tty, the pseudo-terminals ptmx and pts/ (see
+// devpts), shm (empty for now), and the symlinks fd, stdin, stdout and
+// stderr into /proc/self/fd. It is built with the synth kit; the kernel may add
 // entries (tty, ptmx, pts) to the directory New returns.
 //
 // Random bytes come from the Sentry's getrandom(2). There are no locks
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/devpts"
 	"github.com/moat-sandbox/moat/sentry/fs/synth"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
@@ -54,9 +56,26 @@ func ttyDevice() *synth.Device {
 }
 
 // New returns /dev as a file system and its root directory, to which the
-// caller may add nodes.
+// caller may add nodes. Terminal signals go nowhere; see NewWithOptions.
 func New() (*fs.Filesystem, *synth.Dir) {
+	f, root, _ := NewWithOptions(Options{})
+	return f, root
+}
+
+// Options configure NewWithOptions.
+type Options struct {
+	// TerminalSignals receives the signals pseudo-terminals raise (^C to
+	// the foreground process group, SIGWINCH, SIGHUP).
+	TerminalSignals devpts.Signaller
+}
+
+// NewWithOptions is New, also returning the pseudo-terminals of /dev/pts
+// and /dev/ptmx.
+func NewWithOptions(o Options) (*fs.Filesystem, *synth.Dir, *devpts.Devpts) {
+	pts, ptmx, dp := devpts.New(o.TerminalSignals)
 	root := synth.NewDir(0o755, map[string]fs.Node{
+		"pts":     pts,
+		"ptmx":    ptmx,
 		"null":    device(NullDev, func() fs.FileImpl { return &nullFile{} }),
 		"zero":    device(ZeroDev, func() fs.FileImpl { return &zeroFile{} }),
 		"full":    device(FullDev, func() fs.FileImpl { return &fullFile{} }),
@@ -71,7 +90,7 @@ func New() (*fs.Filesystem, *synth.Dir) {
 		// look for it) but nothing can be created in it.
 		"shm": synth.NewDir(0o1777, nil),
 	})
-	return synth.NewFilesystem("devtmpfs", TmpfsMagic, root, false), root
+	return synth.NewFilesystem("devtmpfs", TmpfsMagic, root, false), root, dp
 }
 
 func device(rdev uint64, impl func() fs.FileImpl) *synth.Device {

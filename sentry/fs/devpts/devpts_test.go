@@ -1,0 +1,270 @@
+package devpts
+
+import (
+	"encoding/binary"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/fstest"
+	"github.com/moat-sandbox/moat/sentry/fs/synth"
+	"github.com/moat-sandbox/moat/sentry/syserror"
+	"github.com/moat-sandbox/moat/sentry/waiter"
+)
+
+type sigRecorder struct {
+	mu   sync.Mutex
+	sigs []unix.Signal
+	pgs  []int32
+}
+
+func (r *sigRecorder) SignalProcessGroup(pg int32, s unix.Signal) {
+	r.mu.Lock()
+	r.sigs = append(r.sigs, s)
+	r.pgs = append(r.pgs, pg)
+	r.mu.Unlock()
+}
+
+// jobCtx is a session leader (pid = pgid = sid).
+type jobCtx struct {
+	*fstest.Context
+	id   int32
+	ctty *Terminal
+}
+
+func (j *jobCtx) ProcessGroupID() int32 { return j.id }
+func (j *jobCtx) SessionID() int32      { return j.id }
+func (j *jobCtx) ControllingTerminal() (*Terminal, bool) {
+	return j.ctty, j.ctty != nil
+}
+func (j *jobCtx) SetControllingTerminal(t *Terminal)  { j.ctty = t }
+func (j *jobCtx) ProcessGroupInSession(pg int32) bool { return pg == j.id }
+func (j *jobCtx) ThreadGroupID() int32                { return j.id }
+func newJobCtx(id int32) *jobCtx                      { return &jobCtx{Context: fstest.NewContext(), id: id} }
+func (j *jobCtx) mem(off uintptr) uintptr             { return fstest.MemBase + off }
+func (j *jobCtx) putInt(off uintptr, v int32) {
+	j.CopyOutBytes(j.mem(off), binary.LittleEndian.AppendUint32(nil, uint32(v)))
+}
+func (j *jobCtx) getInt(off uintptr) int32 {
+	var b [4]byte
+	j.CopyInBytes(j.mem(off), b[:])
+	return int32(binary.LittleEndian.Uint32(b[:]))
+}
+
+type env struct {
+	root fs.VirtualDentry
+	sigs *sigRecorder
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	rec := &sigRecorder{}
+	pts, ptmx, _ := New(rec)
+	root := synth.NewDir(0o755, map[string]fs.Node{"pts": pts, "ptmx": ptmx})
+	ns := fs.NewMountNamespace(synth.NewFilesystem("devtmpfs", 1, root, false), fs.MountFlags{})
+	return &env{root: ns.Root(), sigs: rec}
+}
+
+func (e *env) open(t *testing.T, ctx fs.Context, path string, flags uint32) (*fs.FileDescription, error) {
+	t.Helper()
+	return fs.Open(ctx, fs.Lookup{Root: e.root, Start: e.root, Path: path}, fs.OpenOptions{Flags: flags})
+}
+
+// pair opens an unlocked master and its slave.
+func (e *env) pair(t *testing.T, ctx *jobCtx) (m, s *fs.FileDescription) {
+	t.Helper()
+	m, err := e.open(t, ctx, "/ptmx", unix.O_RDWR|unix.O_NOCTTY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx.putInt(0, 0)
+	if _, err := m.Ioctl(ctx, unix.TIOCSPTLCK, ctx.mem(0)); err != nil {
+		t.Fatal(err)
+	}
+	m.Ioctl(ctx, unix.TIOCGPTN, ctx.mem(0))
+	s, err = e.open(t, ctx, "/pts/"+itoa(ctx.getInt(0)), unix.O_RDWR|unix.O_NOCTTY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
+}
+
+func itoa(i int32) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+func read(t *testing.T, ctx fs.Context, f *fs.FileDescription) string {
+	t.Helper()
+	buf := make([]byte, 256)
+	n, err := f.Read(ctx, buf)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return string(buf[:n])
+}
+
+func TestLockAndNumber(t *testing.T) {
+	e := setup(t)
+	ctx := newJobCtx(1)
+	m, err := e.open(t, ctx, "/ptmx", unix.O_RDWR|unix.O_NOCTTY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.DecRef()
+	m.Ioctl(ctx, unix.TIOCGPTN, ctx.mem(0))
+	n := ctx.getInt(0)
+	if _, err := e.open(t, ctx, "/pts/"+itoa(n), unix.O_RDWR); err != unix.EIO {
+		t.Fatalf("open of a locked slave = %v, want EIO", err)
+	}
+	m.Ioctl(ctx, unix.TIOCGPTLCK, ctx.mem(4))
+	if ctx.getInt(4) != 1 {
+		t.Fatal("TIOCGPTLCK: not locked")
+	}
+	m2, s := e.pair(t, ctx)
+	defer m2.DecRef()
+	defer s.DecRef()
+	if m2.Impl().(*masterFile).t.index == n {
+		t.Fatal("two terminals share an index")
+	}
+	if _, err := s.Ioctl(ctx, unix.TCGETS, ctx.mem(0)); err != nil {
+		t.Fatalf("TCGETS on slave: %v", err)
+	}
+}
+
+func TestCanonicalEchoAndOutput(t *testing.T) {
+	e := setup(t)
+	ctx := newJobCtx(1)
+	m, s := e.pair(t, ctx)
+	defer m.DecRef()
+	defer s.DecRef()
+	m.Write(ctx, []byte("ab"))
+	if _, err := s.Read(ctx, make([]byte, 8)); err != syserror.ErrWouldBlock {
+		t.Fatalf("partial line readable: %v", err)
+	}
+	m.Write(ctx, []byte("x\x7fc\n"))
+	if got := read(t, ctx, s); got != "abc\n" {
+		t.Fatalf("slave read %q", got)
+	}
+	if got := read(t, ctx, m); got != "abx\b \bc\r\n" {
+		t.Fatalf("echo %q", got)
+	}
+	s.Write(ctx, []byte("out\n"))
+	if got := read(t, ctx, m); got != "out\r\n" {
+		t.Fatalf("output %q", got)
+	}
+	// Two lines: one read returns one line; ^D on an empty line is EOF.
+	m.Write(ctx, []byte("l1\nl2\n\x04"))
+	if got := read(t, ctx, s); got != "l1\n" {
+		t.Fatalf("first line %q", got)
+	}
+	s.Ioctl(ctx, unix.TIOCINQ, ctx.mem(0))
+	if ctx.getInt(0) != 3 {
+		t.Fatalf("FIONREAD %d", ctx.getInt(0))
+	}
+	read(t, ctx, s)
+	if got := read(t, ctx, s); got != "" {
+		t.Fatalf("EOF read %q", got)
+	}
+}
+
+func TestRawModeAndTermios(t *testing.T) {
+	e := setup(t)
+	ctx := newJobCtx(1)
+	m, s := e.pair(t, ctx)
+	defer m.DecRef()
+	defer s.DecRef()
+	s.Ioctl(ctx, unix.TCGETS, ctx.mem(0))
+	b := make([]byte, termiosSize)
+	ctx.CopyInBytes(ctx.mem(0), b)
+	tm := unmarshalTermios(b)
+	if tm.Lflag&unix.ICANON == 0 || tm.Lflag&unix.ECHO == 0 || tm.Cflag&unix.CSIZE != unix.CS8 {
+		t.Fatalf("default termios %+v", tm)
+	}
+	tm.Lflag &^= unix.ICANON | unix.ECHO | unix.ISIG
+	ctx.CopyOutBytes(ctx.mem(0), tm.marshal())
+	if _, err := s.Ioctl(ctx, unix.TCSETS, ctx.mem(0)); err != nil {
+		t.Fatal(err)
+	}
+	m.Write(ctx, []byte("q\x03"))
+	if got := read(t, ctx, s); got != "q\x03" {
+		t.Fatalf("raw read %q", got)
+	}
+	if len(e.sigs.sigs) != 0 {
+		t.Fatalf("signals in raw mode: %v", e.sigs.sigs)
+	}
+	if _, err := m.Read(ctx, make([]byte, 8)); err != syserror.ErrWouldBlock {
+		t.Fatalf("echo without ECHO: %v", err)
+	}
+}
+
+func TestControllingTerminalSignalsAndWinsize(t *testing.T) {
+	e := setup(t)
+	ctx := newJobCtx(7)
+	m, s := e.pair(t, ctx)
+	defer m.DecRef()
+	defer s.DecRef()
+	if _, err := s.Ioctl(ctx, unix.TIOCGPGRP, ctx.mem(0)); err != unix.ENOTTY {
+		t.Fatalf("TIOCGPGRP before TIOCSCTTY = %v", err)
+	}
+	if _, err := s.Ioctl(ctx, unix.TIOCSCTTY, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Ioctl(ctx, unix.TIOCGPGRP, ctx.mem(0))
+	s.Ioctl(ctx, unix.TIOCGSID, ctx.mem(4))
+	if ctx.getInt(0) != 7 || ctx.getInt(4) != 7 {
+		t.Fatalf("pgrp %d sid %d", ctx.getInt(0), ctx.getInt(4))
+	}
+	other := newJobCtx(9)
+	if _, err := s.Ioctl(other, unix.TIOCSCTTY, 0); err != unix.EPERM {
+		t.Fatalf("stealing the terminal = %v, want EPERM", err)
+	}
+	m.Write(ctx, []byte("\x03"))
+	if got := read(t, ctx, m); got != "^C" {
+		t.Fatalf("echo of ^C %q", got)
+	}
+	ctx.CopyOutBytes(ctx.mem(0), []byte{40, 0, 132, 0, 0, 0, 0, 0})
+	m.Ioctl(ctx, unix.TIOCSWINSZ, ctx.mem(0))
+	s.Ioctl(ctx, unix.TIOCGWINSZ, ctx.mem(8))
+	var ws [8]byte
+	ctx.CopyInBytes(ctx.mem(8), ws[:])
+	if ws[0] != 40 || ws[2] != 132 {
+		t.Fatalf("winsize %v", ws)
+	}
+	e.sigs.mu.Lock()
+	got := e.sigs.sigs
+	e.sigs.mu.Unlock()
+	if len(got) != 2 || got[0] != unix.SIGINT || got[1] != unix.SIGWINCH || e.sigs.pgs[0] != 7 {
+		t.Fatalf("signals %v to %v", got, e.sigs.pgs)
+	}
+}
+
+func TestHangupAndBlocking(t *testing.T) {
+	e := setup(t)
+	ctx := newJobCtx(1)
+	m, s := e.pair(t, ctx)
+	defer s.DecRef()
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		m.Write(ctx, []byte("late\n"))
+	}()
+	buf := make([]byte, 16)
+	if n, err := fs.ReadBlocking(ctx, s, buf); err != nil || string(buf[:n]) != "late\n" {
+		t.Fatalf("blocking read %q %v", buf[:n], err)
+	}
+	m.DecRef()
+	if _, err := s.Read(ctx, buf); err != unix.EIO {
+		t.Fatalf("read after hang-up = %v, want EIO", err)
+	}
+	if r := s.Readiness(waiter.EventIn); r&waiter.EventHUp == 0 {
+		t.Fatalf("readiness after hang-up %#x", r)
+	}
+	if _, err := e.open(t, ctx, "/pts/0", unix.O_RDWR); err != unix.ENOENT {
+		t.Fatalf("open of a released terminal = %v", err)
+	}
+}

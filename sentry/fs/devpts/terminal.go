@@ -1,0 +1,371 @@
+// Package devpts implements pseudo-terminals: /dev/ptmx hands out master
+// ends, /dev/pts/N are the slave ends, and a line discipline between them
+// does what Linux's n_tty does for the common modes: canonical input with
+// erase, kill and end-of-file, echo (with ECHOCTL), ICRNL/INLCR/IGNCR,
+// OPOST/ONLCR/OCRNL output, ISIG signals to the foreground process group,
+// window sizes, and hang-up when either side goes away. VMIN and VTIME
+// are treated as 1 and 0.
+//
+// Sessions and process groups belong to the kernel: it implements
+// JobControl on its Contexts and Signaller for the terminal's signals.
+//
+// Locks: Terminal.mu guards the terminal's state and queues; waiters are
+// notified after it is released. Devpts.mu guards the table of
+// terminals and is never held with a Terminal.mu.
+package devpts
+
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/syserror"
+	"github.com/moat-sandbox/moat/sentry/waiter"
+)
+
+// queueMax bounds each direction's queue.
+const queueMax = 64 << 10
+
+// Signaller delivers the signals a terminal raises (^C, ^Z, window size
+// changes) to a process group.
+type Signaller interface {
+	SignalProcessGroup(pgid int32, sig unix.Signal)
+}
+
+// Terminal is one pseudo-terminal pair.
+type Terminal struct {
+	index int32
+	ino   uint64
+	dp    *Devpts
+
+	masterQ waiter.Queue // readers of the master: output from the slave
+	slaveQ  waiter.Queue // readers of the slave: input from the master
+
+	mu      sync.Mutex
+	termios Termios
+	winsize unix.Winsize
+	locked  bool
+	masters int // open master descriptions
+	slaves  int // open slave descriptions
+	opened  bool
+
+	// Input, as the slave reads it: ready holds bytes readable now;
+	// lineEnds marks where each complete canonical line ends in ready.
+	ready    []byte
+	lineEnds []int
+	// line is the canonical line being edited.
+	line []byte
+	// out is output to the master: slave writes and echoes.
+	out []byte
+
+	// The session the terminal controls and its foreground process
+	// group (0: none).
+	sid, pgrp int32
+}
+
+// Index returns N of /dev/pts/N.
+func (t *Terminal) Index() int32 { return t.index }
+
+// Session returns the session the terminal controls (0 if none).
+func (t *Terminal) Session() int32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.sid
+}
+
+// ForegroundPgrp returns the foreground process group (0 if none).
+func (t *Terminal) ForegroundPgrp() int32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.pgrp
+}
+
+// SetControlling binds the terminal to session sid with foreground group
+// pgrp (TIOCSCTTY), or unbinds it (sid 0).
+func (t *Terminal) SetControlling(sid, pgrp int32) {
+	t.mu.Lock()
+	t.sid, t.pgrp = sid, pgrp
+	t.mu.Unlock()
+}
+
+func (t *Terminal) signal(sig unix.Signal) {
+	t.mu.Lock()
+	pg := t.pgrp
+	t.mu.Unlock()
+	if pg > 0 && t.dp.sig != nil {
+		t.dp.sig.SignalProcessGroup(pg, sig)
+	}
+}
+
+// Preconditions: t.mu is locked.
+func (t *Terminal) hasLF(flag uint32) bool { return t.termios.Lflag&flag != 0 }
+
+// output appends b to the master's queue with output processing.
+// Preconditions: t.mu is locked.
+func (t *Terminal) output(b []byte) {
+	if t.termios.Oflag&unix.OPOST == 0 {
+		t.out = append(t.out, b...)
+		return
+	}
+	for _, c := range b {
+		switch {
+		case c == '\n' && t.termios.Oflag&unix.ONLCR != 0:
+			t.out = append(t.out, '\r', '\n')
+		case c == '\r' && t.termios.Oflag&unix.OCRNL != 0:
+			t.out = append(t.out, '\n')
+		default:
+			t.out = append(t.out, c)
+		}
+	}
+}
+
+// echo echoes c as n_tty does.
+// Preconditions: t.mu is locked.
+func (t *Terminal) echo(c byte) {
+	if !t.hasLF(unix.ECHO) {
+		if c == '\n' && t.hasLF(unix.ECHONL) && t.hasLF(unix.ICANON) {
+			t.output([]byte{'\n'})
+		}
+		return
+	}
+	if t.hasLF(unix.ECHOCTL) && (c < 0x20 || c == 0x7f) && c != '\t' && c != '\n' {
+		t.output([]byte{'^', c ^ 0x40})
+		return
+	}
+	t.output([]byte{c})
+}
+
+// pushLine completes the canonical line.
+// Preconditions: t.mu is locked.
+func (t *Terminal) pushLine() {
+	t.ready = append(t.ready, t.line...)
+	t.lineEnds = append(t.lineEnds, len(t.ready))
+	t.line = t.line[:0]
+}
+
+// input runs bytes written to the master through the line discipline and
+// returns the signals to raise.
+// Preconditions: t.mu is locked.
+func (t *Terminal) input(b []byte) []unix.Signal {
+	var sigs []unix.Signal
+	cc := &t.termios.CC
+	for _, c := range b {
+		if t.termios.Iflag&unix.ISTRIP != 0 {
+			c &= 0x7f
+		}
+		switch {
+		case c == '\r' && t.termios.Iflag&unix.IGNCR != 0:
+			continue
+		case c == '\r' && t.termios.Iflag&unix.ICRNL != 0:
+			c = '\n'
+		case c == '\n' && t.termios.Iflag&unix.INLCR != 0:
+			c = '\r'
+		}
+		if t.hasLF(unix.ISIG) && c != 0 {
+			sig := unix.Signal(0)
+			switch c {
+			case cc[unix.VINTR]:
+				sig = unix.SIGINT
+			case cc[unix.VQUIT]:
+				sig = unix.SIGQUIT
+			case cc[unix.VSUSP]:
+				sig = unix.SIGTSTP
+			}
+			if sig != 0 {
+				t.echo(c)
+				if !t.hasLF(unix.NOFLSH) {
+					t.line = t.line[:0]
+				}
+				sigs = append(sigs, sig)
+				continue
+			}
+		}
+		if !t.hasLF(unix.ICANON) {
+			t.ready = append(t.ready, c)
+			t.echo(c)
+			continue
+		}
+		switch {
+		case c == cc[unix.VERASE] && c != 0:
+			if len(t.line) > 0 {
+				t.line = t.line[:len(t.line)-1]
+				if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOE) {
+					t.output([]byte("\b \b"))
+				}
+			}
+		case c == cc[unix.VKILL] && c != 0:
+			if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOKE) {
+				for range t.line {
+					t.output([]byte("\b \b"))
+				}
+			} else if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOK) {
+				t.output([]byte{'\n'})
+			}
+			t.line = t.line[:0]
+		case c == cc[unix.VEOF] && c != 0:
+			t.pushLine()
+		case c == '\n' || (c == cc[unix.VEOL] && c != 0) || (c == cc[unix.VEOL2] && c != 0):
+			t.line = append(t.line, c)
+			t.echo(c)
+			t.pushLine()
+		default:
+			t.line = append(t.line, c)
+			t.echo(c)
+		}
+	}
+	return sigs
+}
+
+// slaveReadable reports whether a slave read would return now.
+// Preconditions: t.mu is locked.
+func (t *Terminal) slaveReadable() bool {
+	if t.hasLF(unix.ICANON) {
+		return len(t.lineEnds) > 0
+	}
+	return len(t.ready) > 0
+}
+
+// slaveRead reads input.
+func (t *Terminal) slaveRead(dst []byte) (int, error) {
+	t.mu.Lock()
+	if !t.slaveReadable() {
+		hung := t.masters == 0
+		t.mu.Unlock()
+		if hung {
+			return 0, unix.EIO
+		}
+		return 0, syserror.ErrWouldBlock
+	}
+	var n int
+	if t.hasLF(unix.ICANON) {
+		// One line at most; an empty line is an end-of-file mark.
+		first := t.lineEnds[0]
+		n = copy(dst, t.ready[:first])
+		for i := range t.lineEnds {
+			t.lineEnds[i] -= n
+		}
+		if n == first {
+			t.lineEnds = t.lineEnds[1:]
+		}
+	} else {
+		n = copy(dst, t.ready)
+	}
+	t.ready = append(t.ready[:0], t.ready[n:]...)
+	t.mu.Unlock()
+	t.masterQ.Notify(waiter.EventOut)
+	return n, nil
+}
+
+// slaveWrite writes output.
+func (t *Terminal) slaveWrite(src []byte) (int, error) {
+	t.mu.Lock()
+	if t.masters == 0 {
+		t.mu.Unlock()
+		return 0, unix.EIO
+	}
+	room := queueMax - len(t.out)
+	if room <= 0 {
+		t.mu.Unlock()
+		return 0, syserror.ErrWouldBlock
+	}
+	n := min(room, len(src))
+	t.output(src[:n])
+	t.mu.Unlock()
+	t.masterQ.Notify(waiter.EventIn | waiter.EventRdNorm)
+	return n, nil
+}
+
+// masterRead reads output.
+func (t *Terminal) masterRead(dst []byte) (int, error) {
+	t.mu.Lock()
+	if len(t.out) == 0 {
+		hung := t.opened && t.slaves == 0
+		t.mu.Unlock()
+		if hung {
+			return 0, unix.EIO
+		}
+		return 0, syserror.ErrWouldBlock
+	}
+	n := copy(dst, t.out)
+	t.out = append(t.out[:0], t.out[n:]...)
+	t.mu.Unlock()
+	t.slaveQ.Notify(waiter.EventOut)
+	return n, nil
+}
+
+// masterWrite writes input.
+func (t *Terminal) masterWrite(src []byte) (int, error) {
+	t.mu.Lock()
+	room := queueMax - len(t.ready) - len(t.line)
+	if room <= 0 {
+		t.mu.Unlock()
+		return 0, syserror.ErrWouldBlock
+	}
+	n := min(room, len(src))
+	echoed := len(t.out)
+	sigs := t.input(src[:n])
+	echoed = len(t.out) - echoed
+	t.mu.Unlock()
+	t.slaveQ.Notify(waiter.EventIn | waiter.EventRdNorm)
+	if echoed > 0 {
+		t.masterQ.Notify(waiter.EventIn | waiter.EventRdNorm)
+	}
+	for _, s := range sigs {
+		t.signal(s)
+	}
+	return n, nil
+}
+
+// inq is FIONREAD on the slave: bytes of complete lines (canonical) or
+// all input.
+func (t *Terminal) inq() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hasLF(unix.ICANON) {
+		if len(t.lineEnds) == 0 {
+			return 0
+		}
+		return t.lineEnds[len(t.lineEnds)-1]
+	}
+	return len(t.ready)
+}
+
+// setTermios installs new modes; leaving canonical mode makes the line
+// being edited readable.
+func (t *Terminal) setTermios(n Termios) {
+	t.mu.Lock()
+	wasCanon := t.hasLF(unix.ICANON)
+	t.termios = n
+	if wasCanon && !t.hasLF(unix.ICANON) {
+		t.ready = append(t.ready, t.line...)
+		t.line = t.line[:0]
+		t.lineEnds = t.lineEnds[:0]
+	} else if !wasCanon && t.hasLF(unix.ICANON) && len(t.ready) > 0 {
+		t.lineEnds = append(t.lineEnds[:0], len(t.ready))
+	}
+	t.mu.Unlock()
+	t.slaveQ.Notify(waiter.EventIn)
+}
+
+// setWinsize sets the window size, signalling SIGWINCH on a change.
+func (t *Terminal) setWinsize(ws unix.Winsize) {
+	t.mu.Lock()
+	changed := t.winsize != ws
+	t.winsize = ws
+	t.mu.Unlock()
+	if changed {
+		t.signal(unix.SIGWINCH)
+	}
+}
+
+func (t *Terminal) getWinsize() unix.Winsize {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.winsize
+}
+
+func (t *Terminal) getTermios() Termios {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.termios
+}
