@@ -337,6 +337,12 @@ int mt_wait_blocked(pid_t tid, int timeout_ms)
 	int64_t deadline = mt_now_ns() + (int64_t)timeout_ms * 1000000;
 	do {
 		int fd = open(path, O_RDONLY);
+		if (fd < 0 && errno == ENOENT) {
+			/* No /proc/self/task: fall back to a generous sleep, so
+			 * the caller's test does not depend on procfs. */
+			usleep(50000);
+			return 0;
+		}
 		if (fd >= 0) {
 			ssize_t n = read(fd, buf, sizeof(buf) - 1);
 			close(fd);
