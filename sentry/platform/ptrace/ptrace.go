@@ -37,6 +37,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/platform"
+	"github.com/moat-sandbox/moat/sentry/platform/ptrace/internal/rseq"
 )
 
 // interruptSignal is the host signal sent to a stub thread to make its
@@ -77,7 +78,9 @@ func New(memfd int) (*Platform, error) {
 		var ws unix.WaitStatus
 		ws, err = t.wait()
 		if err == nil && (!ws.Stopped() || ws.StopSignal() != unix.SIGSTOP) {
-			err = fmt.Errorf("stub template: unexpected first stop %#x", uint32(ws))
+			var regs unix.PtraceRegs
+			unix.PtraceGetRegs(pid, &regs)
+			err = fmt.Errorf("stub template: unexpected first stop %#x at rip %#x (rsp %#x)", uint32(ws), regs.Rip, regs.Rsp)
 		}
 		if err == nil {
 			err = unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACESYSGOOD|unix.PTRACE_O_EXITKILL)
@@ -109,8 +112,9 @@ func forkStub(codefd int) (int, error) {
 	for i := range all.Val {
 		all.Val[i] = ^uint64(0)
 	}
+	rseqArea, rseqLen := rseq.ThreadArea()
 	unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old)
-	pid, errno := rawForkStub(uintptr(codefd), stubAddr, stubSize, stubAddr+stubInitOff)
+	pid, errno := rawForkStub(uintptr(codefd), stubAddr, stubSize, stubAddr+stubInitOff, rseqArea, rseqLen)
 	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	if errno != 0 {
 		return 0, fmt.Errorf("fork: %w", unix.Errno(errno))
@@ -118,7 +122,7 @@ func forkStub(codefd int) (int, error) {
 	return int(pid), nil
 }
 
-func rawForkStub(memfd, addr, size, entry uintptr) (pid, errno uintptr)
+func rawForkStub(memfd, addr, size, entry, rseqArea, rseqLen uintptr) (pid, errno uintptr)
 
 // NewAddressSpace implements platform.Platform.NewAddressSpace.
 func (p *Platform) NewAddressSpace() (platform.AddressSpace, error) {
