@@ -43,7 +43,11 @@ func Main(m *testing.M) {
 		nativeInit()
 		// nativeInit never returns.
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if runscBuildDir != "" {
+		os.RemoveAll(runscBuildDir)
+	}
+	os.Exit(code)
 }
 
 // NativeOnly reports whether sandboxed runs are to be skipped.
@@ -84,9 +88,10 @@ func CacheDir() (string, error) {
 }
 
 var (
-	runscOnce sync.Once
-	runscPath string
-	runscErr  error
+	runscOnce     sync.Once
+	runscPath     string
+	runscErr      error
+	runscBuildDir string // removed when the test binary ends
 )
 
 // Runsc returns the path of the runsc binary: $MOAT_RUNSC if set, else one
@@ -121,6 +126,7 @@ func Runsc() (string, error) {
 			runscErr = fmt.Errorf("temp dir for runsc: %w", err)
 			return
 		}
+		runscBuildDir = dir
 		out := filepath.Join(dir, "runsc")
 		cmd := exec.Command("go", "build", "-o", out, "./runsc")
 		cmd.Dir = root
