@@ -24,8 +24,10 @@ type helpSyscalls struct {
 	format string
 }
 
-func (*helpSyscalls) Name() string     { return "syscalls" }
-func (*helpSyscalls) Synopsis() string { return "list the system calls and how much of each Moat implements" }
+func (*helpSyscalls) Name() string { return "syscalls" }
+func (*helpSyscalls) Synopsis() string {
+	return "list the system calls and how much of each Moat implements"
+}
 func (*helpSyscalls) Usage() string {
 	return "help syscalls [--format=table|json]\n\nPrints every amd64 system call with its support level (full, partial,\nunimplemented) and a note.\n\n"
 }
