@@ -5,11 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ./scripts/setup-deps.sh
-mkdir -p bin
-echo "demo: building runsc"
-go build -o bin/runsc ./runsc
+# Outside the work tree, so nothing stray shows up in git.
+bindir="${MOAT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/moat}/bin"
+mkdir -p "$bindir"
+echo "demo: building runsc into $bindir"
+go build -o "$bindir/runsc" ./runsc
 
 echo "demo: running busybox in the sandbox"
 set -x
-./bin/runsc do --rootfs / -- /bin/busybox sh -c \
+"$bindir/runsc" do --rootfs / -- /bin/busybox sh -c \
 	'echo hello from moat; busybox uname -a; busybox ls /; echo "pid $$, uid $(busybox id -u)"'
