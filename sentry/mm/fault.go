@@ -51,11 +51,6 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 		if end > v.end {
 			end = v.end
 		}
-		if v.file != nil {
-			// Only the faulting page's chunk from the page on, so a
-			// page past EOF does not fail the pages before it.
-			start = page
-		}
 		if err := m.populate(v, start, end); err != nil {
 			if err == errBeyondEOF {
 				return FaultSIGBUS, BUS_ADRERR

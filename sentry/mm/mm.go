@@ -37,7 +37,7 @@ var nextID atomic.Uint64
 
 // populateChunk is how much a fault populates at once around the faulting
 // address (within the vma), to amortise the cost of a stub round trip.
-const populateChunk = 16 * pageSize
+const populateChunk = 64 * pageSize
 
 func pageDown(a uintptr) uintptr { return a &^ (pageSize - 1) }
 func pageUp(a uintptr) uintptr   { return (a + pageSize - 1) &^ (pageSize - 1) }
