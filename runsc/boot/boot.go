@@ -165,7 +165,9 @@ func Run(cfg Config) (int, error) {
 	}
 	exe, err := lookPath(ctx, root, cwd, cfg.Argv[0], env)
 	if err != nil {
-		return 0, err
+		// As a shell reports a command it cannot find.
+		fmt.Fprintf(os.Stderr, "runsc: %v\n", err)
+		return 127, nil
 	}
 	creds := auth.NewRootCredentials()
 	t, err := k.CreateInit(kernel.InitOptions{
@@ -179,6 +181,15 @@ func Run(cfg Config) (int, error) {
 		Creds:   creds,
 	})
 	if err != nil {
+		// A command that cannot be executed is reported as a shell does.
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			fmt.Fprintf(os.Stderr, "runsc: %v\n", err)
+			return 127, nil
+		case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
+			fmt.Fprintf(os.Stderr, "runsc: %v\n", err)
+			return 126, nil
+		}
 		return 0, err
 	}
 

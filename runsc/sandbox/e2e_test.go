@@ -99,9 +99,9 @@ func TestE2EDo(t *testing.T) {
 		{"default PATH", []string{"do", "sh", "-c", `echo "$PATH"`}, 0, DefaultPath + "\n", ""},
 		{"cwd", []string{"do", "--cwd", "/tmp", "pwd"}, 0, "/tmp\n", ""},
 		{"killed by signal", []string{"do", "sh", "-c", "kill -TERM $$"}, 128 + int(unix.SIGTERM), "", ""},
-		// TODO(lead): 127 as shells and docker report it? Today boot.Run
-		// returns an error, so runsc exits with ExitInternal.
-		{"not found", []string{"do", "no-such-command-moat"}, ExitInternal, "", "not found"},
+		// As shells and docker report a command that is not there.
+		{"not found", []string{"do", "no-such-command-moat"}, 127, "", "not found"},
+		{"not executable", []string{"do", "/etc/passwd"}, 126, "", "permission denied"},
 		{"no user namespace", []string{"do", "--userns=false", "true"}, 0, "", ""},
 		{"self-test open killed", []string{"do", "--self-test-open", "true"}, 128 + int(unix.SIGSYS), "", ""},
 		{"network host refused", []string{"--network=host", "do", "true"}, 2, "", "only --network=none"},
