@@ -1,6 +1,9 @@
 package harness
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseKnown(t *testing.T) {
 	k, err := ParseKnown([]byte(`# comment
@@ -49,4 +52,24 @@ func TestParseKnownErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzParseKnown(f *testing.F) {
+	f.Add([]byte("pipe:x reason #1\n"))
+	f.Add([]byte("# c\nexec:*\twhy\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		k, err := ParseKnown(b)
+		if err != nil {
+			return
+		}
+		for _, key := range k.Keys() {
+			prog, name, ok := strings.Cut(key, ":")
+			if !ok || prog == "" || name == "" {
+				t.Errorf("accepted a bad key %q from %q", key, b)
+			}
+			if r, _ := k.Reason(prog, name); r == "" {
+				t.Errorf("empty reason for %q", key)
+			}
+		}
+	})
 }
