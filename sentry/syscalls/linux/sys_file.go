@@ -174,9 +174,15 @@ func Openat2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return openat(t, dirfd, pathAddr, uint32(flags), uint32(mode), resolve)
 }
 
-// Close implements close(2).
+// Close implements close(2). The process's record locks on the file go
+// with any descriptor of it.
 func Close(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return 0, t.FDTable().Remove(a[0].Int())
+	fd := a[0].Int()
+	if f := t.FDTable().GetFile(fd); f != nil {
+		fs.ReleasePOSIXLocks(t, f, t.ThreadGroup())
+		f.DecRef()
+	}
+	return 0, t.FDTable().Remove(fd)
 }
 
 // CloseRange implements close_range(2). CLOSE_RANGE_UNSHARE closes in the
@@ -295,9 +301,127 @@ func Fcntl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		n, err := s.SetPipeSize(t, int64(arg.Uint()))
 		return uintptr(n), err
+	case unix.F_GETLK, unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_GETLK, unix.F_OFD_SETLK, unix.F_OFD_SETLKW:
+		return fcntlLock(t, f, cmd, arg.Pointer())
 	}
 	t.Log().Info("fcntl: command not implemented", "cmd", cmd)
 	return 0, unix.EINVAL
+}
+
+// flockSize is sizeof(struct flock) on amd64.
+const flockSize = 32
+
+// fcntlLock serves the record-lock commands of fcntl.
+func fcntlLock(t *kernel.Task, f *fs.FileDescription, cmd int32, addr uintptr) (uintptr, error) {
+	b := make([]byte, flockSize)
+	if _, err := t.CopyInBytes(addr, b); err != nil {
+		return 0, unix.EFAULT
+	}
+	le := binary.LittleEndian
+	typ, whence := int16(le.Uint16(b[0:])), int16(le.Uint16(b[2:]))
+	lstart, llen, lpid := int64(le.Uint64(b[8:])), int64(le.Uint64(b[16:])), int32(le.Uint32(b[24:]))
+	ofd := cmd == unix.F_OFD_GETLK || cmd == unix.F_OFD_SETLK || cmd == unix.F_OFD_SETLKW
+	if ofd && lpid != 0 {
+		return 0, unix.EINVAL
+	}
+	if typ != fs.ReadLock && typ != fs.WriteLock && typ != fs.Unlock {
+		return 0, unix.EINVAL
+	}
+	var base int64
+	switch whence {
+	case unix.SEEK_SET:
+	case unix.SEEK_CUR:
+		base = f.Offset()
+	case unix.SEEK_END:
+		st, err := f.Stat(t)
+		if err != nil {
+			return 0, err
+		}
+		base = st.Size
+	default:
+		return 0, unix.EINVAL
+	}
+	start := base + lstart
+	if start < 0 {
+		return 0, unix.EINVAL
+	}
+	end := fs.LockEOF
+	switch {
+	case llen > 0:
+		if start+llen < start {
+			return 0, unix.EOVERFLOW
+		}
+		end = uint64(start + llen)
+	case llen < 0:
+		end = uint64(start)
+		start += llen
+		if start < 0 {
+			return 0, unix.EINVAL
+		}
+	}
+	var owner any = t.ThreadGroup()
+	pid := t.ThreadGroupID()
+	if ofd {
+		owner, pid = f, -1
+	}
+	if cmd == unix.F_GETLK || cmd == unix.F_OFD_GETLK {
+		if typ == fs.Unlock {
+			return 0, unix.EINVAL
+		}
+		l, found, err := fs.TestPOSIXLock(t, f, owner, typ, uint64(start), end)
+		if err != nil {
+			return 0, err
+		}
+		out := make([]byte, flockSize)
+		le.PutUint16(out[0:], uint16(int16(fs.Unlock)))
+		if found {
+			le.PutUint16(out[0:], uint16(l.Type))
+			le.PutUint64(out[8:], l.Start)
+			if l.End != fs.LockEOF {
+				le.PutUint64(out[16:], l.End-l.Start)
+			}
+			le.PutUint32(out[24:], uint32(l.PID))
+		} else {
+			copy(out[2:], b[2:])
+		}
+		if _, err := t.CopyOutBytes(addr, out); err != nil {
+			return 0, unix.EFAULT
+		}
+		return 0, nil
+	}
+	if (typ == fs.ReadLock && !f.Readable()) || (typ == fs.WriteLock && !f.Writable()) {
+		return 0, unix.EBADF
+	}
+	wait := cmd == unix.F_SETLKW || cmd == unix.F_OFD_SETLKW
+	if err := fs.SetPOSIXLock(t, f, owner, pid, typ, uint64(start), end, wait); err != nil {
+		return 0, vfsIOErr(err)
+	}
+	return 0, nil
+}
+
+// Flock implements flock(2).
+func Flock(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	op := a[1].Int()
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	var typ int16
+	switch op &^ unix.LOCK_NB {
+	case unix.LOCK_SH:
+		typ = fs.ReadLock
+	case unix.LOCK_EX:
+		typ = fs.WriteLock
+	case unix.LOCK_UN:
+		typ = fs.Unlock
+	default:
+		return 0, unix.EINVAL
+	}
+	if err := fs.Flock(t, f, typ, op&unix.LOCK_NB == 0); err != nil {
+		return 0, vfsIOErr(err)
+	}
+	return 0, nil
 }
 
 // Getcwd implements getcwd(2).
