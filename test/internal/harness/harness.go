@@ -1,8 +1,8 @@
 // Package harness runs programs twice, natively and in a Moat sandbox, for
 // the conformance and end-to-end tests under test/.
 //
-// The native run happens in fresh user (identity-mapped), mount, PID, UTS
-// and IPC namespaces with the root file system remounted read-only, so the
+// The native run happens in fresh user (identity-mapped), mount, PID, UTS,
+// IPC and network namespaces with the root file system remounted read-only, so the
 // program sees what it sees in the sandbox: it is PID 1, a session leader,
 // and writes to / fail with EROFS. The namespace set-up is done by the test
 // binary itself, re-executed as the new namespaces' init: every test
@@ -208,8 +208,11 @@ func RunNative(spec Spec) *Result {
 	cmd.Env = append([]string{nativeInitEnv + "=" + dir}, spec.Env...)
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// A fresh network namespace too: only a loopback device, as
+		// with runsc's default --network=none.
 		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS |
-			syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
+			syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC |
+			syscall.CLONE_NEWNET,
 		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 4294967295}},
 		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 4294967295}},
 		GidMappingsEnableSetgroups: true,
