@@ -41,6 +41,13 @@ if [ "${#unit[@]}" -gt 0 ]; then
 	go test -race -timeout 10m "${unit[@]}" 2>&1 | tee -a "$log"
 fi
 
+# The runtime's host side: seccomp compiler and filters (a denied syscall
+# must kill a real child), pivot, capabilities, and `runsc do` end to end
+# (including the self-test that an open from the Sentry is killed). Not
+# under -race: the all-threads security calls need a pure-Go build.
+step "go test ./runsc/..."
+CGO_ENABLED=0 go test -timeout 10m ./runsc/... 2>&1 | tee -a "$log"
+
 # Conformance (test/syscalls) and end-to-end (test/e2e) tests: every C
 # program and real program natively and under runsc.
 step "go test ./test/..."
