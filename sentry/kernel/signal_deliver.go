@@ -76,16 +76,20 @@ func (t *Task) handleSignals() bool {
 			newMask |= SignalSetOf(s)
 		}
 		if act.Flags&SA_RESETHAND != 0 {
-			t.sigHandlers.actions[s] = SigAction{}
+			// Only the handler goes back to SIG_DFL; flags, mask
+			// and restorer read back unchanged, as on Linux.
+			t.sigHandlers.actions[s].Handler = SIG_DFL
 		}
 		alt := t.altStack
 		k.mu.Unlock()
 
 		t.restartIfInterrupted(true, act.Flags)
 		if err := t.setupSignalFrame(s, &act, info, mask, alt); err != nil {
-			// The frame could not be written: SIGSEGV, as Linux forces.
+			// The frame could not be written: SIGSEGV, as Linux forces;
+			// fatal if it was SIGSEGV's own frame (a stack overflow
+			// without an alternate stack), or it would loop.
 			k.Log.Debug("signal frame setup failed", "tid", t.tid, "signal", int(s), "err", err)
-			t.ForceSignal(NewSignalInfo(SIGSEGV, SI_KERNEL))
+			t.forceSignal(NewSignalInfo(SIGSEGV, SI_KERNEL), s == SIGSEGV)
 			continue
 		}
 		k.mu.Lock()

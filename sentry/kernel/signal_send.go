@@ -114,10 +114,10 @@ func (k *Kernel) KillProcessGroup(pgid ThreadID, s Signal) error {
 	return nil
 }
 
-// Tgkill implements tgkill(2) (tgid < 0 for tkill) with info, or a
-// SI_TKILL siginfo when info is nil.
+// Tgkill implements tgkill(2) (tgid 0 for tkill: any thread group) with
+// info, or a SI_TKILL siginfo when info is nil.
 func (t *Task) Tgkill(tgid, tid int32, s Signal, info *SignalInfo) error {
-	if s != 0 && !s.IsValid() || tid <= 0 || (tgid <= 0 && tgid != -1) {
+	if s != 0 && !s.IsValid() || tid <= 0 || tgid < 0 {
 		return errEINVAL
 	}
 	k := t.k
@@ -203,6 +203,7 @@ func (t *Task) WaitForSignal(set SignalSet, timeout time.Duration, hasTimeout bo
 // blockForSignal sleeps until any signal is queued for t (blocked or not),
 // or the deadline.
 func (t *Task) blockForSignal(deadline time.Time, hasDeadline bool) error {
+	defer t.accountWait(time.Now())
 	var timeout <-chan time.Time
 	if hasDeadline {
 		tm := time.NewTimer(time.Until(deadline))

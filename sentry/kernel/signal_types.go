@@ -82,6 +82,12 @@ func UnmarshalSigAction(b []byte) SigAction {
 // SignalInfo is a siginfo_t.
 type SignalInfo struct {
 	Raw [128]byte
+
+	// timer is the POSIX timer that queued this signal, and timerGen its
+	// generation then: the overrun count is filled in, or the signal
+	// dropped as stale, when it is dequeued (see timer.dequeuedLocked).
+	timer    *timer
+	timerGen uint64
 }
 
 // si_code values.

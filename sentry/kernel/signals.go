@@ -67,24 +67,56 @@ func (p *pendingSignals) enqueue(info *SignalInfo) bool {
 }
 
 // dequeue removes and returns the lowest-numbered pending signal not in
-// mask, synchronous fault signals first, or nil.
+// mask, synchronous fault signals first, or nil. A POSIX timer's signal
+// gets its overrun count now, or is dropped if the timer was reset or
+// deleted since it was queued, as on Linux.
+// Preconditions: Kernel.mu is held.
 func (p *pendingSignals) dequeue(mask SignalSet) *SignalInfo {
-	avail := p.set &^ mask
-	if avail == 0 {
-		return nil
-	}
-	const sync = SignalSet(1<<(SIGSEGV-1) | 1<<(SIGBUS-1) | 1<<(SIGILL-1) | 1<<(SIGTRAP-1) | 1<<(SIGFPE-1) | 1<<(SIGSYS-1))
-	pick := avail
-	if avail&sync != 0 {
-		pick = avail & sync
-	}
-	var s Signal
-	for s = 1; s <= SignalMaximum; s++ {
-		if pick&SignalSetOf(s) != 0 {
-			break
+	for {
+		avail := p.set &^ mask
+		if avail == 0 {
+			return nil
+		}
+		const sync = SignalSet(1<<(SIGSEGV-1) | 1<<(SIGBUS-1) | 1<<(SIGILL-1) | 1<<(SIGTRAP-1) | 1<<(SIGFPE-1) | 1<<(SIGSYS-1))
+		pick := avail
+		if avail&sync != 0 {
+			pick = avail & sync
+		}
+		var s Signal
+		for s = 1; s <= SignalMaximum; s++ {
+			if pick&SignalSetOf(s) != 0 {
+				break
+			}
+		}
+		info := p.take(s)
+		if info == nil || info.timer == nil || info.timer.dequeuedLocked(info) {
+			return info
 		}
 	}
-	return p.take(s)
+}
+
+// remove drops info from the queue if it is pending.
+func (p *pendingSignals) remove(info *SignalInfo) bool {
+	s := info.Signo()
+	if !s.IsValid() {
+		return false
+	}
+	q := p.queues[s]
+	for i, o := range q {
+		if o != info {
+			continue
+		}
+		copy(q[i:], q[i+1:])
+		q[len(q)-1] = nil
+		p.queues[s] = q[:len(q)-1]
+		if len(p.queues[s]) == 0 {
+			p.queues[s] = nil
+			p.set &^= SignalSetOf(s)
+		}
+		p.count--
+		return true
+	}
+	return false
 }
 
 // take removes one instance of s.
@@ -373,12 +405,19 @@ func (t *Task) SetSignalAltStack(s SignalStack) error {
 // ignored it is unblocked and set to SIG_DFL first, as Linux's
 // force_sig_info does.
 func (t *Task) ForceSignal(info *SignalInfo) {
+	t.forceSignal(info, false)
+}
+
+// forceSignal is ForceSignal; with toDefault the action is reset to
+// SIG_DFL even if handled, making the signal fatal (Linux's
+// force_fatal_sig).
+func (t *Task) forceSignal(info *SignalInfo, toDefault bool) {
 	t.k.mu.Lock()
 	defer t.k.mu.Unlock()
 	s := info.Signo()
 	a := &t.sigHandlers.actions[s]
 	blocked := t.sigMask&SignalSetOf(s) != 0
-	if a.Handler == SIG_IGN || blocked {
+	if a.Handler == SIG_IGN || blocked || toDefault {
 		a.Handler = SIG_DFL
 		t.sigMask &^= SignalSetOf(s)
 	}

@@ -78,7 +78,13 @@ type Task struct {
 	// runningSince is when the task entered application code (UnixNano),
 	// 0 when it is in the Sentry.
 	runningSince atomic.Int64
-	startTime    time.Time
+	// cpuSeq is odd while utime and runningSince change together, so
+	// readers of a running task's clock see them consistent (cpu_clock.go).
+	cpuSeq atomic.Uint32
+	// waited is the time spent waiting in the current syscall, which is
+	// not system time. Only the task goroutine uses it.
+	waited    time.Duration
+	startTime time.Time
 
 	// Debugging and strace.
 	straceOn bool
@@ -201,17 +207,10 @@ func (t *Task) CopyInPath(addr uintptr) (string, error) {
 	return s, err
 }
 
-// Utime and Stime return the task's user and system CPU time.
-func (t *Task) Utime() time.Duration { return time.Duration(t.utime.Load()) }
+// Utime and Stime return the task's user and system CPU time, user time
+// including the stint in application code under way.
+func (t *Task) Utime() time.Duration { u, _ := t.cpuTimes(); return u }
 func (t *Task) Stime() time.Duration { return time.Duration(t.stime.Load()) }
-
-// runningFor is how long the task has been in application code right now.
-func (t *Task) runningFor() time.Duration {
-	if s := t.runningSince.Load(); s != 0 {
-		return time.Duration(time.Now().UnixNano() - s)
-	}
-	return 0
-}
 
 // StartTime is when the task was created.
 func (t *Task) StartTime() time.Time { return t.startTime }

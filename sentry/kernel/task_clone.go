@@ -166,6 +166,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	if f&unix.CLONE_VFORK != 0 {
 		// The parent sleeps until the child execs or exits; only a kill
 		// cuts that short. Other signals wait (pendingWork stays set).
+		waitStart := time.Now()
 		for done := false; !done; {
 			select {
 			case <-nt.vforkDone:
@@ -176,6 +177,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 				k.mu.Unlock()
 			}
 		}
+		t.accountWait(waitStart)
 	}
 	return id, nil
 }

@@ -42,9 +42,11 @@ func (t *Task) run() {
 		start := time.Now()
 		t.runningSince.Store(start.UnixNano())
 		res, info, err := t.pctx.Switch(as, &t.regs)
-		t.runningSince.Store(0)
 		now := time.Now()
+		t.cpuSeq.Add(1)
 		t.utime.Add(int64(now.Sub(start)))
+		t.runningSince.Store(0)
+		t.cpuSeq.Add(1)
 		if err != nil {
 			if errors.Is(err, platform.ErrContextDead) {
 				t.k.Log.Info("application thread died on the host", "tid", t.tid, "err", err)
@@ -60,12 +62,15 @@ func (t *Task) run() {
 		switch res {
 		case platform.SwitchSyscall:
 			t.lastFault = 0
+			t.waited = 0
 			if !t.doSyscall() {
 				return
 			}
-			t.stime.Add(int64(time.Since(now)))
+			t.accountSystem(now)
 		case platform.SwitchFault:
+			t.waited = 0
 			t.handleFault(mm, info)
+			t.accountSystem(now)
 		case platform.SwitchInterrupted:
 			// Pending work, if any, is handled at the top.
 		}
@@ -167,6 +172,7 @@ func (t *Task) BlockOn(ch <-chan struct{}, deadline time.Time, hasDeadline bool)
 		defer tm.Stop()
 		timeout = tm.C
 	}
+	defer t.accountWait(time.Now())
 	for {
 		if t.interrupted() {
 			return syserror.ErrInterrupted

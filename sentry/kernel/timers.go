@@ -13,20 +13,12 @@ import (
 
 const cpuTimerTick = 5 * time.Millisecond
 
-// Timer clocks.
-const (
-	clockReal = iota
-	clockVirtual
-	clockProf
-)
-
 // timer is one armed timer.
 type timer struct {
 	g *groupTimers
-	// clock is clockReal or a CPU clock (clockVirtual, clockProf, or
-	// process/thread CPU time for POSIX timers).
-	clock    int
-	thread   *Task         // for CLOCK_THREAD_CPUTIME_ID and SIGEV_THREAD_ID
+	// cpu is the timer's CPU clock; wall clocks have none (a zero
+	// CPUClock) and run on the realtime clock.
+	cpu      CPUClock
 	clockID  int32         // the POSIX clock id
 	deadline time.Duration // on the timer's clock: wall since epoch or CPU time
 	interval time.Duration
@@ -34,17 +26,26 @@ type timer struct {
 	armed    bool
 
 	// What firing does.
-	signo   Signal
-	notify  int // SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD_ID
-	target  *Task
-	id      int32
-	value   uint64
-	posix   bool
-	overrun int32
-	// queued is the last signal sent, while it is still pending.
+	signo  Signal
+	notify int // SIGEV_SIGNAL, SIGEV_NONE, SIGEV_THREAD_ID
+	target *Task
+	id     int32
+	value  uint64
+	posix  bool
+
+	// Guarded by Kernel.mu: the signal of a POSIX timer is queued at most
+	// once; expirations while it is pending count as overruns, reported in
+	// si_overrun when it is dequeued. gen changes when the timer is set or
+	// deleted, which makes a pending signal stale.
+	overrun int64
+	// queued is the last signal sent, while it may still be pending.
 	queued      *SignalInfo
 	lastOverrun int32
+	gen         uint64
 }
+
+// maxOverrun is where overrun counts saturate (DELAYTIMER_MAX, INT_MAX).
+const maxOverrun = 1<<31 - 1
 
 type groupTimers struct {
 	tg *ThreadGroup
@@ -61,24 +62,16 @@ func newGroupTimers(tg *ThreadGroup) *groupTimers {
 	return &groupTimers{tg: tg, posix: make(map[int32]*timer)}
 }
 
+// isWall reports whether the timer runs on a wall clock.
+func (tm *timer) isWall() bool { return tm.cpu.thread == nil && tm.cpu.tg == nil }
+
 // now returns the current value of the timer's clock.
 func (tm *timer) now() time.Duration {
-	switch tm.clock {
-	case clockReal:
+	if tm.isWall() {
 		return time.Duration(time.Now().UnixNano())
-	case clockVirtual:
-		u, _ := tm.g.tg.liveCPUTimes()
-		return u
-	case clockProf:
-		u, s := tm.g.tg.liveCPUTimes()
-		return u + s
-	case clockThreadCPU:
-		return tm.thread.Utime() + tm.thread.Stime() + tm.thread.runningFor()
 	}
-	return 0
+	return tm.cpu.Now()
 }
-
-const clockThreadCPU = 3
 
 // arm sets the timer to fire at deadline on its clock.
 // Preconditions: g.mu is held.
@@ -88,7 +81,7 @@ func (tm *timer) arm(deadline, interval time.Duration) {
 		return
 	}
 	tm.deadline, tm.interval, tm.armed = deadline, interval, true
-	if tm.clock == clockReal {
+	if tm.isWall() {
 		d := deadline - tm.now()
 		if d < 0 {
 			d = 0
@@ -154,15 +147,15 @@ func (tm *timer) send(overrun int32) {
 	defer k.mu.Unlock()
 	if tm.queued != nil && tm.stillQueuedLocked() {
 		// The previous expiration is still pending: count an overrun.
-		tm.overrun += 1 + overrun
+		tm.overrun += 1 + int64(overrun)
 		return
 	}
-	tm.lastOverrun = tm.overrun + overrun
-	tm.overrun = 0
 	var info *SignalInfo
 	if tm.posix {
+		tm.overrun = int64(overrun)
 		info = NewSignalInfo(tm.signo, SI_TIMER)
-		info.SetTimer(tm.id, tm.lastOverrun, tm.value)
+		info.SetTimer(tm.id, 0, tm.value)
+		info.timer, info.timerGen = tm, tm.gen
 	} else {
 		info = NewSignalInfo(tm.signo, SI_KERNEL)
 	}
@@ -172,6 +165,45 @@ func (tm *timer) send(overrun int32) {
 	} else {
 		k.sendSignalToGroupLocked(tm.g.tg, tm.signo, info)
 	}
+}
+
+// dequeuedLocked is called when info, queued by tm, is dequeued: it fills
+// in si_overrun and reports true, or reports false if the signal is stale
+// (the timer was set again or deleted since) and must be dropped.
+// Preconditions: Kernel.mu is held.
+func (tm *timer) dequeuedLocked(info *SignalInfo) bool {
+	if tm.queued == info {
+		tm.queued = nil
+	}
+	if info.timerGen != tm.gen {
+		return false
+	}
+	n := tm.overrun
+	if n > maxOverrun {
+		n = maxOverrun
+	}
+	tm.overrun = 0
+	tm.lastOverrun = int32(n)
+	info.SetTimer(tm.id, tm.lastOverrun, tm.value)
+	return true
+}
+
+// invalidateLocked makes tm's pending signal stale and resets its overrun
+// accounting (timer_settime); with remove (timer_delete) the pending signal
+// is taken off its queue. Preconditions: Kernel.mu is held.
+func (tm *timer) invalidateLocked(remove bool) {
+	tm.gen++
+	tm.overrun = 0
+	tm.lastOverrun = 0
+	if tm.queued == nil {
+		return
+	}
+	if remove {
+		if tm.target == nil || !tm.target.pending.remove(tm.queued) {
+			tm.g.tg.pending.remove(tm.queued)
+		}
+	}
+	tm.queued = nil
 }
 
 // stillQueuedLocked reports whether tm's last signal is still pending.
@@ -215,7 +247,7 @@ func (g *groupTimers) checkCPUTimers() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	check := func(tm *timer) bool {
-		if tm == nil || !tm.armed || tm.clock == clockReal {
+		if tm == nil || !tm.armed || tm.isWall() {
 			return false
 		}
 		if tm.now() >= tm.deadline {
@@ -258,15 +290,6 @@ func (g *groupTimers) stopAll() {
 	}()
 }
 
-// liveCPUTimes includes the running time of threads in application code.
-func (tg *ThreadGroup) liveCPUTimes() (u, s time.Duration) {
-	u, s = tg.CPUTimes()
-	for _, t := range tg.Tasks() {
-		u += t.runningFor()
-	}
-	return u, s
-}
-
 // ITimer is an itimerval.
 type ITimer struct {
 	Value, Interval time.Duration
@@ -284,8 +307,13 @@ func (tg *ThreadGroup) SetITimer(which int, v ITimer) (ITimer, error) {
 	old := g.getLocked(which)
 	tm := g.itimers[which]
 	if tm == nil {
-		sig := []Signal{SIGALRM, SIGVTALRM, SIGPROF}[which]
-		tm = &timer{g: g, clock: []int{clockReal, clockVirtual, clockProf}[which], signo: sig, notify: sigevSignal}
+		tm = &timer{g: g, signo: SIGALRM, notify: sigevSignal}
+		switch which {
+		case 1: // ITIMER_VIRTUAL
+			tm.cpu, tm.signo = CPUClock{tg: tg, userOnly: true}, SIGVTALRM
+		case 2: // ITIMER_PROF
+			tm.cpu, tm.signo = CPUClock{tg: tg}, SIGPROF
+		}
 		g.itimers[which] = tm
 	}
 	if v.Value == 0 {
@@ -340,16 +368,17 @@ type TimerSpec struct {
 
 // CreateTimer implements timer_create(2) and returns the timer id.
 func (t *Task) CreateTimer(s TimerSpec) (int32, error) {
-	clock := clockReal
-	var thread *Task
+	var cpu CPUClock
 	switch s.ClockID {
 	case unix.CLOCK_REALTIME, unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME, unix.CLOCK_REALTIME_ALARM, unix.CLOCK_BOOTTIME_ALARM, unix.CLOCK_TAI:
-	case unix.CLOCK_PROCESS_CPUTIME_ID:
-		clock = clockProf
-	case unix.CLOCK_THREAD_CPUTIME_ID:
-		clock, thread = clockThreadCPU, t
 	default:
-		return 0, errEINVAL
+		// CPU clocks: glibc passes its own process and thread clocks
+		// in the clock_getcpuclockid encoding.
+		c, err := t.LookupCPUClock(s.ClockID, true)
+		if err != nil {
+			return 0, err
+		}
+		cpu = c
 	}
 	switch s.Notify {
 	case sigevNone:
@@ -374,7 +403,7 @@ func (t *Task) CreateTimer(s TimerSpec) (int32, error) {
 	if !s.HasValue {
 		s.Value = uint64(id)
 	}
-	g.posix[id] = &timer{g: g, clock: clock, clockID: s.ClockID, thread: thread, signo: s.Signo, notify: s.Notify, target: s.Target, id: id, value: s.Value, posix: true}
+	g.posix[id] = &timer{g: g, cpu: cpu, clockID: s.ClockID, signo: s.Signo, notify: s.Notify, target: s.Target, id: id, value: s.Value, posix: true}
 	return id, nil
 }
 
@@ -400,18 +429,26 @@ func (t *Task) SetTimer(id int32, value, interval time.Duration, abs bool, clock
 		return ITimer{}, err
 	}
 	old := timerGet(tm)
+	t.k.mu.Lock()
+	tm.invalidateLocked(false)
+	t.k.mu.Unlock()
 	if value == 0 {
 		tm.disarm()
 		return old, nil
 	}
+	now := tm.now()
 	if abs {
-		value -= clockNow(tm.clockID)
+		// A wall timer's deadline is kept on the realtime clock.
+		if tm.isWall() {
+			value -= clockNow(tm.clockID)
+		} else {
+			value -= now
+		}
 		if value <= 0 {
 			value = 0
 		}
 	}
-	tm.overrun = 0
-	tm.arm(tm.now()+value, interval)
+	tm.arm(now+value, interval)
 	return old, nil
 }
 
@@ -447,6 +484,8 @@ func (t *Task) TimerOverrun(id int32) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
+	t.k.mu.Lock()
+	defer t.k.mu.Unlock()
 	return tm.lastOverrun, nil
 }
 
@@ -460,6 +499,9 @@ func (t *Task) DeleteTimer(id int32) error {
 		return err
 	}
 	tm.disarm()
+	t.k.mu.Lock()
+	tm.invalidateLocked(true)
+	t.k.mu.Unlock()
 	delete(g.posix, id)
 	return nil
 }

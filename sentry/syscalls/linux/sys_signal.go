@@ -132,11 +132,14 @@ func Kill(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 
 // Tkill implements tkill(2).
 func Tkill(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return 0, t.Tgkill(-1, a[0].Int(), kernel.Signal(a[1].Int()), nil)
+	return 0, t.Tgkill(0, a[0].Int(), kernel.Signal(a[1].Int()), nil)
 }
 
 // Tgkill implements tgkill(2).
 func Tgkill(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if a[0].Int() <= 0 {
+		return 0, unix.EINVAL
+	}
 	return 0, t.Tgkill(a[0].Int(), a[1].Int(), kernel.Signal(a[2].Int()), nil)
 }
 
@@ -160,6 +163,9 @@ func RtSigqueueinfo(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 // RtTgsigqueueinfo implements rt_tgsigqueueinfo(2).
 func RtTgsigqueueinfo(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	tgid, tid, sig := a[0].Int(), a[1].Int(), kernel.Signal(a[2].Int())
+	if tgid <= 0 || tid <= 0 {
+		return 0, unix.EINVAL
+	}
 	info, err := copyInSiginfo(t, a[3].Pointer())
 	if err != nil {
 		return 0, err

@@ -14,40 +14,11 @@ import (
 // cpuClock reads a CPU-time clock: the calling process or thread's, or
 // another's through the clock_getcpuclockid encoding.
 func cpuClock(t *kernel.Task, id int32) (int64, error) {
-	switch id {
-	case unix.CLOCK_PROCESS_CPUTIME_ID:
-		u, s := t.ThreadGroup().CPUTimes()
-		return int64(u + s), nil
-	case unix.CLOCK_THREAD_CPUTIME_ID:
-		return int64(t.Utime() + t.Stime()), nil
+	c, err := t.LookupCPUClock(id, false)
+	if err != nil {
+		return 0, err
 	}
-	if id >= 0 {
-		return 0, unix.EINVAL
-	}
-	// ~pid << 3 | thread << 2 | type.
-	pid := kernel.ThreadID(^(id >> 3))
-	if id&3 == 3 {
-		return 0, unix.EINVAL
-	}
-	if id&4 != 0 {
-		o := t.Kernel().TaskByID(pid)
-		if o == nil || o.ThreadGroup() != t.ThreadGroup() {
-			return 0, unix.EINVAL
-		}
-		if id&3 == 1 {
-			return int64(o.Utime()), nil
-		}
-		return int64(o.Utime() + o.Stime()), nil
-	}
-	tg := t.Kernel().ThreadGroupByID(pid)
-	if tg == nil {
-		return 0, unix.EINVAL
-	}
-	u, s := tg.CPUTimes()
-	if id&3 == 1 {
-		return int64(u), nil
-	}
-	return int64(u + s), nil
+	return int64(c.Now()), nil
 }
 
 func clockNow(t *kernel.Task, id int32) (int64, error) {
@@ -95,12 +66,27 @@ func ClockGetres(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 }
 
 // ClockSettime implements clock_settime(2): the sandbox cannot set clocks.
+// Only CLOCK_REALTIME and the CPU clocks have a setter (the rest are
+// EINVAL); a valid time then fails for want of CAP_SYS_TIME, and CPU
+// clocks can never be set, as on Linux.
 func ClockSettime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	if _, err := clockNow(t, a[0].Int()); err != nil {
+	id := a[0].Int()
+	cpu := id < 0 || id == unix.CLOCK_PROCESS_CPUTIME_ID || id == unix.CLOCK_THREAD_CPUTIME_ID
+	if !cpu && id != unix.CLOCK_REALTIME {
+		return 0, unix.EINVAL
+	}
+	ts, err := copyInTimespec(t, a[1].Pointer())
+	if err != nil {
 		return 0, err
 	}
-	if _, err := copyInTimespec(t, a[1].Pointer()); err != nil {
-		return 0, err
+	if cpu {
+		if _, err := cpuClock(t, id); err != nil {
+			return 0, err
+		}
+		return 0, unix.EPERM
+	}
+	if !ts.valid() {
+		return 0, unix.EINVAL
 	}
 	return 0, unix.EPERM
 }
@@ -122,8 +108,27 @@ func Gettimeofday(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return 0, nil
 }
 
-// Settimeofday implements settimeofday(2).
+// Settimeofday implements settimeofday(2): arguments are checked as Linux
+// does (EFAULT, then EINVAL for a bad time) before EPERM, as
+// the sandbox never has CAP_SYS_TIME.
 func Settimeofday(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if tv := a[0].Pointer(); tv != 0 {
+		var b [16]byte
+		if _, err := t.CopyInBytes(tv, b[:]); err != nil {
+			return 0, err
+		}
+		sec, usec := int64(binary.LittleEndian.Uint64(b[0:])), int64(binary.LittleEndian.Uint64(b[8:]))
+		if sec < 0 || usec < 0 || usec >= 1e6 {
+			return 0, unix.EINVAL
+		}
+	}
+	if tz := a[1].Pointer(); tz != 0 {
+		// The time zone's range is checked only after the privilege.
+		var b [8]byte
+		if _, err := t.CopyInBytes(tz, b[:]); err != nil {
+			return 0, err
+		}
+	}
 	return 0, unix.EPERM
 }
 
