@@ -111,11 +111,11 @@ func (t *Task) setupSignalFrame(s Signal, act *SigAction, info *SignalInfo, mask
 	}
 	le.PutUint16(mc[144:], userCS)
 	le.PutUint16(mc[150:], userSS)
-	// trapno (and cr2 for page faults) as the x86 exception that raised
-	// the signal; err (the page-fault error code) is not known to the
-	// Sentry and stays 0.
+	// trapno (and cr2 and the error code for page faults) as the x86
+	// exception that raised the signal.
 	switch code := info.Code(); {
 	case (s == SIGSEGV || s == SIGBUS) && code > 0 && code != SI_KERNEL:
+		le.PutUint64(mc[152:], info.faultErr)
 		le.PutUint64(mc[160:], trapPageFault)
 		le.PutUint64(mc[176:], le.Uint64(info.Raw[16:24]))
 	case s == SIGSEGV && code == SI_KERNEL:

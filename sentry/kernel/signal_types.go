@@ -88,6 +88,9 @@ type SignalInfo struct {
 	// dropped as stale, when it is dequeued (see timer.dequeuedLocked).
 	timer    *timer
 	timerGen uint64
+	// faultErr is the x86 page-fault error code of a fault signal, for
+	// sigcontext.err (fault_code_amd64.go).
+	faultErr uint64
 }
 
 // si_code values.

@@ -401,6 +401,15 @@ func (t *Task) SetSignalAltStack(s SignalStack) error {
 	return nil
 }
 
+// handlesSignal reports whether s, raised now, would run a handler: it is
+// neither blocked nor set to SIG_DFL or SIG_IGN.
+func (t *Task) handlesSignal(s Signal) bool {
+	t.k.mu.Lock()
+	defer t.k.mu.Unlock()
+	h := t.sigHandlers.actions[s].Handler
+	return h != SIG_DFL && h != SIG_IGN && t.sigMask&SignalSetOf(s) == 0
+}
+
 // ForceSignal delivers a synchronous signal (a fault): if it is blocked or
 // ignored it is unblocked and set to SIG_DFL first, as Linux's
 // force_sig_info does.

@@ -132,6 +132,9 @@ func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 				}
 				res, code = mm.FaultSIGSEGV, mm.SEGV_ACCERR
 			}
+			// The page was just mapped for this access: it was not
+			// present when the instruction started.
+			fresh := t.lastFault == addr
 			t.lastFault, t.faultRepeats = 0, 0
 			sig := Signal(SIGSEGV)
 			if res == mm.FaultSIGBUS {
@@ -139,6 +142,10 @@ func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 			}
 			si := NewSignalInfo(sig, code)
 			si.SetAddr(info.Addr)
+			if t.handlesSignal(sig) {
+				// Only a handler sees the error code.
+				si.faultErr = t.pageFaultErrorCode(m, addr, sig, fresh)
+			}
 			t.ForceSignal(si)
 			return
 		}
