@@ -135,6 +135,9 @@ var sentryRules = Rules{
 	// descriptor but the memory file with close_range.
 	unix.SYS_PAUSE:       Allow,
 	unix.SYS_CLOSE_RANGE: Allow,
+	// mincore(2) answers from the residency of the memory file's pages
+	// in the Sentry's own mapping of it.
+	unix.SYS_MINCORE: Allow,
 	// I/O on descriptors it holds: the memory file, gofer-donated files,
 	// the app's host stdio, the gofer connection.
 	unix.SYS_PREAD64:    Allow,

@@ -58,6 +58,7 @@ func (k *Kernel) CreateInit(o InitOptions) (*Task, error) {
 	k.init = tg
 	k.liveTasks++
 	k.mu.Unlock()
+	k.Futexes.ThreadStarted(uint32(id))
 
 	vd, err := fs.Resolve(t, &fs.Lookup{Root: o.Root, Start: o.Cwd, Path: o.Path, FollowFinal: true})
 	if err != nil {

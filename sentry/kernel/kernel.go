@@ -71,6 +71,9 @@ type Kernel struct {
 	exitStatus WaitStatus
 	// liveTasks counts tasks that have not finished exiting.
 	liveTasks int
+	// hostSend is set while SignalInit sends a signal from outside the
+	// sandbox, which init's protection does not stop.
+	hostSend bool
 
 	startTime time.Time
 	stopClock chan struct{}
@@ -207,8 +210,9 @@ func (k *Kernel) ThreadGroups() []*ThreadGroup {
 	return out
 }
 
-// SignalAll sends sig to every process but init (the kill -1 semantics used
-// by runsc to forward signals is done on init itself by SignalInit).
+// SignalInit sends sig to init from outside the sandbox (runsc forwarding
+// a signal it got): unlike a signal from inside, it is delivered even
+// without a handler.
 func (k *Kernel) SignalInit(sig Signal) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -216,5 +220,7 @@ func (k *Kernel) SignalInit(sig Signal) error {
 		return nil
 	}
 	info := NewSignalInfo(sig, SI_USER)
+	k.hostSend = true
+	defer func() { k.hostSend = false }()
 	return k.sendSignalToGroupLocked(k.init, sig, info)
 }

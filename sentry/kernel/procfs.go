@@ -1,12 +1,15 @@
 package kernel
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
 // ProcKernel lets /proc see the kernel's processes.
@@ -18,7 +21,7 @@ func (p ProcKernel) ThreadGroup(ctx fs.Context, pid int32) (proc.Task, bool) {
 	if tg == nil {
 		return nil, false
 	}
-	return procTask{tg}, true
+	return procTask{tg: tg}, true
 }
 
 // PIDs implements proc.Kernel.PIDs.
@@ -31,12 +34,28 @@ func (p ProcKernel) PIDs(ctx fs.Context) []int32 {
 	return out
 }
 
-// procTask is a process as /proc shows it.
-type procTask struct{ tg *ThreadGroup }
+// procTask is a process as /proc shows it, or, with thread set, one of its
+// threads (/proc/[pid]/task/[tid]).
+type procTask struct {
+	tg     *ThreadGroup
+	thread *Task
+}
 
-func (p procTask) leader() *Task { return p.tg.Leader() }
+// leader is the task whose name, credentials and state the files show:
+// the thread itself, or the process's leader.
+func (p procTask) leader() *Task {
+	if p.thread != nil {
+		return p.thread
+	}
+	return p.tg.Leader()
+}
 
-func (p procTask) PID() int32 { return int32(p.tg.id) }
+func (p procTask) PID() int32 {
+	if p.thread != nil {
+		return int32(p.thread.tid)
+	}
+	return int32(p.tg.id)
+}
 
 func (p procTask) Credentials() *auth.Credentials {
 	if l := p.leader(); l != nil {
@@ -45,7 +64,14 @@ func (p procTask) Credentials() *auth.Credentials {
 	return auth.NewRootCredentials()
 }
 
+// live returns a task of the process that has not exited, or nil.
 func (p procTask) live() *Task {
+	if p.thread != nil {
+		if p.thread.RunState() == StateZombie {
+			return nil
+		}
+		return p.thread
+	}
 	for _, t := range p.tg.Tasks() {
 		return t
 	}
@@ -75,18 +101,91 @@ func (p procTask) FSContext() *fs.FSContext {
 	return nil
 }
 
-func (p procTask) Cmdline() []byte {
-	t := p.live()
-	if t == nil {
+// memory returns the address space of a live task of the process.
+func (p procTask) memory() *mm.MemoryManager {
+	if t := p.live(); t != nil {
+		return t.MemoryManager()
+	}
+	return nil
+}
+
+// memRange reads [start, end) of the process's memory, as much as is
+// readable.
+func (p procTask) memRange(start, end uintptr) []byte {
+	m := p.memory()
+	if m == nil || end <= start {
 		return nil
 	}
-	m := t.MemoryManager()
-	if m == nil || m.ArgvEnd <= m.ArgvStart {
-		return nil
-	}
-	b := make([]byte, m.ArgvEnd-m.ArgvStart)
-	n, _ := m.CopyIn(m.ArgvStart, b)
+	b := make([]byte, end-start)
+	n, _ := m.CopyIn(start, b)
 	return b[:n]
+}
+
+func (p procTask) Cmdline() []byte {
+	if m := p.memory(); m != nil {
+		return p.memRange(m.ArgvStart, m.ArgvEnd)
+	}
+	return nil
+}
+
+// Environ implements proc.MemTask: the environment area as the process's
+// memory holds it now.
+func (p procTask) Environ() []byte {
+	if m := p.memory(); m != nil {
+		return p.memRange(m.EnvvStart, m.EnvvEnd)
+	}
+	return nil
+}
+
+// Auxv implements proc.MemTask: the auxiliary vector given at exec, AT_NULL
+// included, as native-endian words.
+func (p procTask) Auxv() []byte {
+	m := p.memory()
+	if m == nil {
+		return nil
+	}
+	b := make([]byte, 0, 8*len(m.Auxv))
+	for _, w := range m.Auxv {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return b
+}
+
+// Maps implements proc.MemTask.
+func (p procTask) Maps() string {
+	if m := p.memory(); m != nil {
+		return m.Maps()
+	}
+	return ""
+}
+
+// TIDs implements proc.ThreadsTask.
+func (p procTask) TIDs() []int32 {
+	if p.thread != nil {
+		return nil
+	}
+	var out []int32
+	for _, t := range p.tg.Tasks() {
+		out = append(out, int32(t.tid))
+	}
+	if len(out) == 0 {
+		// A zombie process still shows its leader.
+		out = append(out, int32(p.tg.id))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Thread implements proc.ThreadsTask.
+func (p procTask) Thread(tid int32) (proc.Task, bool) {
+	if p.thread != nil {
+		return nil, false
+	}
+	t := p.tg.k.TaskByID(ThreadID(tid))
+	if t == nil || t.tg != p.tg {
+		return nil, false
+	}
+	return procTask{tg: p.tg, thread: t}, true
 }
 
 func (p procTask) Comm() string {
@@ -96,26 +195,45 @@ func (p procTask) Comm() string {
 	return ""
 }
 
+// state is the state the files show: the thread's, or for a process its
+// leader's (Linux shows the leader's too), zombie once every thread exited.
+func (p procTask) state() RunState {
+	if p.thread == nil && p.live() == nil {
+		return StateZombie
+	}
+	if l := p.leader(); l != nil {
+		return l.RunState()
+	}
+	return StateZombie
+}
+
+// cpuTimes are the thread's own times, or the whole process's.
+func (p procTask) cpuTimes() (u, s time.Duration) {
+	if p.thread != nil {
+		return p.thread.Utime(), p.thread.Stime()
+	}
+	return p.tg.CPUTimes()
+}
+
 // StatText implements proc.StatTask.
 func (p procTask) StatText() string {
 	t := p.leader()
-	state := "S"
 	if t == nil {
 		return ""
 	}
-	u, s := p.tg.CPUTimes()
+	u, s := p.cpuTimes()
+	var cu, cs time.Duration
+	if p.thread == nil {
+		cu, cs = p.tg.ChildCPUTimes()
+	}
 	var vsize, rss uint64
-	if lt := p.live(); lt != nil {
-		if m := lt.MemoryManager(); m != nil {
-			vsize, rss = m.VirtualSize(), m.ResidentSize()/4096
-		}
-	} else {
-		state = "Z"
+	if m := p.memory(); m != nil {
+		vsize, rss = m.VirtualSize(), m.ResidentSize()/4096
 	}
 	start := t.StartTime().Sub(p.tg.k.StartTime())
-	return fmt.Sprintf("%d (%s) %s %d %d %d 0 -1 4194560 0 0 0 0 %d %d 0 0 20 0 %d 0 %d %d %d 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
-		p.tg.id, t.Name(), state, p.tg.ParentID(), p.tg.ProcessGroupID(), p.tg.SessionID(),
-		ticksOf(u), ticksOf(s), len(p.tg.Tasks()), start.Nanoseconds()/1e7, vsize, rss)
+	return fmt.Sprintf("%d (%s) %c %d %d %d 0 -1 4194560 0 0 0 0 %d %d %d %d 20 0 %d 0 %d %d %d 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+		p.PID(), t.Name(), p.state().Letter(), p.tg.ParentID(), p.tg.ProcessGroupID(), p.tg.SessionID(),
+		ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), len(p.tg.Tasks()), start.Nanoseconds()/1e7, vsize, rss)
 }
 
 // StatusText implements proc.StatTask.
@@ -125,20 +243,19 @@ func (p procTask) StatusText() string {
 		return ""
 	}
 	c := t.Credentials()
-	state := "S (sleeping)"
-	if p.live() == nil {
-		state = "Z (zombie)"
-	}
+	st := p.state()
 	var vm, rss uint64
-	if lt := p.live(); lt != nil {
-		if m := lt.MemoryManager(); m != nil {
-			vm, rss = m.VirtualSize()/1024, m.ResidentSize()/1024
-		}
+	if m := p.memory(); m != nil {
+		vm, rss = m.VirtualSize()/1024, m.ResidentSize()/1024
 	}
-	return fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n"+
+	umask := 0
+	if fc := t.FSContext(); fc != nil {
+		umask = int(fc.Umask())
+	}
+	return fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n"+
 		"Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nFDSize:\t64\nGroups:\t\nVmSize:\t%8d kB\nVmRSS:\t%8d kB\nThreads:\t%d\n"+
 		"SigQ:\t0/0\nCapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t0\n",
-		t.Name(), t.FSContext().Umask(), state, p.tg.id, p.tg.id, p.tg.ParentID(),
+		t.Name(), umask, st.Letter(), st.Name(), p.tg.id, p.PID(), p.tg.ParentID(),
 		c.RealUID, c.EffectiveUID, c.SavedUID, c.FilesystemUID,
 		c.RealGID, c.EffectiveGID, c.SavedGID, c.FilesystemGID,
 		vm, rss, len(p.tg.Tasks()),

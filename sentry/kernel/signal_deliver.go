@@ -170,7 +170,9 @@ func (t *Task) participateInStopLocked() {
 	}
 	ch := tg.contCh
 	k.mu.Unlock()
+	t.setRunState(StateStopped)
 	<-ch
+	t.setRunState(StateRunning)
 	k.mu.Lock()
 	k.mu.Unlock()
 }

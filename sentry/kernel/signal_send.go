@@ -210,6 +210,8 @@ func (t *Task) blockForSignal(deadline time.Time, hasDeadline bool) error {
 		defer tm.Stop()
 		timeout = tm.C
 	}
+	t.setRunState(StateSleeping)
+	defer t.setRunState(StateRunning)
 	select {
 	case <-t.interruptCh:
 		return nil

@@ -206,13 +206,24 @@ func (k *Kernel) preSendLocked(tg *ThreadGroup, s Signal) bool {
 	return true
 }
 
+// initIgnoresLocked reports whether s, sent to t's thread group, is dropped
+// because that is the PID namespace's init, which gets only the signals it
+// handles or blocks when they come from inside the namespace, SIGKILL and
+// SIGSTOP included (Linux's SIGNAL_UNKILLABLE). Faults are forced and do
+// not come this way; SignalInit (from the host) is not stopped.
+// Preconditions: k.mu is held.
+func (k *Kernel) initIgnoresLocked(t *Task, s Signal) bool {
+	return t.tg == k.init && !k.hostSend && t.sigMask&SignalSetOf(s) == 0 &&
+		t.sigHandlers.actions[s].Handler == SIG_DFL
+}
+
 // sendSignalToTaskLocked queues info on t. Preconditions: k.mu is held.
 func (k *Kernel) sendSignalToTaskLocked(t *Task, info *SignalInfo) error {
 	s := info.Signo()
 	if !s.IsValid() {
 		return errEINVAL
 	}
-	if t.exitState != taskRunning {
+	if t.exitState != taskRunning || k.initIgnoresLocked(t, s) {
 		return nil
 	}
 	if !k.preSendLocked(t.tg, s) {
@@ -237,6 +248,9 @@ func (k *Kernel) sendSignalToTaskLocked(t *Task, info *SignalInfo) error {
 func (k *Kernel) sendSignalToGroupLocked(tg *ThreadGroup, s Signal, info *SignalInfo) error {
 	if !s.IsValid() {
 		return errEINVAL
+	}
+	if tg.leader != nil && k.initIgnoresLocked(tg.leader, s) {
+		return nil
 	}
 	if !k.preSendLocked(tg, s) {
 		return nil

@@ -85,6 +85,8 @@ type Task struct {
 	// not system time. Only the task goroutine uses it.
 	waited    time.Duration
 	startTime time.Time
+	// runState is what /proc shows as the task's state (task_state.go).
+	runState atomic.Uint32
 
 	// Debugging and strace.
 	straceOn bool

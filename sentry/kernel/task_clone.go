@@ -151,6 +151,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	k.tasks[id] = nt
 	k.liveTasks++
 	k.mu.Unlock()
+	k.Futexes.ThreadStarted(uint32(id))
 
 	// Thread ids are written before the child runs.
 	var idb [4]byte
@@ -167,6 +168,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		// The parent sleeps until the child execs or exits; only a kill
 		// cuts that short. Other signals wait (pendingWork stays set).
 		waitStart := time.Now()
+		t.setRunState(StateDiskSleep)
 		for done := false; !done; {
 			select {
 			case <-nt.vforkDone:
@@ -177,6 +179,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 				k.mu.Unlock()
 			}
 		}
+		t.setRunState(StateRunning)
 		t.accountWait(waitStart)
 	}
 	return id, nil

@@ -146,6 +146,8 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 		HWCap2:     2, // HWCAP2_FSGSBASE
 		ClockTicks: 100,
 		StackLimit: stackLimit,
+		// The frames setupSignalFrame pushes.
+		MinSigStackSize: minSigStackSize(),
 	})
 	if err != nil {
 		nm.DecUsers()
@@ -200,14 +202,13 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 		k.mu.Lock()
 	}
 	t.tg.execing = nil
+	oldTID := t.tid
 	if t.tg.leader != t {
 		// The exec'ing thread takes over the leader's id.
-		old := t.tg.leader
 		delete(k.tasks, t.tid)
 		t.tid = t.tg.id
 		k.tasks[t.tid] = t
 		t.tg.leader = t
-		_ = old
 	}
 	t.tg.execedSinceFork = true
 	// Handlers go back to the default; a shared table is unshared.
@@ -215,8 +216,16 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 	t.altStack = SignalStack{Flags: SS_DISABLE}
 	k.mu.Unlock()
 
+	// The old image's robust futexes and PI locks are released as at
+	// exit (Linux's futex_exec_release), under the id the thread now has.
+	if t.robustList != 0 {
+		k.Futexes.HandleRobustList(t.futexTarget(), t.robustList, uint32(t.tid))
+	}
+	k.Futexes.ThreadExited(uint32(oldTID))
+	k.Futexes.ThreadStarted(uint32(t.tid))
 	t.releaseChildTID()
 	old := t.MemoryManager()
+	t.tg.noteMaxRSS(old.MaxResidentSize())
 	t.mm.Store(nm)
 	old.DecUsers()
 

@@ -34,6 +34,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	if t.robustList != 0 {
 		k.Futexes.HandleRobustList(t.futexTarget(), t.robustList, uint32(t.tid))
 	}
+	k.Futexes.ThreadExited(uint32(t.tid))
 	t.releaseChildTID()
 	if t.vforkDone != nil {
 		close(t.vforkDone)
@@ -47,6 +48,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	t.tg.exitedStime += t.Stime()
 	t.tg.timesMu.Unlock()
 	m := t.MemoryManager()
+	t.tg.noteMaxRSS(m.MaxResidentSize())
 
 	k.mu.Lock()
 	t.exitState = taskDead
@@ -185,6 +187,7 @@ func (k *Kernel) reapLocked(tg *ThreadGroup) {
 		tg.parent.timesMu.Lock()
 		tg.parent.childUtime += time.Duration(u) + cu
 		tg.parent.childStime += time.Duration(s) + cs
+		tg.parent.childMaxRSS = max(tg.parent.childMaxRSS, tg.maxRSS, tg.childMaxRSS)
 		tg.parent.timesMu.Unlock()
 	}
 	if tg.pg != nil {

@@ -179,6 +179,8 @@ func (t *Task) BlockOn(ch <-chan struct{}, deadline time.Time, hasDeadline bool)
 		defer tm.Stop()
 		timeout = tm.C
 	}
+	t.setRunState(StateSleeping)
+	defer t.setRunState(StateRunning)
 	defer t.accountWait(time.Now())
 	for {
 		if t.interrupted() {

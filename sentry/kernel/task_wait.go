@@ -31,6 +31,9 @@ type WaitResult struct {
 	SigStatus int32
 	Utime     time.Duration
 	Stime     time.Duration
+	// MaxRSS is the child's peak resident size (with its reaped
+	// descendants'), in bytes.
+	MaxRSS uint64
 }
 
 // Wait waits for a child state change. It returns (nil, nil) for WNOHANG
@@ -120,6 +123,9 @@ func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
 			}
 			u, s := c.cpuTimesLocked()
 			r.Utime, r.Stime = time.Duration(u), time.Duration(s)
+			c.timesMu.Lock()
+			r.MaxRSS = max(c.maxRSS, c.childMaxRSS)
+			c.timesMu.Unlock()
 			if !o.NoWait {
 				k.reapLocked(c)
 			}

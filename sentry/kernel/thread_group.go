@@ -57,6 +57,10 @@ type ThreadGroup struct {
 	timesMu                  sync.Mutex
 	exitedUtime, exitedStime time.Duration
 	childUtime, childStime   time.Duration
+	// maxRSS is the largest resident size of the address spaces the
+	// group left (exec, exit); childMaxRSS the largest of its reaped
+	// descendants'. Bytes.
+	maxRSS, childMaxRSS uint64
 
 	timers *groupTimers
 }
@@ -126,6 +130,36 @@ func (tg *ThreadGroup) CPUTimes() (utime, stime time.Duration) {
 	stime += tg.exitedStime
 	tg.timesMu.Unlock()
 	return
+}
+
+// noteMaxRSS records the peak resident size of an address space the group
+// is leaving.
+func (tg *ThreadGroup) noteMaxRSS(b uint64) {
+	tg.timesMu.Lock()
+	tg.maxRSS = max(tg.maxRSS, b)
+	tg.timesMu.Unlock()
+}
+
+// MaxRSS returns the group's peak resident size in bytes (RUSAGE_SELF's
+// ru_maxrss), its current address space included.
+func (tg *ThreadGroup) MaxRSS() uint64 {
+	var cur uint64
+	for _, t := range tg.Tasks() {
+		if m := t.MemoryManager(); m != nil {
+			cur = max(cur, m.MaxResidentSize())
+		}
+	}
+	tg.timesMu.Lock()
+	defer tg.timesMu.Unlock()
+	return max(cur, tg.maxRSS)
+}
+
+// ChildMaxRSS returns the largest peak resident size of the reaped
+// descendants, in bytes (RUSAGE_CHILDREN's ru_maxrss).
+func (tg *ThreadGroup) ChildMaxRSS() uint64 {
+	tg.timesMu.Lock()
+	defer tg.timesMu.Unlock()
+	return tg.childMaxRSS
 }
 
 // ChildCPUTimes returns the times of reaped children.

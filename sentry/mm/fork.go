@@ -21,18 +21,36 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 		}
 		c.vmas[i] = &nv
 	}
+	c.rss, c.maxRSS = m.rss, m.rss
 	c.pmas = make([]pma, len(m.pmas))
-	var downgrade []pma
 	for i, p := range m.pmas {
 		np := p
 		np.stubProt = 0
 		c.pmas[i] = np
 		if p.private {
 			m.mf.IncRef(p.off, uint64(p.end-p.start))
-			if p.stubProt&unix.PROT_WRITE != 0 {
-				downgrade = append(downgrade, p)
-				m.pmas[i].stubProt = p.stubProt &^ unix.PROT_WRITE
-			}
+		}
+	}
+	// MADV_DONTFORK ranges are left out of the child, MADV_WIPEONFORK
+	// ones are given to it empty.
+	excluded := false
+	for i := 0; i < len(c.vmas); i++ {
+		switch v := c.vmas[i]; {
+		case v.dontFork:
+			c.removeVMAs(v.start, v.end)
+			i--
+			excluded = true
+		case v.wipeOnFork:
+			c.removePMAs(v.start, v.end)
+			excluded = true
+		}
+	}
+	c.maxRSS = c.rss
+	var downgrade []pma
+	for i, p := range m.pmas {
+		if p.private && p.stubProt&unix.PROT_WRITE != 0 && (!excluded || m.sharedAfterFork(p)) {
+			downgrade = append(downgrade, p)
+			m.pmas[i].stubProt = p.stubProt &^ unix.PROT_WRITE
 		}
 	}
 	// The parent's writable private pages are now shared: map them
@@ -46,4 +64,15 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 		}
 	}
 	return c, nil
+}
+
+// sharedAfterFork reports whether some page of p is now shared with another
+// address space (it was not left out of the child).
+func (m *MemoryManager) sharedAfterFork(p pma) bool {
+	for off := p.off; off < p.off+uint64(p.end-p.start); off += pageSize {
+		if m.mf.RefCount(off) > 1 {
+			return true
+		}
+	}
+	return false
 }

@@ -72,7 +72,9 @@ func (m *MemoryManager) Maps() string {
 		if v.prot&unix.PROT_EXEC != 0 {
 			perm[2] = 'x'
 		}
-		if !v.private {
+		if !v.private && v.fixed == nil {
+			// The vDSO pages are shared by every address space but
+			// show as private, as Linux's special mappings do.
 			perm[3] = 's'
 		}
 		line := fmt.Sprintf("%08x-%08x %s %08x 00:00 0", v.start, v.end, perm, v.fileOff)
@@ -103,13 +105,16 @@ func (m *MemoryManager) VirtualSize() uint64 {
 	return n
 }
 
+// MaxResidentSize returns the most bytes ever backed by pages at once.
+func (m *MemoryManager) MaxResidentSize() uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return uint64(m.maxRSS)
+}
+
 // ResidentSize returns the bytes backed by pages.
 func (m *MemoryManager) ResidentSize() uint64 {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var n uint64
-	for _, p := range m.pmas {
-		n += uint64(p.end - p.start)
-	}
-	return n
+	return uint64(m.rss)
 }

@@ -50,6 +50,11 @@ func NewMemoryFile() (*MemoryFile, error) {
 	return &MemoryFile{fd: fd, mapping: m, refs: make(map[uint64]int32)}, nil
 }
 
+// CanCommit reports whether a request for length more bytes of private
+// memory could ever be backed: one larger than the memory file is refused,
+// as Linux's heuristic overcommit refuses one larger than RAM plus swap.
+func (f *MemoryFile) CanCommit(length uint64) bool { return length <= memFileSize }
+
 // FD returns the memory file's host descriptor.
 func (f *MemoryFile) FD() int { return f.fd }
 
@@ -154,6 +159,39 @@ func (f *MemoryFile) Used() uint64 {
 	defer f.mu.Unlock()
 	return f.used
 }
+
+// Resident sets vec[i] to 1 for each page i of [off, off+length) that holds
+// data on the host, 0 for one never touched since it was allocated (freed
+// pages are punched out, so a fresh page is a hole until written or read).
+// That is exactly mincore(2)'s answer for anonymous memory on Linux, and it
+// does not depend on how many pages a fault populated around itself.
+func (f *MemoryFile) Resident(off, length uint64, vec []byte) error {
+	if err := mincore(f.mapping[off:off+length], vec); err != nil {
+		return fmt.Errorf("mincore of the memory file: %w", err)
+	}
+	for i := range vec {
+		vec[i] &= 1
+	}
+	return nil
+}
+
+// Commit makes the pages of [off, off+length) resident on the host without
+// changing their contents (mlock and MAP_POPULATE make pages resident).
+func (f *MemoryFile) Commit(off, length uint64) {
+	b := f.mapping[off : off+length]
+	if unix.Madvise(b, unix.MADV_POPULATE_WRITE) == nil {
+		return
+	}
+	// Older hosts: a read faults a page of the memfd in.
+	var sum byte
+	for i := 0; i < len(b); i += pageSize {
+		sum += b[i]
+	}
+	commitSink = sum
+}
+
+// commitSink keeps Commit's reads from being optimised away.
+var commitSink byte
 
 // Bytes returns the Sentry's view of [off, off+length).
 func (f *MemoryFile) Bytes(off, length uint64) []byte {

@@ -100,6 +100,9 @@ type vma struct {
 	maxProt    int
 	private    bool
 	growsDown  bool
+	// dontFork (MADV_DONTFORK): a child does not get this range.
+	// wipeOnFork (MADV_WIPEONFORK): a child gets it empty.
+	dontFork, wipeOnFork bool
 
 	// Exactly one backing or none (private anonymous).
 	file    File
@@ -141,6 +144,9 @@ type MemoryManager struct {
 	pmas []pma
 
 	brkStart, brk uintptr
+	// rss is the bytes the pmas cover, maxRSS its high-water mark
+	// (getrusage's ru_maxrss).
+	rss, maxRSS uintptr
 	// stackLimit is RLIMIT_STACK for growing the main stack.
 	stackLimit uintptr
 
@@ -197,6 +203,7 @@ func (m *MemoryManager) DecUsers() {
 		}
 	}
 	m.pmas = nil
+	m.rss = 0
 	for _, v := range m.vmas {
 		if v.shared != nil {
 			v.shared.decRef()
@@ -250,6 +257,8 @@ func (m *MemoryManager) firstPMAAfter(addr uintptr) int {
 
 // insertPMA adds p, which overlaps no pma.
 func (m *MemoryManager) insertPMA(p pma) {
+	m.rss += p.end - p.start
+	m.maxRSS = max(m.maxRSS, m.rss)
 	i := m.firstPMAAfter(p.start)
 	m.pmas = append(m.pmas, pma{})
 	copy(m.pmas[i+1:], m.pmas[i:])
@@ -308,6 +317,7 @@ func (m *MemoryManager) removePMAs(start, end uintptr) {
 	unmap := false
 	for j < len(m.pmas) && m.pmas[j].start < end {
 		p := m.pmas[j]
+		m.rss -= p.end - p.start
 		if p.private {
 			m.mf.DecRef(p.off, uint64(p.end-p.start))
 		}

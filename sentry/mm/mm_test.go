@@ -91,7 +91,7 @@ func TestMRemapMovesContents(t *testing.T) {
 	m.CopyOut(addr+pageSize, []byte("hello"))
 	// Block in-place growth.
 	m.MMap(MMapOpts{Addr: addr + 2*pageSize, Length: pageSize, Prot: unix.PROT_READ, Private: true, Fixed: true})
-	n, err := m.MRemap(addr, 2*pageSize, 8*pageSize, true, false, 0)
+	n, err := m.MRemap(addr, 2*pageSize, 8*pageSize, MRemapOpts{MayMove: true})
 	if err != nil || n == addr {
 		t.Fatalf("mremap: %#x %v", n, err)
 	}

@@ -17,6 +17,8 @@ type MMapOpts struct {
 	Fixed     bool
 	NoReplace bool
 	GrowsDown bool
+	// NoReserve is MAP_NORESERVE: the memory is not committed.
+	NoReserve bool
 	// File backs the mapping (nil: anonymous); Offset is page aligned.
 	File   File
 	Offset int64
@@ -81,6 +83,11 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 	}
 	if o.Offset%pageSize != 0 || o.Offset < 0 {
 		return 0, unix.EINVAL
+	}
+	// Private writable memory is committed: like Linux's heuristic
+	// overcommit, refuse at once what could never be backed.
+	if o.Private && o.Prot&unix.PROT_WRITE != 0 && !o.NoReserve && !m.mf.CanCommit(uint64(length)) {
+		return 0, unix.ENOMEM
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -238,7 +245,7 @@ func (m *MemoryManager) Brk(addr uintptr) uintptr {
 	oldEnd, newEnd := pageUp(m.brk), pageUp(addr)
 	switch {
 	case newEnd > oldEnd:
-		if !m.isFree(oldEnd, newEnd) {
+		if !m.isFree(oldEnd, newEnd) || !m.mf.CanCommit(uint64(newEnd-oldEnd)) {
 			return m.brk
 		}
 		if i := m.findVMA(oldEnd - 1); oldEnd > m.brkStart && i >= 0 && m.vmas[i].name == "[heap]" && m.vmas[i].end == oldEnd {
@@ -254,12 +261,30 @@ func (m *MemoryManager) Brk(addr uintptr) uintptr {
 	return m.brk
 }
 
+// MRemapOpts are mremap(2)'s flags and new address.
+type MRemapOpts struct {
+	// MayMove, Fixed and DontUnmap are MREMAP_MAYMOVE, MREMAP_FIXED and
+	// MREMAP_DONTUNMAP.
+	MayMove, Fixed, DontUnmap bool
+	// NewAddr is the target of a fixed move.
+	NewAddr uintptr
+}
+
 // MRemap implements mremap(2).
-func (m *MemoryManager) MRemap(old, oldSize, newSize uintptr, mayMove, fixed bool, newAddr uintptr) (uintptr, error) {
+func (m *MemoryManager) MRemap(old, oldSize, newSize uintptr, o MRemapOpts) (uintptr, error) {
+	mayMove, fixed, newAddr := o.MayMove, o.Fixed, o.NewAddr
+	if (fixed || o.DontUnmap) && !mayMove {
+		return 0, unix.EINVAL
+	}
+	// MREMAP_DONTUNMAP moves the pages and leaves the old range mapped and
+	// empty; it cannot resize.
+	if o.DontUnmap && oldSize != newSize {
+		return 0, unix.EINVAL
+	}
 	if old%pageSize != 0 || newSize == 0 {
 		return 0, unix.EINVAL
 	}
-	if fixed && (!mayMove || newAddr%pageSize != 0) {
+	if fixed && newAddr%pageSize != 0 {
 		return 0, unix.EINVAL
 	}
 	oldSize, newSize = pageUp(oldSize), pageUp(newSize)
@@ -283,7 +308,10 @@ func (m *MemoryManager) MRemap(old, oldSize, newSize uintptr, mayMove, fixed boo
 	if oldSize != 0 && old+oldSize > v.end {
 		return 0, unix.EFAULT
 	}
-	if !fixed {
+	if o.DontUnmap && oldSize == 0 {
+		return 0, unix.EINVAL
+	}
+	if !fixed && !o.DontUnmap {
 		if newSize <= oldSize {
 			m.removeVMAs(old+newSize, old+oldSize)
 			return old, nil
@@ -301,6 +329,11 @@ func (m *MemoryManager) MRemap(old, oldSize, newSize uintptr, mayMove, fixed boo
 		if newAddr, err = m.findGap(0, newSize); err != nil {
 			return 0, err
 		}
+	} else if !fixed {
+		var err error
+		if newAddr, err = m.findGap(0, newSize); err != nil {
+			return 0, err
+		}
 	} else {
 		if newAddr+newSize > arch.MaxUserAddress || newAddr < arch.MinUserAddress {
 			return 0, unix.EINVAL
@@ -311,11 +344,12 @@ func (m *MemoryManager) MRemap(old, oldSize, newSize uintptr, mayMove, fixed boo
 		m.removeVMAs(newAddr, newAddr+newSize)
 		// Removal may have shifted v's index but not v itself.
 	}
-	return m.moveLocked(v, old, oldSize, newAddr, newSize)
+	return m.moveLocked(v, old, oldSize, newAddr, newSize, o.DontUnmap)
 }
 
 // moveLocked moves [old, old+oldSize) of v to newAddr with newSize bytes.
-func (m *MemoryManager) moveLocked(v *vma, old, oldSize, newAddr, newSize uintptr) (uintptr, error) {
+// With keepOld the old range stays mapped, without its pages.
+func (m *MemoryManager) moveLocked(v *vma, old, oldSize, newAddr, newSize uintptr, keepOld bool) (uintptr, error) {
 	nv := *v
 	nv.start, nv.end = newAddr, newAddr+newSize
 	if v.file != nil {
@@ -345,13 +379,16 @@ func (m *MemoryManager) moveLocked(v *vma, old, oldSize, newAddr, newSize uintpt
 		p.end = p.end - old + newAddr
 		p.stubProt = 0
 		moved = append(moved, p)
+		m.rss -= p.end - p.start // insertPMA counts them again
 		j++
 	}
 	m.pmas = append(m.pmas[:i], m.pmas[j:]...)
 	if m.as != nil {
 		m.as.Unmap(old, moveLen)
 	}
-	m.removeVMAs(old, old+oldSize)
+	if !keepOld {
+		m.removeVMAs(old, old+oldSize)
+	}
 	m.insertVMA(&nv)
 	for _, p := range moved {
 		m.insertPMA(p)
@@ -374,6 +411,95 @@ func (m *MemoryManager) MAdviseDontNeed(addr, length uintptr) error {
 		stop := min(v.end, end)
 		if v.private {
 			m.removePMAs(a, stop)
+		}
+		a = stop
+	}
+	return nil
+}
+
+// MAdviseFork applies MADV_DONTFORK, MADV_DOFORK, MADV_WIPEONFORK or
+// MADV_KEEPONFORK to the vmas of [addr, addr+length): whether a child gets
+// the range at fork, and whether it gets it empty. WIPEONFORK applies only
+// to private anonymous memory (EINVAL otherwise). As on Linux, holes give
+// ENOMEM after the mapped parts are changed.
+func (m *MemoryManager) MAdviseFork(addr, length uintptr, advice int) error {
+	end := addr + pageUp(length)
+	if end < addr {
+		return unix.ENOMEM
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if advice == unix.MADV_WIPEONFORK {
+		for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
+			if v := m.vmas[i]; !v.private || v.file != nil || v.shared != nil || v.fixed != nil {
+				return unix.EINVAL
+			}
+		}
+	}
+	m.splitVMAAt(addr)
+	m.splitVMAAt(end)
+	hole := false
+	a := addr
+	for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
+		v := m.vmas[i]
+		if v.start > a {
+			hole = true
+		}
+		switch advice {
+		case unix.MADV_DONTFORK:
+			v.dontFork = true
+		case unix.MADV_DOFORK:
+			v.dontFork = false
+		case unix.MADV_WIPEONFORK:
+			v.wipeOnFork = true
+		case unix.MADV_KEEPONFORK:
+			v.wipeOnFork = false
+		}
+		a = v.end
+	}
+	if hole || a < end {
+		return unix.ENOMEM
+	}
+	return nil
+}
+
+// MLock implements mlock(2) and mlock2(2): the range must be mapped, and
+// unless onFault its pages are populated (the Sentry's memory is never
+// swapped, so locking is nothing more). Pages past the end of a file
+// mapping are left alone, as Linux's populate skips them.
+func (m *MemoryManager) MLock(addr, length uintptr, onFault bool) error {
+	if err := m.CheckRange(addr, length); err != nil {
+		return err
+	}
+	if onFault {
+		return nil
+	}
+	return m.Populate(addr, length)
+}
+
+// Populate fills the pages of [addr, addr+length) that are mapped and
+// accessible and makes them resident (MAP_POPULATE, MAP_LOCKED, mlock).
+func (m *MemoryManager) Populate(addr, length uintptr) error {
+	end := pageUp(addr + length)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for a := pageDown(addr); a < end; {
+		i := m.firstVMAAfter(a)
+		if i >= len(m.vmas) || m.vmas[i].start >= end {
+			break
+		}
+		v := m.vmas[i]
+		start := max(a, v.start)
+		stop := min(v.end, end)
+		if v.prot != 0 {
+			if err := m.populate(v, start, stop); err != nil && err != errBeyondEOF {
+				return err
+			}
+			for i := m.firstPMAAfter(start); i < len(m.pmas) && m.pmas[i].start < stop; i++ {
+				p := m.pmas[i]
+				s, e := max(p.start, start), min(p.end, stop)
+				m.mf.Commit(p.off+uint64(s-p.start), uint64(e-s))
+			}
 		}
 		a = stop
 	}
@@ -408,9 +534,13 @@ func (m *MemoryManager) Resident(addr, length uintptr) ([]byte, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]byte, pageUp(length)/pageSize)
-	for i := range out {
-		if m.findPMA(addr+uintptr(i)*pageSize) >= 0 {
-			out[i] = 1
+	end := addr + uintptr(len(out))*pageSize
+	for i := m.firstPMAAfter(addr); i < len(m.pmas) && m.pmas[i].start < end; i++ {
+		p := m.pmas[i]
+		start, stop := max(p.start, addr), min(p.end, end)
+		off := p.off + uint64(start-p.start)
+		if err := m.mf.Resident(off, uint64(stop-start), out[(start-addr)/pageSize:(stop-addr)/pageSize]); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -1,8 +1,9 @@
 // Package proc is a minimal /proc driven by the kernel through the Kernel
 // and Task interfaces: /proc/self, /proc/mounts, /proc/filesystems, and
 // per process /proc/[pid]/exe, cwd, root, fd/N, fdinfo/N, cmdline, comm,
-// mounts and mountinfo (stat and status, environ, auxv and maps when the
-// task provides them: StatTask, MemTask). The kernel adds its own files
+// mounts and mountinfo (stat and status, environ, auxv, maps and the task
+// directory of threads when the task provides them: StatTask, MemTask,
+// ThreadsTask). The kernel adds its own files
 // (meminfo, uptime...) as extra root entries.
 //
 // The calling task is known through the Context: it must implement
@@ -69,6 +70,16 @@ type Task interface {
 type StatTask interface {
 	StatText() string
 	StatusText() string
+}
+
+// ThreadsTask is implemented by processes that list their threads in
+// /proc/[pid]/task. Each thread is shown as a Task (its stat and status are
+// the thread's own); a thread's directory has no task directory itself.
+type ThreadsTask interface {
+	// TIDs lists the live threads' ids, sorted.
+	TIDs() []int32
+	// Thread returns the thread tid of this process.
+	Thread(tid int32) (Task, bool)
 }
 
 // New returns /proc with extra as additional root entries.
@@ -199,6 +210,9 @@ func taskDir(t Task) fs.Node {
 		}},
 	}
 	addMemFiles(t, entries, func(m uint32) synth.Attr { return owned(m) })
+	if tt, ok := t.(ThreadsTask); ok {
+		entries["task"] = threadsDir(tt, owned(0o555))
+	}
 	if st, ok := t.(StatTask); ok {
 		entries["stat"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
 			return []byte(st.StatText()), nil
@@ -209,6 +223,29 @@ func taskDir(t Task) fs.Node {
 	}
 	d := synth.NewDir(0o555, entries)
 	d.UID, d.GID = c.EffectiveUID, c.EffectiveGID
+	return d
+}
+
+func threadsDir(tt ThreadsTask, attr synth.Attr) fs.Node {
+	d := &synth.DynamicDir{Attr: attr, Names: func(fs.Context) []string {
+		tids := tt.TIDs()
+		names := make([]string, len(tids))
+		for i, tid := range tids {
+			names[i] = strconv.Itoa(int(tid))
+		}
+		return names
+	}}
+	d.Get = func(ctx fs.Context, name string) (fs.Node, error) {
+		tid, err := strconv.ParseInt(name, 10, 32)
+		if err != nil || tid <= 0 || strconv.Itoa(int(tid)) != name {
+			return nil, unix.ENOENT
+		}
+		th, ok := tt.Thread(int32(tid))
+		if !ok {
+			return nil, unix.ENOENT
+		}
+		return taskDir(th), nil
+	}
 	return d
 }
 

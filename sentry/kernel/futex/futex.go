@@ -1,8 +1,9 @@
 // Package futex implements the Sentry's futexes: the wait queues behind
 // futex(2) (FUTEX_WAIT, FUTEX_WAKE, their _BITSET forms, FUTEX_REQUEUE,
-// FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP) and the robust futex lists that a thread
-// leaves behind when it exits or execs (set_robust_list(2)). PI futexes are
-// not implemented here; the kernel answers them with ENOSYS.
+// FUTEX_CMP_REQUEUE, FUTEX_WAKE_OP), priority-inheritance locks
+// (FUTEX_LOCK_PI, FUTEX_TRYLOCK_PI, FUTEX_UNLOCK_PI; see pi.go) and the
+// robust futex lists that a thread leaves behind when it exits or execs
+// (set_robust_list(2)).
 //
 // A Manager, one per kernel, owns every futex wait queue. The futex word
 // itself lives in application memory, reached through a Target (the calling
@@ -22,8 +23,8 @@
 // the caller then blocks on Waiter.C (and on its timer and signals) and
 // calls WaitComplete, which dequeues the waiter if nothing woke it.
 //
-// Lock order: bucket.mu is the only lock. A Manager method holds at most two
-// of them at once, taken in increasing bucket index. With bucket locks held
+// Lock order: bucket.mu, then Manager.threadsMu. A Manager method holds at
+// most two bucket locks at once, taken in increasing bucket index. With bucket locks held
 // it calls the Target's LoadUint32, CompareAndSwapUint32 and SwapUint32 (and
 // nothing else), so those must not call back into the Manager, and whatever
 // locks they take come after bucket locks: callers must not hold such locks
@@ -37,8 +38,9 @@
 // zero or fewer; FUTEX_REQUEUE returns woken plus requeued waiters and
 // rejects negative counts with EINVAL; FUTEX_WAKE_OP sign-extends its 12-bit
 // arguments, compares as signed, and fails an unknown comparison with ENOSYS
-// only after applying the operation. Decoding futex_op, timeouts and clocks,
-// and refusing PI operations are the syscall handler's job.
+// only after applying the operation; FUTEX_WAKE of a futex with PI waiters
+// is EINVAL. Decoding futex_op, timeouts and clocks, and refusing the
+// requeue-PI operations are the syscall handler's job.
 package futex
 
 import (
@@ -128,6 +130,9 @@ type Waiter struct {
 
 	// woken is set when a wake dequeues the waiter.
 	woken atomic.Bool
+	// sharedC: c is shared with other waiters (NewWaiterSignalling), so
+	// WaitPrepare must not drain it.
+	sharedC bool
 
 	// The fields below are guarded by the mu of the bucket holding the
 	// waiter.
@@ -144,6 +149,14 @@ type Waiter struct {
 func NewWaiter() *Waiter {
 	c := make(chan struct{}, 1)
 	return &Waiter{C: c, c: c}
+}
+
+// NewWaiterSignalling returns a Waiter that signals c (buffered, capacity
+// at least 1) when woken, for a wait on several futexes at once
+// (futex_waitv): the caller drains c before queueing its waiters, waits on
+// c, and looks at each waiter's Woken after WaitComplete.
+func NewWaiterSignalling(c chan struct{}) *Waiter {
+	return &Waiter{C: c, c: c, sharedC: true}
 }
 
 // Woken reports whether a wake (FUTEX_WAKE, a requeue's wake, FUTEX_WAKE_OP
@@ -166,9 +179,11 @@ type bucket struct {
 	// index is the bucket's position in Manager.buckets, fixing lock
 	// order.
 	index int
+	// pi holds the contended PI futexes of keys that hash here (pi.go).
+	pi map[Key]*piState
 	// Pad to a cache line (64 bytes), so that contended buckets do not
 	// share one.
-	_ [32]byte
+	_ [24]byte
 }
 
 // pushBack appends w to b's queue and points w at b.
@@ -243,11 +258,17 @@ func (b *bucket) wakeKey(key Key, bitset uint32, n int) int {
 // address space's identity, so one Manager serves every address space.
 type Manager struct {
 	buckets [1 << bucketBits]bucket
+
+	// threadsMu guards the live thread IDs and the PI futexes each owns
+	// (pi.go). It comes after bucket locks.
+	threadsMu sync.Mutex
+	threads   map[uint32]struct{}
+	piOwned   map[uint32]map[*piState]struct{}
 }
 
 // NewManager returns an empty Manager.
 func NewManager() *Manager {
-	m := &Manager{}
+	m := &Manager{threads: make(map[uint32]struct{}), piOwned: make(map[uint32]map[*piState]struct{})}
 	for i := range m.buckets {
 		m.buckets[i].index = i
 	}
@@ -320,9 +341,11 @@ func (m *Manager) WaitPrepare(w *Waiter, t Target, addr uintptr, private bool, v
 	}
 	// Forget the last wait.
 	w.woken.Store(false)
-	select {
-	case <-w.c:
-	default:
+	if !w.sharedC {
+		select {
+		case <-w.c:
+		default:
+		}
 	}
 
 	b := m.bucketFor(k)
@@ -381,6 +404,9 @@ func (m *Manager) Wake(t Target, addr uintptr, private bool, bitset uint32, n in
 	b := m.bucketFor(k)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.hasPIWaiters(k) {
+		return 0, unix.EINVAL
+	}
 	return b.wakeKey(k, bitset, n), nil
 }
 

@@ -45,6 +45,7 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		Fixed:     flags&unix.MAP_FIXED != 0,
 		NoReplace: flags&unix.MAP_FIXED_NOREPLACE != 0 && flags&unix.MAP_FIXED == 0,
 		GrowsDown: flags&unix.MAP_GROWSDOWN != 0,
+		NoReserve: flags&unix.MAP_NORESERVE != 0,
 	}
 	if o.Fixed && addr%arch.PageSize != 0 {
 		return 0, unix.EINVAL
@@ -72,7 +73,7 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			if private {
 				o.Name = ""
 			}
-			return t.MemoryManager().MMap(o)
+			return mmapPopulate(t, o, flags)
 		default:
 			return 0, unix.ENODEV
 		}
@@ -96,7 +97,17 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		o.Offset = off
 		o.Name = t.MappingName(f)
 	}
-	r, err := t.MemoryManager().MMap(o)
+	return mmapPopulate(t, o, flags)
+}
+
+// mmapPopulate maps o and, for MAP_POPULATE or MAP_LOCKED, fills its pages
+// (failing to is not an error, as on Linux).
+func mmapPopulate(t *kernel.Task, o mm.MMapOpts, flags int) (uintptr, error) {
+	m := t.MemoryManager()
+	r, err := m.MMap(o)
+	if err == nil && flags&(unix.MAP_POPULATE|unix.MAP_LOCKED) != 0 && flags&unix.MAP_NONBLOCK == 0 {
+		m.Populate(r, o.Length)
+	}
 	return r, err
 }
 
@@ -122,11 +133,12 @@ func Mremap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if flags&^(unix.MREMAP_MAYMOVE|unix.MREMAP_FIXED|unix.MREMAP_DONTUNMAP) != 0 {
 		return 0, unix.EINVAL
 	}
-	if flags&unix.MREMAP_DONTUNMAP != 0 {
-		t.Log().Info("mremap: MREMAP_DONTUNMAP is not supported")
-		return 0, unix.EINVAL
-	}
-	return t.MemoryManager().MRemap(old, oldSize, newSize, flags&unix.MREMAP_MAYMOVE != 0, flags&unix.MREMAP_FIXED != 0, newAddr)
+	return t.MemoryManager().MRemap(old, oldSize, newSize, mm.MRemapOpts{
+		MayMove:   flags&unix.MREMAP_MAYMOVE != 0,
+		Fixed:     flags&unix.MREMAP_FIXED != 0,
+		DontUnmap: flags&unix.MREMAP_DONTUNMAP != 0,
+		NewAddr:   newAddr,
+	})
 }
 
 // Brk implements brk(2).
@@ -148,8 +160,10 @@ func Madvise(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	switch advice {
 	case unix.MADV_DONTNEED:
 		return 0, m.MAdviseDontNeed(addr, length)
+	case unix.MADV_DONTFORK, unix.MADV_DOFORK, unix.MADV_WIPEONFORK, unix.MADV_KEEPONFORK:
+		return 0, m.MAdviseFork(addr, length, int(advice))
 	case unix.MADV_NORMAL, unix.MADV_RANDOM, unix.MADV_SEQUENTIAL, unix.MADV_WILLNEED,
-		unix.MADV_DONTFORK, unix.MADV_DOFORK, unix.MADV_HUGEPAGE, unix.MADV_NOHUGEPAGE,
+		unix.MADV_HUGEPAGE, unix.MADV_NOHUGEPAGE,
 		unix.MADV_DONTDUMP, unix.MADV_DODUMP, unix.MADV_MERGEABLE, unix.MADV_UNMERGEABLE,
 		unix.MADV_COLD, unix.MADV_PAGEOUT:
 		// Hints: the Sentry's memory behaves the same either way.
@@ -190,19 +204,51 @@ func Mincore(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return 0, err
 }
 
-// Mlock implements mlock(2), mlock2(2), munlock(2): memory is never swapped,
-// so only the range is checked.
-func Mlock(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	addr, length := a[0].Pointer(), uintptr(a[1].Uint64())
-	start := addr &^ (arch.PageSize - 1)
-	end := (addr + length + arch.PageSize - 1) &^ (arch.PageSize - 1)
-	return 0, t.MemoryManager().CheckRange(start, end-start)
+// lockRange widens [addr, addr+length) to whole pages.
+func lockRange(a arch.SyscallArguments) (start, length uintptr) {
+	addr, l := a[0].Pointer(), uintptr(a[1].Uint64())
+	start = addr &^ (arch.PageSize - 1)
+	end := (addr + l + arch.PageSize - 1) &^ (arch.PageSize - 1)
+	return start, end - start
 }
 
-// Mlockall implements mlockall(2) and munlockall(2).
-func Mlockall(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	if a[0].Int()&^(unix.MCL_CURRENT|unix.MCL_FUTURE|unix.MCL_ONFAULT) != 0 {
+// Mlock implements mlock(2): the pages are populated (memory is never
+// swapped, so that is all locking means here).
+func Mlock(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	start, length := lockRange(a)
+	return 0, t.MemoryManager().MLock(start, length, false)
+}
+
+// Mlock2 implements mlock2(2).
+func Mlock2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	flags := a[2].Int()
+	if flags&^unix.MLOCK_ONFAULT != 0 {
 		return 0, unix.EINVAL
 	}
+	start, length := lockRange(a)
+	return 0, t.MemoryManager().MLock(start, length, flags&unix.MLOCK_ONFAULT != 0)
+}
+
+// Munlock implements munlock(2): only the range is checked.
+func Munlock(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	start, length := lockRange(a)
+	return 0, t.MemoryManager().CheckRange(start, length)
+}
+
+// Mlockall implements mlockall(2): MCL_CURRENT populates every mapping.
+func Mlockall(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	flags := a[0].Int()
+	if flags == 0 || flags&^(unix.MCL_CURRENT|unix.MCL_FUTURE|unix.MCL_ONFAULT) != 0 ||
+		flags&(unix.MCL_CURRENT|unix.MCL_FUTURE) == 0 {
+		return 0, unix.EINVAL
+	}
+	if flags&unix.MCL_CURRENT != 0 && flags&unix.MCL_ONFAULT == 0 {
+		return 0, t.MemoryManager().Populate(0, arch.MaxUserAddress)
+	}
+	return 0, nil
+}
+
+// Munlockall implements munlockall(2).
+func Munlockall(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return 0, nil
 }

@@ -117,6 +117,11 @@ func execveat(t *kernel.Task, dirfd int32, pathAddr, argvAddr, envAddr uintptr, 
 	if err != nil {
 		return 0, err
 	}
+	if p == "" && flags&unix.AT_EMPTY_PATH == 0 {
+		// An empty path names nothing unless AT_EMPTY_PATH says it is
+		// dirfd itself.
+		return 0, unix.ENOENT
+	}
 	argv, err := copyInStringArray(t, argvAddr)
 	if err != nil {
 		return 0, err
@@ -227,7 +232,7 @@ func Wait4(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 	}
 	if rusageAddr != 0 {
-		if err := copyOutRusage(t, rusageAddr, r.Utime, r.Stime); err != nil {
+		if err := copyOutRusage(t, rusageAddr, r.Utime, r.Stime, r.MaxRSS); err != nil {
 			return 0, err
 		}
 	}
@@ -297,15 +302,16 @@ func Waitid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 	}
 	if rusageAddr != 0 && r != nil {
-		if err := copyOutRusage(t, rusageAddr, r.Utime, r.Stime); err != nil {
+		if err := copyOutRusage(t, rusageAddr, r.Utime, r.Stime, r.MaxRSS); err != nil {
 			return 0, err
 		}
 	}
 	return 0, nil
 }
 
-// copyOutRusage writes a struct rusage with the given times.
-func copyOutRusage(t *kernel.Task, addr uintptr, utime, stime time.Duration) error {
+// copyOutRusage writes a struct rusage with the given times and peak
+// resident size (bytes; ru_maxrss is in KiB).
+func copyOutRusage(t *kernel.Task, addr uintptr, utime, stime time.Duration, maxRSS uint64) error {
 	b := make([]byte, 144)
 	le := binary.LittleEndian
 	u, s := timevalFromNanos(int64(utime)), timevalFromNanos(int64(stime))
@@ -313,6 +319,7 @@ func copyOutRusage(t *kernel.Task, addr uintptr, utime, stime time.Duration) err
 	le.PutUint64(b[8:], uint64(u.Usec))
 	le.PutUint64(b[16:], uint64(s.Sec))
 	le.PutUint64(b[24:], uint64(s.Usec))
+	le.PutUint64(b[32:], maxRSS/1024)
 	_, err := t.CopyOutBytes(addr, b)
 	return err
 }

@@ -434,15 +434,19 @@ func Times(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 // Getrusage implements getrusage(2).
 func Getrusage(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	var u, s time.Duration
+	var rss uint64
 	switch a[0].Int() {
 	case unix.RUSAGE_SELF:
 		u, s = t.ThreadGroup().CPUTimes()
+		rss = t.ThreadGroup().MaxRSS()
 	case unix.RUSAGE_CHILDREN:
 		u, s = t.ThreadGroup().ChildCPUTimes()
+		rss = t.ThreadGroup().ChildMaxRSS()
 	case unix.RUSAGE_THREAD:
 		u, s = t.Utime(), t.Stime()
+		rss = t.ThreadGroup().MaxRSS()
 	default:
 		return 0, unix.EINVAL
 	}
-	return 0, copyOutRusage(t, a[1].Pointer(), u, s)
+	return 0, copyOutRusage(t, a[1].Pointer(), u, s, rss)
 }
