@@ -136,7 +136,7 @@ func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
 		if !ok {
 			return nil, unix.ENOENT
 		}
-		return taskDir(t), nil
+		return taskDir(t, true), nil
 	}
 	return synth.NewFilesystem("proc", ProcSuperMagic, root, false)
 }
@@ -177,7 +177,9 @@ func vdLink(t Task, mode uint32, get func() (fs.VirtualDentry, bool)) *synth.Mag
 	}
 }
 
-func taskDir(t Task) fs.Node {
+// taskDir is /proc/[pid] for a process (withThreads), or
+// /proc/[pid]/task/[tid] for one of its threads.
+func taskDir(t Task, withThreads bool) fs.Node {
 	c := t.Credentials()
 	owned := func(mode uint32) synth.Attr { return synth.Attr{Mode: mode, UID: c.EffectiveUID, GID: c.EffectiveGID} }
 	entries := map[string]fs.Node{
@@ -210,7 +212,7 @@ func taskDir(t Task) fs.Node {
 		}},
 	}
 	addMemFiles(t, entries, func(m uint32) synth.Attr { return owned(m) })
-	if tt, ok := t.(ThreadsTask); ok {
+	if tt, ok := t.(ThreadsTask); ok && withThreads {
 		entries["task"] = threadsDir(tt, owned(0o555))
 	}
 	if st, ok := t.(StatTask); ok {
@@ -244,7 +246,7 @@ func threadsDir(tt ThreadsTask, attr synth.Attr) fs.Node {
 		if !ok {
 			return nil, unix.ENOENT
 		}
-		return taskDir(th), nil
+		return taskDir(th, false), nil
 	}
 	return d
 }
