@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -99,6 +100,8 @@ func (t *Task) cpuTimes() (u, s time.Duration) {
 	for {
 		seq := t.cpuSeq.Load()
 		if seq&1 != 0 {
+			// The task goroutine is between two stores.
+			runtime.Gosched()
 			continue
 		}
 		ut, since, st := t.utime.Load(), t.runningSince.Load(), t.stime.Load()

@@ -21,7 +21,7 @@ var prctlLogged sync.Map
 // prctlUnsupported logs an unsupported option once and returns EINVAL.
 func prctlUnsupported(t *kernel.Task, option int32, why string) (uintptr, error) {
 	if _, dup := prctlLogged.LoadOrStore(option, true); !dup {
-		t.Log().Warn("prctl: unsupported option", "option", option, "why", why)
+		t.Log().Info("prctl: unsupported option", "option", option, "why", why)
 	}
 	return 0, unix.EINVAL
 }

@@ -243,7 +243,7 @@ func setScheduler(t, target *kernel.Task, s *schedAttr) error {
 	}
 	if policy == unix.SCHED_DEADLINE {
 		// Deadline scheduling cannot be honoured on Go's scheduler.
-		t.Log().Warn("sched_setattr: SCHED_DEADLINE is not supported")
+		t.Log().Info("sched_setattr: SCHED_DEADLINE is not supported")
 		return unix.EPERM
 	}
 	if s.Flags&unix.SCHED_FLAG_UTIL_CLAMP != 0 {

@@ -193,6 +193,10 @@ func ClockNanosleep(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if id >= 0 {
 			return 0, unix.EINVAL
 		}
+		// A thread cannot sleep on its own CPU clock (pid 0 or its tid).
+		if pid := ^(id >> 3); id&4 != 0 && (pid == 0 || pid == int32(t.ThreadID())) {
+			return 0, unix.EINVAL
+		}
 		if _, err := cpuClock(t, id); err != nil {
 			return 0, err
 		}
