@@ -28,10 +28,11 @@ func record(prog, name string, sandboxed harness.CaseResult) {
 }
 
 // updateKnown rewrites path: header comments and "program:*" lines are
-// kept, exact lines of cases that now pass are dropped, and cases that
-// fail in the sandbox without a line get one (reason from the failure,
-// no issue yet). Existing reasons are kept.
-func updateKnown(path string, known *harness.Known) error {
+// kept, exact lines of cases that now pass are dropped (unless addOnly),
+// and cases that fail in the sandbox without a line get one (reason from
+// the failure, no issue yet). Existing reasons are kept. addOnly is for
+// repeated runs that collect flaky failures.
+func updateKnown(path string, known *harness.Known, addOnly bool) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -51,11 +52,13 @@ func updateKnown(path string, known *harness.Known) error {
 	outcomesMu.Lock()
 	defer outcomesMu.Unlock()
 	var lines []string
+	seen := map[string]bool{}
 	for key, r := range outcomes {
 		prog, name, _ := strings.Cut(key, ":")
-		if r.Status == harness.Pass {
+		if r.Status == harness.Pass && !(addOnly && known.Exact(prog, name)) {
 			continue
 		}
+		seen[key] = true
 		if _, ok := known.Reason(prog, "*"); ok && !known.Exact(prog, name) {
 			continue
 		}
@@ -74,6 +77,15 @@ func updateKnown(path string, known *harness.Known) error {
 			reason = fmt.Sprintf("sandbox %s: %s  (no issue yet)", r.Status, note)
 		}
 		lines = append(lines, key+"\t"+reason)
+	}
+	if addOnly {
+		// Keep lines of cases this run did not report on at all.
+		for _, key := range known.Keys() {
+			if prog, name, _ := strings.Cut(key, ":"); name != "*" && !seen[key] {
+				reason, _ := known.Reason(prog, name)
+				lines = append(lines, key+"\t"+reason)
+			}
+		}
 	}
 	sort.Strings(lines)
 	var out bytes.Buffer

@@ -133,8 +133,9 @@ func TestSyscalls(t *testing.T) {
 		if n := nowPassing.Load(); n > 0 {
 			t.Logf("%d case(s) listed in known_failures.txt pass in the sandbox now: delete their lines (go test -v shows which)", n)
 		}
-		if os.Getenv("MOAT_UPDATE_KNOWN") == "1" && runscErr == nil && !harness.NativeOnly() {
-			if err := updateKnown("known_failures.txt", known); err != nil {
+		mode := os.Getenv("MOAT_UPDATE_KNOWN")
+		if (mode == "1" || mode == "add") && runscErr == nil && !harness.NativeOnly() {
+			if err := updateKnown("known_failures.txt", known, mode == "add"); err != nil {
 				t.Errorf("updating known_failures.txt: %v", err)
 			} else {
 				t.Log("rewrote known_failures.txt from this run")
