@@ -200,3 +200,36 @@ func (m *MemoryManager) SharedFutexKey(addr uintptr) (shared bool, off uint64, e
 	})
 	return true, off, err
 }
+
+// WritableLen returns how many bytes from addr, up to length, lie in
+// mappings the application may write: a read syscall reads no more than
+// that, so data it cannot deliver stays in the file or pipe, as on Linux.
+func (m *MemoryManager) WritableLen(addr uintptr, length uint64) uint64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	end := addr + uintptr(length)
+	if end < addr {
+		end = ^uintptr(0)
+	}
+	a := addr
+	for a < end {
+		vi := m.findVMA(a)
+		if vi < 0 {
+			// A grows-down stack below its vma may still be written.
+			if j := m.firstVMAAfter(a); j < len(m.vmas) && m.vmas[j].growsDown && m.vmas[j].end-pageDown(a) <= m.stackLimit && m.vmas[j].prot&unix.PROT_WRITE != 0 {
+				a = m.vmas[j].start
+				continue
+			}
+			break
+		}
+		v := m.vmas[vi]
+		if v.prot&unix.PROT_WRITE == 0 {
+			break
+		}
+		a = v.end
+	}
+	if a > end {
+		a = end
+	}
+	return uint64(a - addr)
+}

@@ -126,6 +126,14 @@ func vfsReadFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOption
 		return 0, unix.EBADF
 	}
 	total := iovTotal(iovs)
+	// Read no more than the application can receive: Linux copies out as
+	// it consumes, so bytes behind a bad buffer stay unread.
+	if w := writablePrefix(t, iovs); w < total {
+		if w == 0 {
+			return 0, unix.EFAULT
+		}
+		total = w
+	}
 	bp := rwBufs.Get().(*[]byte)
 	defer rwBufs.Put(bp)
 	buf := *bp
@@ -159,6 +167,24 @@ func vfsReadFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOption
 		}
 	}
 	return uintptr(done), nil
+}
+
+// writablePrefix returns how many bytes of iovs, from the start, the
+// application's mappings let it receive.
+func writablePrefix(t *kernel.Task, iovs []iovec) uint64 {
+	m := t.MemoryManager()
+	var n uint64
+	for _, v := range iovs {
+		if v.len == 0 {
+			continue
+		}
+		w := m.WritableLen(v.base, v.len)
+		n += w
+		if w < v.len {
+			break
+		}
+	}
+	return n
 }
 
 // vfsWriteFile writes iovs to f.
