@@ -48,6 +48,10 @@ fi
 step "go test ./runsc/..."
 CGO_ENABLED=0 go test -timeout 10m ./runsc/... 2>&1 | tee -a "$log"
 
+# Tools: the benchmark programs still build and run (no timing checks).
+step "go test ./tools/..."
+go test -timeout 5m ./tools/... 2>&1 | tee -a "$log"
+
 # Conformance (test/syscalls) and end-to-end (test/e2e) tests: every C
 # program and real program natively and under runsc.
 step "go test ./test/..."
