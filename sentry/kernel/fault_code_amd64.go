@@ -71,6 +71,23 @@ func (t *Task) pageFaultErrorCode(m *mm.MemoryManager, addr uintptr, sig Signal,
 	return code
 }
 
+// faultReplay is a task's scratch address space and context for replays,
+// kept from one fault to the next (only the task goroutine uses it) and
+// emptied after each replay.
+type faultReplay struct {
+	as  platform.AddressSpace
+	ctx platform.Context
+}
+
+// releaseFaultReplay frees the task's replay space, if any.
+func (t *Task) releaseFaultReplay() {
+	if r := t.replay; r != nil {
+		r.ctx.Release()
+		r.as.Release()
+		t.replay = nil
+	}
+}
+
 // replayWrites runs the faulting instruction once more in a scratch address
 // space (see above) and reports whether its access at addr is a write. When
 // the replay cannot be done it reports false (a read).
@@ -80,20 +97,31 @@ func (t *Task) replayWrites(m *mm.MemoryManager, addr uintptr) bool {
 	if err != nil {
 		return false
 	}
-	as, err := k.Platform.NewAddressSpace()
-	if err != nil {
-		k.Log.Debug("fault replay: no address space", "err", err)
-		return false
+	if t.replay == nil {
+		as, err := k.Platform.NewAddressSpace()
+		if err != nil {
+			k.Log.Debug("fault replay: no address space", "err", err)
+			return false
+		}
+		t.replay = &faultReplay{as: as, ctx: k.Platform.NewContext()}
 	}
-	defer as.Release()
-	ctx := k.Platform.NewContext()
-	defer ctx.Release()
+	as, ctx := t.replay.as, t.replay.ctx
 
 	mf := k.MemFile
 	var pages []uint64
+	var mapped []uintptr
+	broken := false
 	defer func() {
+		for _, a := range mapped {
+			if err := as.Unmap(a, arch.PageSize); err != nil {
+				broken = true
+			}
+		}
 		for _, off := range pages {
 			mf.DecRef(off, arch.PageSize)
+		}
+		if broken {
+			t.releaseFaultReplay()
 		}
 	}()
 	newPage := func() (uint64, error) {
@@ -112,6 +140,7 @@ func (t *Task) replayWrites(m *mm.MemoryManager, addr uintptr) bool {
 	if err := as.MapFile(target, zero, arch.PageSize, platform.Read); err != nil {
 		return false
 	}
+	mapped = append(mapped, target)
 	if fp, err := t.pctx.FPState(realAS); err == nil {
 		ctx.SetFPState(as, fp)
 	}
@@ -122,6 +151,7 @@ func (t *Task) replayWrites(m *mm.MemoryManager, addr uintptr) bool {
 		res, info, err := ctx.Switch(as, &regs)
 		if err != nil {
 			k.Log.Debug("fault replay failed", "err", err)
+			broken = true
 			return false
 		}
 		switch res {
@@ -157,6 +187,7 @@ func (t *Task) replayWrites(m *mm.MemoryManager, addr uintptr) bool {
 		if err := as.MapFile(page, off, arch.PageSize, platform.Read|platform.Write|platform.Exec); err != nil {
 			return false
 		}
+		mapped = append(mapped, page)
 	}
 	return false
 }

@@ -415,13 +415,14 @@ func (t *Task) SetSignalAltStack(s SignalStack) error {
 	return nil
 }
 
-// handlesSignal reports whether s, raised now, would run a handler: it is
-// neither blocked nor set to SIG_DFL or SIG_IGN.
-func (t *Task) handlesSignal(s Signal) bool {
+// handlesSignalWithContext reports whether s, raised now, would run a
+// handler that takes a ucontext (SA_SIGINFO): it is neither blocked nor set
+// to SIG_DFL or SIG_IGN.
+func (t *Task) handlesSignalWithContext(s Signal) bool {
 	t.k.mu.Lock()
 	defer t.k.mu.Unlock()
-	h := t.sigHandlers.actions[s].Handler
-	return h != SIG_DFL && h != SIG_IGN && t.sigMask&SignalSetOf(s) == 0
+	a := t.sigHandlers.actions[s]
+	return a.Handler != SIG_DFL && a.Handler != SIG_IGN && a.Flags&SA_SIGINFO != 0 && t.sigMask&SignalSetOf(s) == 0
 }
 
 // ForceSignal delivers a synchronous signal (a fault): if it is blocked or

@@ -68,6 +68,9 @@ type Task struct {
 	// progress.
 	lastFault    uintptr
 	faultRepeats int
+	// replay is the scratch space for working out page-fault error codes
+	// (fault_code_amd64.go), made on first use.
+	replay *faultReplay
 	// fpInit is set when the FP state must be reset (after exec) or copied
 	// (fpCopy after clone) before the next switch.
 	fpCopy []byte

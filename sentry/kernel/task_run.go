@@ -22,6 +22,7 @@ func (t *Task) Start() {
 // the Sentry's handling of what stopped it.
 func (t *Task) run() {
 	defer t.pctx.Release()
+	defer t.releaseFaultReplay()
 	for {
 		if t.pendingWork.Load() {
 			t.pendingWork.Store(false)
@@ -142,8 +143,9 @@ func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 			}
 			si := NewSignalInfo(sig, code)
 			si.SetAddr(info.Addr)
-			if t.handlesSignal(sig) {
-				// Only a handler sees the error code.
+			if t.handlesSignalWithContext(sig) {
+				// Only a handler given the ucontext sees the
+				// error code.
 				si.faultErr = t.pageFaultErrorCode(m, addr, sig, fresh)
 			}
 			t.ForceSignal(si)
