@@ -261,15 +261,20 @@ static void thread_cpu_clocks(void)
 
 static void process_cpu_clock_of_child(void)
 {
+	int p[2];
+	CHECK_SYS(pipe(p));
 	pid_t pid = CHECK_SYS(fork());
 	if (pid == 0) {
 		burn(30);
+		if (write(p[1], "b", 1) != 1)
+			_exit(1);
 		pause();
 		_exit(0);
 	}
 	clockid_t cid;
 	CHECK_RET0(clock_getcpuclockid(pid, &cid));
-	usleep(100000);
+	char c;
+	CHECK_EQ(read(p[0], &c, 1), 1);
 	struct timespec ts;
 	CHECK_SYS(clock_gettime(cid, &ts));
 	kill(pid, SIGKILL);
