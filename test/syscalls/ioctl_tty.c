@@ -186,7 +186,9 @@ static void pty_canonical_line_editing(void)
 	char buf[64];
 	CHECK_ERR(read(s, buf, sizeof(buf)), EAGAIN);
 	CHECK_EQ(write(m, "\n", 1), 1);
-	usleep(10000);
+	/* The line discipline may run asynchronously: wait for the line. */
+	struct pollfd pf = { .fd = s, .events = POLLIN };
+	CHECK_EQ(poll(&pf, 1, 5000), 1);
 	CHECK_EQ(read(s, buf, sizeof(buf)), 4);
 	CHECK_MEMEQ(buf, "abc\n", 4);
 	int n = -1;

@@ -144,14 +144,20 @@ static void setpgid_errors(void)
 		_exit(setpgid(0, 424242) == -1 && errno == EPERM ? 0 : 1);
 	}
 	CHECK_EXITED(mt_wait(pid), 0);
-	/* A child that has exec'd may no longer be moved. */
+	/* A child that has exec'd may no longer be moved. The close-on-exec
+	 * pipe reads EOF once the exec has happened. */
+	int ep[2];
+	CHECK_SYS(pipe2(ep, O_CLOEXEC));
 	pid = CHECK_SYS(fork());
 	if (pid == 0) {
+		close(ep[0]);
 		char *args[] = { "sleep-child", "sleep", NULL };
 		execve("/proc/self/exe", args, (char *[]){ NULL });
 		_exit(98);
 	}
-	usleep(100000);
+	close(ep[1]);
+	char c;
+	CHECK_EQ(read(ep[0], &c, 1), 0);
 	errno = 0;
 	long r = setpgid(pid, pid);
 	int e = errno;
