@@ -126,6 +126,28 @@ func programs() []program {
 			},
 		},
 		{
+			name:  "sha256sum",
+			argv:  []string{"/usr/bin/sha256sum", "/etc/passwd", "/etc/group"},
+			needs: "/usr/bin/sha256sum",
+			check: func(t *testing.T, out string) {
+				if strings.Count(out, "\n") != 2 || !strings.Contains(out, "  /etc/passwd\n") {
+					t.Errorf("native sha256sum output unexpected:\n%s", out)
+				}
+			},
+		},
+		{
+			name: "dash_pipeline",
+			argv: []string{"/bin/sh", "-c",
+				`cd /etc && ls | sort | head -5; grep -c '^root:' passwd; echo "$(basename "$PWD")"; exit 3`},
+			wantExit: 3,
+			needs:    "/bin/sh",
+			check: func(t *testing.T, out string) {
+				if !strings.HasSuffix(out, "\n1\netc\n") {
+					t.Errorf("native sh output unexpected:\n%s", out)
+				}
+			},
+		},
+		{
 			name:  "python3",
 			argv:  []string{"/usr/bin/python3", "-I", "-B", "-c", pythonScript},
 			needs: "/usr/bin/python3",
