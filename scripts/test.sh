@@ -46,7 +46,7 @@ fi
 # (including the self-test that an open from the Sentry is killed). Not
 # under -race: the all-threads security calls need a pure-Go build.
 step "go test ./runsc/..."
-CGO_ENABLED=0 go test -timeout 10m ./runsc/... 2>&1 | tee -a "$log"
+CGO_ENABLED=0 go test -count=1 -timeout 10m ./runsc/... 2>&1 | tee -a "$log"
 
 # Tools: the benchmark programs still build and run (no timing checks).
 step "go test ./tools/..."
@@ -55,7 +55,7 @@ go test -timeout 5m ./tools/... 2>&1 | tee -a "$log"
 # Conformance (test/syscalls) and end-to-end (test/e2e) tests: every C
 # program and real program natively and under runsc.
 step "go test ./test/..."
-go test -timeout 25m ./test/... 2>&1 | tee -a "$log"
+go test -count=1 -timeout 25m ./test/... 2>&1 | tee -a "$log"
 
 packages=$(grep -c -E '^ok ' "$log" || true)
 echo
