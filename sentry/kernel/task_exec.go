@@ -30,6 +30,15 @@ func (f *execFile) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
+// CacheKey implements mm.Cacheable: mappings of one file share its pages.
+// Files under the read-only root do not change while the sandbox runs.
+func (f *execFile) CacheKey() any {
+	if f.vd.Mount != nil && f.vd.Mount.ReadOnly() {
+		return f.vd.Dentry
+	}
+	return f
+}
+
 func (f *execFile) Size() (int64, error) {
 	st, err := f.fd.Stat(background)
 	return st.Size, err

@@ -28,6 +28,9 @@ type MemoryFile struct {
 	refs map[uint64]int32
 	// used is the number of allocated bytes.
 	used uint64
+
+	// cache shares file pages between private mappings (filecache.go).
+	cache fileCache
 }
 
 type frange struct{ start, end uint64 }

@@ -433,6 +433,11 @@ func (m *MemoryManager) fill(v *vma, start, end uintptr) error {
 			end = fileEnd
 		}
 	}
+	if c, ok := v.file.(Cacheable); ok && v.private {
+		if done, err := m.fillFromCache(v, c.CacheKey(), start, end); done || err != nil {
+			return err
+		}
+	}
 	off, err := m.mf.Allocate(uint64(end - start))
 	if err != nil {
 		return err

@@ -1,0 +1,78 @@
+package mm
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// memFile is a cacheable in-memory file that counts reads.
+type memFile struct {
+	data  []byte
+	reads int
+}
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	f.reads++
+	if off >= int64(len(f.data)) {
+		return 0, io.EOF
+	}
+	n := copy(p, f.data[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *memFile) Size() (int64, error) { return int64(len(f.data)), nil }
+func (f *memFile) CacheKey() any        { return f }
+
+// TestFileCacheSharesPages maps one file privately in two address spaces:
+// the file is read once, both see its contents, and a write stays private.
+func TestFileCacheSharesPages(t *testing.T) {
+	mf, err := NewMemoryFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &memFile{data: bytes.Repeat([]byte("0123456789abcdef"), 3*pageSize/16+10)}
+	var ms []*MemoryManager
+	var addrs []uintptr
+	for i := 0; i < 2; i++ {
+		m := New(nil, mf)
+		a, err := m.MMap(MMapOpts{Length: 4 * pageSize, Prot: unix.PROT_READ | unix.PROT_WRITE, Private: true, File: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, addrs = append(ms, m), append(addrs, a)
+	}
+	got := make([]byte, 16)
+	for i, m := range ms {
+		if _, err := m.CopyIn(addrs[i]+3*pageSize, got); err != nil || string(got) != "0123456789abcdef" {
+			t.Fatalf("mapping %d reads %q, %v", i, got, err)
+		}
+	}
+	if f.reads != 1 {
+		t.Errorf("file read %d times, want once", f.reads)
+	}
+	if _, err := ms[0].CopyOut(addrs[0]+3*pageSize, []byte("PRIVATE")); err != nil {
+		t.Fatal(err)
+	}
+	ms[1].CopyIn(addrs[1]+3*pageSize, got)
+	if string(got[:7]) != "0123456" {
+		t.Errorf("a write to one private mapping reached the other: %q", got)
+	}
+	// Past the end of the file reads zero, within the last page.
+	tail := make([]byte, 8)
+	ms[1].CopyIn(addrs[1]+3*pageSize+200, tail)
+	if !bytes.Equal(tail, make([]byte, 8)) {
+		t.Errorf("bytes past EOF read %q", tail)
+	}
+	for _, m := range ms {
+		m.DecUsers()
+	}
+	if used, cached := mf.Used(), mf.CachedBytes(); used != cached {
+		t.Errorf("after both address spaces went, %d bytes used, %d cached", used, cached)
+	}
+}
