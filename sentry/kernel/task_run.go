@@ -184,6 +184,23 @@ func (t *Task) BlockOn(ch <-chan struct{}, deadline time.Time, hasDeadline bool)
 	t.setRunState(StateSleeping)
 	defer t.setRunState(StateRunning)
 	defer t.accountWait(time.Now())
+	// Poll briefly before parking: waking a goroutine locked to its OS
+	// thread costs a scheduler handoff between threads, which dwarfs a
+	// short spin when the event is already on its way (pipe and futex
+	// ping-pong between tasks).
+	if ch != nil {
+		spinUntil := time.Now().Add(blockSpin)
+		for time.Now().Before(spinUntil) {
+			select {
+			case <-ch:
+				return nil
+			default:
+			}
+			if t.pendingWork.Load() {
+				break
+			}
+		}
+	}
 	for {
 		if t.interrupted() {
 			return syserror.ErrInterrupted
@@ -197,6 +214,9 @@ func (t *Task) BlockOn(ch <-chan struct{}, deadline time.Time, hasDeadline bool)
 		}
 	}
 }
+
+// blockSpin is how long BlockOn polls before it parks the goroutine.
+const blockSpin = 30 * time.Microsecond
 
 // Sleep blocks for d or until interrupted.
 func (t *Task) Sleep(d time.Duration) error {
