@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -31,7 +32,14 @@ const FSType = "9p"
 type filesystem struct {
 	client *proto.Client
 	root   proto.Handle
+	// idleFDs counts donated fds kept open by files nobody has open, so a
+	// program that opens and closes one file again and again asks the
+	// gofer once (at most maxIdleFDs are kept).
+	idleFDs atomic.Int32
 }
+
+// maxIdleFDs bounds the donated fds kept for files that are not open.
+const maxIdleFDs = 256
 
 // New attaches to the gofer behind client and returns its tree as a
 // read-only file system.
@@ -172,6 +180,8 @@ func (n *node) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDe
 			return nil, errno(err)
 		}
 		n.hostFD = fd
+	} else if n.openCount == 0 {
+		n.fs.idleFDs.Add(-1)
 	}
 	n.openCount++
 	return fs.NewFileDescription(&regularFile{node: n, hostFD: n.hostFD}, vd, flags, fs.FDOptions{}), nil
@@ -182,6 +192,11 @@ func (n *node) release() {
 	defer n.mu.Unlock()
 	n.openCount--
 	if n.openCount == 0 && n.hostFD >= 0 {
+		if n.fs.idleFDs.Add(1) <= maxIdleFDs {
+			// Keep it for the next open: the file is read-only.
+			return
+		}
+		n.fs.idleFDs.Add(-1)
 		unix.Close(n.hostFD)
 		n.hostFD = -1
 	}
