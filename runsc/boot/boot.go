@@ -154,7 +154,7 @@ func Run(cfg Config) (int, error) {
 	if !hasVar(env, "PATH") {
 		env = append(env, "PATH="+defaultPath)
 	}
-	ctx := bootContext{}
+	ctx := kernel.Background()
 	root := mns.Root()
 	cwd := root
 	if cfg.Cwd != "" && cfg.Cwd != "/" {
@@ -218,7 +218,7 @@ func Run(cfg Config) (int, error) {
 // mountSpecial mounts /dev and /proc where the root has directories for
 // them.
 func mountSpecial(k *kernel.Kernel, mns *fs.MountNamespace, log *slog.Logger) error {
-	ctx := bootContext{}
+	ctx := kernel.Background()
 	root := mns.Root()
 	devFS, _ := dev.New()
 	procFS := proc.New(kernel.ProcKernel{K: k}, nil)
@@ -276,14 +276,6 @@ func lookPath(ctx fs.Context, root, cwd fs.VirtualDentry, name string, env []str
 	}
 	return "", fmt.Errorf("%q: executable file not found in $PATH", name)
 }
-
-// bootContext is the fs.Context of boot-time lookups.
-type bootContext struct{}
-
-func (bootContext) Credentials() *auth.Credentials                 { return auth.NewRootCredentials() }
-func (bootContext) CopyInBytes(uintptr, []byte) (int, error)       { return 0, unix.EFAULT }
-func (bootContext) CopyOutBytes(uintptr, []byte) (int, error)      { return 0, unix.EFAULT }
-func (bootContext) BlockOn(<-chan struct{}, time.Time, bool) error { return unix.EAGAIN }
 
 // logWriter turns strace lines into log records.
 type logWriter struct{ log *slog.Logger }

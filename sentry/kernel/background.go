@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
@@ -14,6 +15,11 @@ import (
 type backgroundContext struct{}
 
 var background backgroundContext
+
+// Background returns the context of work the Sentry does on its own
+// behalf, such as boot-time path lookups: root credentials, no application
+// memory.
+func Background() fs.Context { return background }
 
 var rootCreds = auth.NewRootCredentials()
 

@@ -97,8 +97,8 @@ func (t *Task) doSyscall() bool {
 		return true
 	}
 	if err != nil {
-		var errno unix.Errno
-		if !errors.As(err, &errno) {
+		errno, ok := err.(unix.Errno)
+		if !ok && !errors.As(err, &errno) {
 			t.k.Log.Info("syscall returned a non-errno error", "syscall", strace.Name(sysno), "err", err)
 			errno = unix.EIO
 		}

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -57,9 +56,6 @@ func (t *Task) run() {
 			t.killGroup(SIGKILL)
 			continue
 		}
-		if debugSwitch {
-			t.k.Log.Debug("switch", "tid", t.tid, "res", res, "rip", fmt.Sprintf("%#x", t.regs.Rip), "sysno", t.regs.Orig_rax)
-		}
 		switch res {
 		case platform.SwitchSyscall:
 			t.lastFault = 0
@@ -77,8 +73,6 @@ func (t *Task) run() {
 		}
 	}
 }
-
-const debugSwitch = false
 
 // applyFPState resets or copies the FP state before the first switch after
 // exec or clone.
@@ -119,7 +113,7 @@ func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 		if info.Signo == int32(SIGSEGV) && (info.Code == mm.SEGV_MAPERR || info.Code == mm.SEGV_ACCERR) {
 			addr := uintptr(info.Addr)
 			res, code := m.HandleFault(addr, info.Code)
-			t.k.Log.Debug("fault", "tid", t.tid, "addr", fmt.Sprintf("%#x", addr), "rip", fmt.Sprintf("%#x", t.regs.Rip), "hostcode", info.Code, "result", res, "code", code)
+			t.k.Log.Debug("fault", "tid", t.tid, "addr", addr, "rip", t.regs.Rip, "hostcode", info.Code, "result", res, "code", code)
 			if res == mm.FaultHandled {
 				// A read fault then a copy-on-write fault at one address
 				// is progress; the same fault again and again is not.
