@@ -106,12 +106,14 @@ func TestInterrupt(t *testing.T) {
 	defer as.Release()
 	as.MapFile(0x100000, 0x2000, 0x1000, platform.Read|platform.Exec)
 	c := p.NewContext()
-	defer c.Release()
 	regs := InitialRegisters()
 	regs.Rip = 0x100000
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		// The context's stub thread is traced by this goroutine's OS
+		// thread, so it is released here too.
+		defer c.Release()
 		r, _, err := c.Switch(as, &regs)
 		if err != nil || r != platform.SwitchInterrupted {
 			t.Errorf("got %v %v, want interrupted", r, err)

@@ -12,6 +12,8 @@ import (
 // tracer's OS thread.
 type thread struct {
 	tgid, tid int32
+	// tracer is the host tid of the OS thread that seized this one.
+	tracer int32
 	// initRegs are the registers the thread had when it was seized; they
 	// give valid segment selectors for injected system calls.
 	initRegs arch.Registers
@@ -20,7 +22,7 @@ type thread struct {
 // seize attaches the calling OS thread to a stub thread parked in the pause
 // loop and stops it.
 func seize(tgid, tid int32) (*thread, error) {
-	t := &thread{tgid: tgid, tid: tid}
+	t := &thread{tgid: tgid, tid: tid, tracer: int32(unix.Gettid())}
 	const opts = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_EXITKILL
 	if _, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(tid), 0, opts, 0, 0); errno != 0 {
 		return nil, fmt.Errorf("PTRACE_SEIZE %d: %w", tid, errno)
@@ -127,6 +129,13 @@ func (t *thread) inject(rip, sysno, a0, a1, a2, a3, a4, a5 uintptr) (uintptr, er
 
 // exit makes t exit and reaps it.
 func (t *thread) exit() {
+	if int32(unix.Gettid()) != t.tracer {
+		// Only the tracer can stop or reap t. Kill it: if the tracer is
+		// gone, so is the ptrace link, and the kernel reaps the thread;
+		// otherwise the tracer's next wait or its own exit does.
+		unix.Tgkill(int(t.tgid), int(t.tid), unix.SIGKILL)
+		return
+	}
 	regs := t.initRegs
 	regs.Rax = unix.SYS_EXIT
 	regs.Orig_rax = ^uint64(0)
