@@ -33,10 +33,35 @@
 // lives in the description unless the file is a stream (pipes) or keeps
 // its own (host files).
 //
-// Write-like operations (mkdir, unlink, rename, chmod, truncate...) are
-// checked by CheckCreate, CheckRemove, CheckRename, CheckSetAttr and
-// CheckTruncate, which give Linux's errors in Linux's order and end in
-// EROFS: no file system in this phase can change.
+// How a change flows (the contract is in change.go): the syscall layer
+// applies the umask to the mode it passes and calls one of Create, Mkdir,
+// Mknod, Symlink, Link, Unlink, Rmdir, Rename, SetAttr, Truncate,
+// Fallocate or the xattr functions of mutate.go and attr.go. The VFS
+// resolves the parent, checks what Linux's namei and may_create/
+// may_delete check (EROFS on read-only mounts first, write and search
+// permission on the directory, the sticky bit, EBUSY on mountpoints,
+// EXDEV across mounts, EINVAL for moving a directory below itself),
+// decides the new node's owner (fsuid, and fsgid or the directory's
+// group when it is setgid, which new directories inherit), takes the
+// directory locks and calls the directory's MutableDir method. On success
+// it updates the dentry cache: a created name gets a dentry, a removed
+// one's dentry is dropped (marked dead: open files show " (deleted)"),
+// a renamed one moves. Nodes of file systems that cannot change (no
+// MutableDir, SetAttrNode...) refuse with EPERM, read-only mounts with
+// EROFS.
+//
+// Opens that create: Open with O_CREAT looks the name up under the
+// directory lock and, if missing, calls Mknod(S_IFREG) and opens the new
+// node with its OpenNode without permission checks (open(2) gives the
+// creator the access it asked for). O_TRUNC of an existing regular file
+// calls SetAttr(Size 0) after the node's Open succeeded: a node's Open
+// never truncates. O_TMPFILE calls TmpfileDir.Tmpfile.
+//
+// File systems own the times and sizes of their data: a regular file's
+// Write sets mtime and ctime and grows the size, its Seek answers
+// SEEK_END with the current size (O_APPEND relies on it). Directory
+// changes set the directory's mtime and ctime (MutableDir methods). The
+// VFS owns the times of attribute changes (SetAttrOptions carries them).
 //
 // Files never block inside their Read or Write: they return
 // syserror.ErrWouldBlock and report readiness as waiter.Waitable.
@@ -46,6 +71,10 @@
 //
 //	FDTable.mu, FSContext.mu, MountNamespace.mu (never held while calling
 //	into a file system)
+//	Filesystem.renameMu (held for writing by Rename only; for reading by
+//	readers of a dentry's parent and name)
+//	Dentry.dirMu of directories being changed: an ancestor's before a
+//	descendant's; two unrelated directories only under renameMu
 //	FileDescription.offMu
 //	file system locks (each file system documents its own)
 //	Dentry.mu

@@ -2,10 +2,9 @@ package fs
 
 import "golang.org/x/sys/unix"
 
-// The file systems of this phase cannot change: the root is read-only and
-// the synthetic ones have fixed trees. The checks below give the errors
-// Linux gives for each change, in Linux's order, ending in EROFS on
-// read-only mounts and EPERM elsewhere.
+// The checks below give the errors Linux gives for each change, in
+// Linux's order. They are being turned into the operations themselves
+// (see change.go for the file system side).
 
 // changeRefused is the error for a change the checks allowed: EROFS on a
 // read-only mount, else EPERM (no file system here can make it).

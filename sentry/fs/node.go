@@ -78,6 +78,10 @@ type Filesystem struct {
 	readOnly bool
 	impl     FilesystemImpl
 	root     *Dentry
+
+	// renameMu is held for writing while a rename moves dentries, and
+	// for reading by those who read a dentry's parent or name.
+	renameMu sync.RWMutex
 }
 
 // NewFilesystem returns a file system of type typ (as /proc/mounts names
@@ -114,6 +118,11 @@ type Dentry struct {
 
 	// mounts counts the mounts whose mountpoint is this dentry.
 	mounts atomic.Int32
+
+	// dirMu serializes the VFS's changes of this directory (create,
+	// remove, rename) with their checks. It is held while calling into
+	// the file system.
+	dirMu sync.Mutex
 
 	mu sync.Mutex
 	// children caches positive lookups.
