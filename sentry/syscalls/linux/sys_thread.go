@@ -43,7 +43,10 @@ const clone3Size0 = 64
 // Clone3 implements clone3(2).
 func Clone3(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	addr, size := a[0].Pointer(), a[1].Uint64()
-	if size < clone3Size0 || size > 4096 {
+	if size > 4096 {
+		return 0, unix.E2BIG // Linux: larger than a page
+	}
+	if size < clone3Size0 {
 		return 0, unix.EINVAL
 	}
 	b := make([]byte, size)
