@@ -277,7 +277,7 @@ func newMessage(t MsgType) Message {
 	case MsgRdup:
 		return &Rdup{FD: -1}
 	}
-	return nil
+	return newWriteMessage(t)
 }
 
 // IsRequest reports whether t is a T-message.
@@ -317,7 +317,7 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
-// Decode decodes one message. Fds for Ropen and Rdup are not filled in
+// Decode decodes one message. Fds of donating messages are not filled in
 // (they are -1); the transport attaches them. A failure is a *DecodeError.
 func Decode(b []byte) (uint32, Message, error) {
 	if len(b) < headerSize {

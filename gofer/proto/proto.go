@@ -3,8 +3,8 @@
 //
 // Transport: a connected unix SOCK_SEQPACKET socket. Every message is one
 // datagram of at most MaxMessage bytes; a host file descriptor rides along
-// as SCM_RIGHTS ancillary data on the two messages that donate one (Ropen,
-// Rdup) and on no other message.
+// as SCM_RIGHTS ancillary data on the messages that donate one (Ropen,
+// Rdup, Rcreate, Rbind, Rconnect) and on no other message.
 //
 // Encoding: little endian, fixed-width integers; a string is a uint16 length
 // followed by its bytes. Every datagram starts with a 5-byte header: a
@@ -26,6 +26,29 @@
 //	Tstatfs{Node}             -> Rstatfs{Statfs}
 //	Tclose{Node}              -> Rclose
 //	Tdup{}                    -> Rdup + fd             a new connection to the same server
+//
+// Messages that change the tree (a read-only server answers EROFS). Each
+// names its target as a directory handle and one component:
+//
+//	Tcreate{Dir, Name, Flags, Mode, UID, GID}  -> Rcreate{Node, Attr} + fd  O_CREAT|O_EXCL
+//	Tmkdir{Dir, Name, Mode, UID, GID}          -> Rmkdir{Node, Attr}
+//	Tmknod{Dir, Name, Mode, UID, GID}          -> Rmknod{Node, Attr}    FIFO, socket, regular
+//	Tsymlink{Dir, Name, Target, UID, GID}      -> Rsymlink{Node, Attr}
+//	Tlink{Dir, Name, Target}                   -> Rlink{Node, Attr}
+//	Tunlink{Dir, Name, Flags}                  -> Runlink              AT_REMOVEDIR for rmdir
+//	Trename{OldDir, OldName, NewDir, NewName, Flags} -> Rrename        renameat2 flags
+//	Tsetattr{Node, Mask, Mode, UID, GID, Size, Atime, Mtime} -> Rsetattr{Attr}
+//	Tgetxattr{Node, Name}                      -> Rgetxattr{Value}
+//	Tsetxattr{Node, Name, Value, Flags}        -> Rsetxattr
+//	Tlistxattr{Node}                           -> Rlistxattr{Names}
+//	Tremovexattr{Node, Name}                   -> Rremovexattr
+//	Tfsync{Node, DataOnly}                     -> Rfsync
+//	Tfallocate{Node, Mode, Offset, Length}     -> Rfallocate
+//	Tbind{Dir, Name, SockType, Mode, UID, GID} -> Rbind{Node, Attr} + fd  a bound unix socket
+//	Tconnect{Dir, Name, SockType}              -> Rconnect + fd         a connected unix socket
+//
+// Topen may ask for write access (O_WRONLY, O_RDWR, O_TRUNC, O_APPEND)
+// on a writable server.
 //
 // Handles name server-side nodes; they are per connection, chosen by the
 // server, and live until Tclose or the end of the connection.
@@ -54,9 +77,9 @@ const Version = 1
 // MaxMessage is the largest datagram either side sends or accepts.
 const MaxMessage = 64 << 10
 
-// MaxRequest bounds the size of every request (the longest is a Twalk
-// with a NameMax-byte name), so a server can read them into small buffers.
-const MaxRequest = 512
+// MaxRequest bounds the size of every request. Tsetxattr carries values
+// of up to XattrValueMax bytes, so it is the largest message.
+const MaxRequest = MaxMessage
 
 // headerSize is the size of the tag and type that start every message.
 const headerSize = 5
@@ -170,6 +193,40 @@ const (
 	MsgRclose    MsgType = 25
 	MsgTdup      MsgType = 26
 	MsgRdup      MsgType = 27
+
+	// Messages that change the tree (write.go).
+	MsgTcreate      MsgType = 28
+	MsgRcreate      MsgType = 29
+	MsgTmkdir       MsgType = 30
+	MsgRmkdir       MsgType = 31
+	MsgTmknod       MsgType = 32
+	MsgRmknod       MsgType = 33
+	MsgTsymlink     MsgType = 34
+	MsgRsymlink     MsgType = 35
+	MsgTlink        MsgType = 36
+	MsgRlink        MsgType = 37
+	MsgTunlink      MsgType = 38
+	MsgRunlink      MsgType = 39
+	MsgTrename      MsgType = 40
+	MsgRrename      MsgType = 41
+	MsgTsetattr     MsgType = 42
+	MsgRsetattr     MsgType = 43
+	MsgTgetxattr    MsgType = 44
+	MsgRgetxattr    MsgType = 45
+	MsgTsetxattr    MsgType = 46
+	MsgRsetxattr    MsgType = 47
+	MsgTlistxattr   MsgType = 48
+	MsgRlistxattr   MsgType = 49
+	MsgTremovexattr MsgType = 50
+	MsgRremovexattr MsgType = 51
+	MsgTfsync       MsgType = 52
+	MsgRfsync       MsgType = 53
+	MsgTfallocate   MsgType = 54
+	MsgRfallocate   MsgType = 55
+	MsgTbind        MsgType = 56
+	MsgRbind        MsgType = 57
+	MsgTconnect     MsgType = 58
+	MsgRconnect     MsgType = 59
 )
 
 var msgNames = map[MsgType]string{
@@ -179,6 +236,15 @@ var msgNames = map[MsgType]string{
 	MsgRreadlink: "Rreadlink", MsgTgetdents: "Tgetdents", MsgRgetdents: "Rgetdents",
 	MsgTstatfs: "Tstatfs", MsgRstatfs: "Rstatfs", MsgTclose: "Tclose",
 	MsgRclose: "Rclose", MsgTdup: "Tdup", MsgRdup: "Rdup",
+	MsgTcreate: "Tcreate", MsgRcreate: "Rcreate", MsgTmkdir: "Tmkdir", MsgRmkdir: "Rmkdir",
+	MsgTmknod: "Tmknod", MsgRmknod: "Rmknod", MsgTsymlink: "Tsymlink", MsgRsymlink: "Rsymlink",
+	MsgTlink: "Tlink", MsgRlink: "Rlink", MsgTunlink: "Tunlink", MsgRunlink: "Runlink",
+	MsgTrename: "Trename", MsgRrename: "Rrename", MsgTsetattr: "Tsetattr", MsgRsetattr: "Rsetattr",
+	MsgTgetxattr: "Tgetxattr", MsgRgetxattr: "Rgetxattr", MsgTsetxattr: "Tsetxattr",
+	MsgRsetxattr: "Rsetxattr", MsgTlistxattr: "Tlistxattr", MsgRlistxattr: "Rlistxattr",
+	MsgTremovexattr: "Tremovexattr", MsgRremovexattr: "Rremovexattr", MsgTfsync: "Tfsync",
+	MsgRfsync: "Rfsync", MsgTfallocate: "Tfallocate", MsgRfallocate: "Rfallocate",
+	MsgTbind: "Tbind", MsgRbind: "Rbind", MsgTconnect: "Tconnect", MsgRconnect: "Rconnect",
 }
 
 func (t MsgType) String() string {
