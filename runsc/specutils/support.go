@@ -1,0 +1,172 @@
+package specutils
+
+import (
+	"fmt"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// specialMounts are mount destinations the Sentry provides itself (/proc
+// and /dev are its own file systems; the rest are not mounted yet, and
+// nothing in them comes from the host).
+var specialMounts = map[string]string{
+	"/proc":          "proc",
+	"/dev":           "tmpfs",
+	"/dev/pts":       "devpts",
+	"/dev/shm":       "tmpfs",
+	"/dev/mqueue":    "mqueue",
+	"/sys":           "sysfs",
+	"/sys/fs/cgroup": "cgroup",
+}
+
+// Check returns an error for a spec field runsc cannot honour and would
+// change the container's meaning if ignored, and a note for each field it
+// ignores for now, so that nothing is dropped silently. Validate must
+// have accepted spec.
+func Check(spec *specs.Spec) (notes []string, err error) {
+	p := spec.Process
+	if p.Terminal {
+		return nil, fmt.Errorf("process.terminal is not supported yet: run the container without a terminal")
+	}
+	if p.User.Username != "" {
+		notes = append(notes, "process.user.username is ignored (Windows only)")
+	}
+	if p.ApparmorProfile != "" {
+		notes = append(notes, "process.apparmorProfile is ignored: the Sentry is the container's kernel")
+	}
+	if p.SelinuxLabel != "" {
+		notes = append(notes, "process.selinuxLabel is ignored: the Sentry is the container's kernel")
+	}
+	if p.OOMScoreAdj != nil {
+		notes = append(notes, "process.oomScoreAdj is not applied yet")
+	}
+	if p.Scheduler != nil {
+		notes = append(notes, "process.scheduler is not applied yet")
+	}
+	if p.IOPriority != nil {
+		notes = append(notes, "process.ioPriority is not applied yet")
+	}
+	if p.ExecCPUAffinity != nil {
+		notes = append(notes, "process.execCPUAffinity is not applied yet")
+	}
+	if spec.Root != nil && !spec.Root.Readonly {
+		notes = append(notes, "root.readonly is false, but the root is served read-only for now")
+	}
+	for i, m := range spec.Mounts {
+		if t, ok := specialMounts[m.Destination]; ok && (m.Type == t || m.Type == "bind" && t == "cgroup") {
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("mounts[%d] (%s on %s) is not mounted yet", i, m.Type, m.Destination))
+	}
+	if spec.Hooks != nil {
+		h := spec.Hooks
+		if len(h.Prestart)+len(h.CreateRuntime)+len(h.CreateContainer)+len(h.StartContainer)+len(h.Poststart)+len(h.Poststop) > 0 {
+			notes = append(notes, "hooks are not run yet")
+		}
+	}
+	if l := spec.Linux; l != nil {
+		for i, ns := range l.Namespaces {
+			if ns.Path != "" {
+				notes = append(notes, fmt.Sprintf("linux.namespaces[%d]: joining the %s namespace %q is not supported yet; the sandbox has its own", i, ns.Type, ns.Path))
+			}
+		}
+		if l.Resources != nil {
+			notes = append(notes, "linux.resources are not applied yet (no cgroups)")
+		}
+		if l.CgroupsPath != "" {
+			notes = append(notes, "linux.cgroupsPath is not used yet (no cgroups)")
+		}
+		if l.Seccomp != nil {
+			notes = append(notes, "linux.seccomp is not enforced yet")
+		}
+		if len(l.Sysctl) > 0 {
+			notes = append(notes, "linux.sysctl is not applied yet")
+		}
+		if len(l.Devices) > 0 {
+			notes = append(notes, "linux.devices are not created: /dev has the Sentry's own devices")
+		}
+		if l.IntelRdt != nil || l.Personality != nil || l.TimeOffsets != nil || l.MemoryPolicy != nil || l.NetDevices != nil {
+			notes = append(notes, "linux.intelRdt, personality, timeOffsets, memoryPolicy and netDevices are ignored")
+		}
+		// maskedPaths and readonlyPaths need nothing: the Sentry's /proc
+		// and /sys show no host data to hide.
+	}
+	return notes, nil
+}
+
+// Default returns the spec `runsc spec` writes, as runc's: a shell in
+// ./rootfs, with the usual mounts, capabilities and namespaces. Unlike
+// runc's it asks for no terminal, which runsc does not support yet.
+// rootless adds a user namespace mapping the caller's uid and gid to root
+// and leaves out what an unprivileged user cannot have.
+func Default(rootless bool, uid, gid uint32) *specs.Spec {
+	caps := []string{"CAP_AUDIT_WRITE", "CAP_KILL", "CAP_NET_BIND_SERVICE"}
+	spec := &specs.Spec{
+		Version: specs.Version,
+		Process: &specs.Process{
+			User: specs.User{UID: 0, GID: 0},
+			Args: []string{"sh"},
+			Env:  []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm"},
+			Cwd:  "/",
+			Capabilities: &specs.LinuxCapabilities{
+				Bounding: caps, Effective: caps, Permitted: caps,
+			},
+			Rlimits:         []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 1024, Soft: 1024}},
+			NoNewPrivileges: true,
+		},
+		Root:     &specs.Root{Path: "rootfs", Readonly: true},
+		Hostname: "runsc",
+		Mounts: []specs.Mount{
+			{Destination: "/proc", Type: "proc", Source: "proc"},
+			{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "strictatime", "mode=755", "size=65536k"}},
+			{Destination: "/dev/pts", Type: "devpts", Source: "devpts", Options: []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"}},
+			{Destination: "/dev/shm", Type: "tmpfs", Source: "shm", Options: []string{"nosuid", "noexec", "nodev", "mode=1777", "size=65536k"}},
+			{Destination: "/dev/mqueue", Type: "mqueue", Source: "mqueue", Options: []string{"nosuid", "noexec", "nodev"}},
+			{Destination: "/sys", Type: "sysfs", Source: "sysfs", Options: []string{"nosuid", "noexec", "nodev", "ro"}},
+			{Destination: "/sys/fs/cgroup", Type: "cgroup", Source: "cgroup", Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"}},
+		},
+		Linux: &specs.Linux{
+			MaskedPaths: []string{
+				"/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
+				"/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/sys/firmware", "/proc/scsi",
+			},
+			ReadonlyPaths: []string{
+				"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
+			},
+			Namespaces: []specs.LinuxNamespace{
+				{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace}, {Type: specs.IPCNamespace},
+				{Type: specs.UTSNamespace}, {Type: specs.MountNamespace},
+			},
+		},
+	}
+	if rootless {
+		spec.Linux.Namespaces = append(spec.Linux.Namespaces, specs.LinuxNamespace{Type: specs.UserNamespace})
+		spec.Linux.UIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: uid, Size: 1}}
+		spec.Linux.GIDMappings = []specs.LinuxIDMapping{{ContainerID: 0, HostID: gid, Size: 1}}
+		// No network namespace of its own, and sysfs and cgroup bound
+		// from the host, as runc's rootless spec has them.
+		ns := spec.Linux.Namespaces[:0]
+		for _, n := range spec.Linux.Namespaces {
+			if n.Type != specs.NetworkNamespace {
+				ns = append(ns, n)
+			}
+		}
+		spec.Linux.Namespaces = ns
+		for i := range spec.Mounts {
+			switch spec.Mounts[i].Destination {
+			case "/sys":
+				spec.Mounts[i] = specs.Mount{Destination: "/sys", Type: "none", Source: "/sys", Options: []string{"rbind", "nosuid", "noexec", "nodev", "ro"}}
+			case "/dev/pts":
+				spec.Mounts[i].Options = []string{"nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"}
+			}
+		}
+		mounts := spec.Mounts[:0]
+		for _, m := range spec.Mounts {
+			if m.Destination != "/sys/fs/cgroup" && m.Destination != "/dev/mqueue" {
+				mounts = append(mounts, m)
+			}
+		}
+		spec.Mounts = append(mounts, specs.Mount{Destination: "/dev/mqueue", Type: "bind", Source: "/dev/mqueue", Options: []string{"rbind", "nosuid", "noexec", "nodev"}})
+	}
+	return spec
+}
