@@ -61,7 +61,9 @@ func TestReadBundle(t *testing.T) {
 		{"no process", func(t *testing.T) []byte { return specJSON(t, func(s *specs.Spec) { s.Process = nil }) }, "process is missing"},
 		{"no args", func(t *testing.T) []byte { return specJSON(t, func(s *specs.Spec) { s.Process.Args = nil }) }, "process.args is missing"},
 		{"relative cwd", func(t *testing.T) []byte { return specJSON(t, func(s *specs.Spec) { s.Process.Cwd = "tmp" }) }, "process.cwd"},
-		{"bad env", func(t *testing.T) []byte { return specJSON(t, func(s *specs.Spec) { s.Process.Env = []string{"NOEQUALS"} }) }, "process.env[0]"},
+		{"bad env", func(t *testing.T) []byte {
+			return specJSON(t, func(s *specs.Spec) { s.Process.Env = []string{"NOEQUALS"} })
+		}, "process.env[0]"},
 		{"unknown capability", func(t *testing.T) []byte {
 			return specJSON(t, func(s *specs.Spec) { s.Process.Capabilities.Effective = []string{"CAP_FLY"} })
 		}, "process.capabilities.effective: unknown capability"},
@@ -69,7 +71,9 @@ func TestReadBundle(t *testing.T) {
 			return specJSON(t, func(s *specs.Spec) { s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_FOO"}} })
 		}, "process.rlimits[0].type"},
 		{"soft above hard", func(t *testing.T) []byte {
-			return specJSON(t, func(s *specs.Spec) { s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Soft: 2, Hard: 1}} })
+			return specJSON(t, func(s *specs.Spec) {
+				s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Soft: 2, Hard: 1}}
+			})
 		}, "above the hard limit"},
 		{"no root", func(t *testing.T) []byte { return specJSON(t, func(s *specs.Spec) { s.Root = nil }) }, "root.path is missing"},
 		{"root escapes", func(t *testing.T) []byte { return specJSON(t, func(s *specs.Spec) { s.Root.Path = "../../etc" }) }, "outside the bundle"},
@@ -77,7 +81,9 @@ func TestReadBundle(t *testing.T) {
 		{"root absolute", func(t *testing.T) []byte { return specJSON(t, func(s *specs.Spec) { s.Root.Path = "/" }) }, ""},
 		{"root not dir", func(t *testing.T) []byte { return specJSON(t, func(s *specs.Spec) { s.Root.Path = "config.json" }) }, "not a directory"},
 		{"unknown namespace", func(t *testing.T) []byte {
-			return specJSON(t, func(s *specs.Spec) { s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "bogus"}) })
+			return specJSON(t, func(s *specs.Spec) {
+				s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "bogus"})
+			})
 		}, `linux.namespaces[5].type "bogus"`},
 		{"duplicate namespace", func(t *testing.T) []byte {
 			return specJSON(t, func(s *specs.Spec) {
