@@ -24,6 +24,13 @@ type timer struct {
 	interval time.Duration
 	wall     *time.Timer
 	armed    bool
+	// seq counts armings, so a Go timer callback that lost the race
+	// with a re-arming (Stop cannot recall a callback already started)
+	// knows it is stale.
+	seq uint64
+	// fire, when set, receives the number of expirations instead of a
+	// signal being sent (timerfd; see Timer).
+	fire func(n uint64)
 
 	// What firing does.
 	signo  Signal
@@ -82,11 +89,7 @@ func (tm *timer) arm(deadline, interval time.Duration) {
 	}
 	tm.deadline, tm.interval, tm.armed = deadline, interval, true
 	if tm.isWall() {
-		d := deadline - tm.now()
-		if d < 0 {
-			d = 0
-		}
-		tm.wall = time.AfterFunc(d, tm.fireWall)
+		tm.startWall()
 		return
 	}
 	tm.g.startCPUTicker()
@@ -101,20 +104,28 @@ func (tm *timer) disarm() {
 	}
 }
 
-func (tm *timer) fireWall() {
+// startWall starts the Go timer for the deadline. Preconditions: g.mu is
+// held.
+func (tm *timer) startWall() {
+	d := tm.deadline - tm.now()
+	if d < 0 {
+		d = 0
+	}
+	tm.seq++
+	seq := tm.seq
+	tm.wall = time.AfterFunc(d, func() { tm.fireWall(seq) })
+}
+
+func (tm *timer) fireWall(seq uint64) {
 	g := tm.g
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !tm.armed {
+	if !tm.armed || seq != tm.seq {
 		return
 	}
 	tm.expire()
 	if tm.armed {
-		d := tm.deadline - tm.now()
-		if d < 0 {
-			d = 0
-		}
-		tm.wall = time.AfterFunc(d, tm.fireWall)
+		tm.startWall()
 	}
 }
 
@@ -122,19 +133,23 @@ func (tm *timer) fireWall() {
 // Preconditions: g.mu is held.
 func (tm *timer) expire() {
 	now := tm.now()
-	overrun := int32(0)
+	var missed int64 // expirations passed beyond the first
 	if tm.interval > 0 {
 		next := tm.deadline + tm.interval
 		if next <= now {
 			n := (now - tm.deadline) / tm.interval
-			overrun = int32(n)
+			missed = int64(n)
 			next = tm.deadline + (n+1)*tm.interval
 		}
 		tm.deadline = next
 	} else {
 		tm.armed = false
 	}
-	tm.send(overrun)
+	if tm.fire != nil {
+		tm.fire(1 + uint64(missed))
+		return
+	}
+	tm.send(int32(min(missed, maxOverrun)))
 }
 
 // send delivers the timer's signal. Preconditions: g.mu is held.
