@@ -51,10 +51,8 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 		if end > v.end {
 			end = v.end
 		}
-		if err := m.populate(v, start, end); err != nil {
-			if err == errBeyondEOF {
-				return FaultSIGBUS, BUS_ADRERR
-			}
+		if err := m.populateAround(v, start, end, page, page+pageSize); err != nil {
+			// Past the end of a file, or out of memory.
 			return FaultSIGBUS, BUS_ADRERR
 		}
 		pi = m.findPMA(page)
@@ -140,6 +138,13 @@ func (m *MemoryManager) breakCOW(v *vma, addr uintptr) error {
 	}
 	off := p.off + uint64(addr-p.start)
 	if m.mf.RefCount(off) <= 1 {
+		if p.obj != nil {
+			// The object let go of the page (truncation under way):
+			// the copy is ours.
+			m.splitPMAAt(addr)
+			m.splitPMAAt(addr + pageSize)
+			m.pmas[m.findPMA(addr)].obj = nil
+		}
 		return nil
 	}
 	n, err := m.mf.Allocate(pageSize)
@@ -153,6 +158,7 @@ func (m *MemoryManager) breakCOW(v *vma, addr uintptr) error {
 	pi = m.findPMA(addr)
 	stubbed := m.pmas[pi].stubProt != 0
 	m.pmas[pi].off = n
+	m.pmas[pi].obj = nil
 	m.pmas[pi].stubProt = 0
 	if stubbed && m.as != nil {
 		// The stub still maps the shared page; the next access must see

@@ -16,8 +16,8 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 	c.vmas = make([]*vma, len(m.vmas))
 	for i, v := range m.vmas {
 		nv := *v
-		if nv.shared != nil {
-			nv.shared.incRef()
+		if nv.obj != nil {
+			nv.obj.attach(c, &nv)
 		}
 		c.vmas[i] = &nv
 	}
@@ -27,7 +27,7 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 		np := p
 		np.stubProt = 0
 		c.pmas[i] = np
-		if p.private {
+		if p.holdsRef() {
 			m.mf.IncRef(p.off, uint64(p.end-p.start))
 		}
 	}

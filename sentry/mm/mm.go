@@ -4,18 +4,25 @@
 // memory.
 //
 // Objects:
+//
 //   - MemoryFile: the memfd holding all application memory, with per-page
 //     reference counts.
+//
 //   - MemoryManager: one address space. vmas describe what the application
 //     mapped (range, protections, private or shared, what backs it); pmas
 //     record which memory-file pages back which parts of the vmas, and how
 //     each is mapped in the platform address space (the stub process).
+//
 //   - Pages are allocated lazily: on a fault in the stub, or when the Sentry
 //     copies in or out. A private page shared with another address space
 //     after fork has a reference count above one and is mapped read-only;
 //     a write fault copies it.
 //
-// Locks: MemoryManager.mu, then sharedAnon.mu, then MemoryFile.mu. mu is
+//   - Object: memory shared by every mapping of it (tmpfs files, memfds,
+//     MAP_SHARED anonymous memory); see object.go.
+//
+// Locks: MemoryManager.mu, then Object.mu, then fileCache.mu, then
+// MemoryFile.mu. mu is
 // never held while waiting for anything but the platform's injected mmap and
 // munmap of this address space.
 package mm
@@ -49,44 +56,6 @@ type File interface {
 	Size() (int64, error)
 }
 
-// sharedAnon is the backing of a MAP_SHARED anonymous mapping: pages shared
-// by every address space that maps it, also across fork.
-type sharedAnon struct {
-	mf   *MemoryFile
-	refs atomic.Int32
-	mu   sync.Mutex
-	// pages maps a page index within the object to its memory-file offset.
-	pages map[uint64]uint64
-}
-
-func (s *sharedAnon) incRef() { s.refs.Add(1) }
-
-func (s *sharedAnon) decRef() {
-	if s.refs.Add(-1) == 0 {
-		s.mu.Lock()
-		for _, off := range s.pages {
-			s.mf.DecRef(off, pageSize)
-		}
-		s.pages = nil
-		s.mu.Unlock()
-	}
-}
-
-// page returns the memory-file offset of page idx, allocating it.
-func (s *sharedAnon) page(idx uint64) (uint64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if off, ok := s.pages[idx]; ok {
-		return off, nil
-	}
-	off, err := s.mf.Allocate(pageSize)
-	if err != nil {
-		return 0, err
-	}
-	s.pages[idx] = off
-	return off, nil
-}
-
 // fixedRange is memory-file pages mapped read-only into every address space
 // (the vDSO and its data page). They are never freed.
 type fixedRange struct {
@@ -107,8 +76,8 @@ type vma struct {
 	// Exactly one backing or none (private anonymous).
 	file    File
 	fileOff int64 // file offset of start
-	shared  *sharedAnon
-	sharOff uint64 // object offset of start, for shared
+	obj     *Object
+	objOff  uint64 // object offset of start, for obj
 	fixed   *fixedRange
 
 	// name is what /proc/[pid]/maps shows.
@@ -120,8 +89,11 @@ type pma struct {
 	start, end uintptr
 	off        uint64
 	// private pmas hold one reference per page and are copy-on-write when
-	// a page's count is above one; others belong to a shared object.
+	// a page's count is above one.
 	private bool
+	// obj is set when the pages are an Object's (the pma holds a
+	// reference per page too); a private copy of such a page has none.
+	obj *Object
 	// stubProt is how the range is mapped in the platform address space;
 	// 0 when it is not mapped there.
 	stubProt int
@@ -198,15 +170,15 @@ func (m *MemoryManager) DecUsers() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range m.pmas {
-		if p.private {
+		if p.holdsRef() {
 			m.mf.DecRef(p.off, uint64(p.end-p.start))
 		}
 	}
 	m.pmas = nil
 	m.rss = 0
 	for _, v := range m.vmas {
-		if v.shared != nil {
-			v.shared.decRef()
+		if v.obj != nil {
+			v.obj.detach(m, v)
 		}
 	}
 	m.vmas = nil
@@ -265,6 +237,9 @@ func (m *MemoryManager) insertPMA(p pma) {
 	m.pmas[i] = p
 }
 
+// holdsRef reports whether p holds a memory-file reference per page.
+func (p *pma) holdsRef() bool { return p.private || p.obj != nil }
+
 // splitPMAAt makes addr a boundary between pmas.
 func (m *MemoryManager) splitPMAAt(addr uintptr) {
 	i := m.findPMA(addr)
@@ -294,9 +269,9 @@ func (m *MemoryManager) splitVMAAt(addr uintptr) {
 	if right.file != nil {
 		right.fileOff += int64(addr - v.start)
 	}
-	if right.shared != nil {
-		right.sharOff += uint64(addr - v.start)
-		right.shared.incRef()
+	if right.obj != nil {
+		right.objOff += uint64(addr - v.start)
+		right.obj.attach(m, &right)
 	}
 	if right.fixed != nil {
 		right.fixed = &fixedRange{off: v.fixed.off + uint64(addr-v.start)}
@@ -318,7 +293,7 @@ func (m *MemoryManager) removePMAs(start, end uintptr) {
 	for j < len(m.pmas) && m.pmas[j].start < end {
 		p := m.pmas[j]
 		m.rss -= p.end - p.start
-		if p.private {
+		if p.holdsRef() {
 			m.mf.DecRef(p.off, uint64(p.end-p.start))
 		}
 		if p.stubProt != 0 {
@@ -341,8 +316,8 @@ func (m *MemoryManager) removeVMAs(start, end uintptr) {
 	i := m.firstVMAAfter(start)
 	j := i
 	for j < len(m.vmas) && m.vmas[j].start < end {
-		if m.vmas[j].shared != nil {
-			m.vmas[j].shared.decRef()
+		if v := m.vmas[j]; v.obj != nil {
+			v.obj.detach(m, v)
 		}
 		j++
 	}
@@ -372,11 +347,17 @@ func (m *MemoryManager) effectiveProt(v *vma, p *pma, addr uintptr) int {
 	return prot
 }
 
-// populate makes pmas cover [start, end), which lies inside v and contains
-// no pma start boundary problem: it fills every gap. It returns EFAULT-like
-// errors as SIGBUS reasons for file pages past EOF.
+// populate makes pmas cover [start, end), which lies inside v: it fills
+// every gap. It returns errBeyondEOF for file pages past EOF.
 // Preconditions: m.mu is held for writing.
 func (m *MemoryManager) populate(v *vma, start, end uintptr) error {
+	return m.populateAround(v, start, end, start, end)
+}
+
+// populateAround is populate for a fault at [mustStart, mustEnd): pages of
+// an Object outside it are mapped only if the object already has them.
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) populateAround(v *vma, start, end, mustStart, mustEnd uintptr) error {
 	addr := start
 	for addr < end {
 		i := m.firstPMAAfter(addr)
@@ -388,7 +369,7 @@ func (m *MemoryManager) populate(v *vma, start, end uintptr) error {
 		if i < len(m.pmas) && m.pmas[i].start < gapEnd {
 			gapEnd = m.pmas[i].start
 		}
-		if err := m.fill(v, addr, gapEnd); err != nil {
+		if err := m.fill(v, addr, gapEnd, mustStart, mustEnd); err != nil {
 			return err
 		}
 		addr = gapEnd
@@ -399,22 +380,14 @@ func (m *MemoryManager) populate(v *vma, start, end uintptr) error {
 // errBeyondEOF reports a file page entirely past the end of the file.
 var errBeyondEOF = unix.EFAULT
 
-// fill creates pmas for the gap [start, end) in v.
-func (m *MemoryManager) fill(v *vma, start, end uintptr) error {
+// fill creates pmas for the gap [start, end) in v (see populateAround).
+func (m *MemoryManager) fill(v *vma, start, end, mustStart, mustEnd uintptr) error {
 	switch {
 	case v.fixed != nil:
 		m.insertPMA(pma{start: start, end: end, off: v.fixed.off + uint64(start-v.start)})
 		return nil
-	case v.shared != nil:
-		for a := start; a < end; a += pageSize {
-			off, err := v.shared.page((v.sharOff + uint64(a-v.start)) / pageSize)
-			if err != nil {
-				return err
-			}
-			m.insertPMA(pma{start: a, end: a + pageSize, off: off})
-		}
-		m.mergePMAs(start, end)
-		return nil
+	case v.obj != nil:
+		return m.fillObject(v, start, end, mustStart, mustEnd)
 	}
 	if v.file != nil {
 		// Pages entirely past the end of the file give SIGBUS.
@@ -465,7 +438,7 @@ func (m *MemoryManager) mergePMAs(start, end uintptr) {
 	}
 	for i+1 < len(m.pmas) && m.pmas[i].start < end {
 		a, b := &m.pmas[i], m.pmas[i+1]
-		if a.end == b.start && a.off+uint64(a.end-a.start) == b.off && a.private == b.private && a.stubProt == b.stubProt {
+		if a.end == b.start && a.off+uint64(a.end-a.start) == b.off && a.private == b.private && a.obj == b.obj && a.stubProt == b.stubProt {
 			a.end = b.end
 			m.pmas = append(m.pmas[:i+1], m.pmas[i+2:]...)
 			continue

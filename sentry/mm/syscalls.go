@@ -20,7 +20,10 @@ type MMapOpts struct {
 	// NoReserve is MAP_NORESERVE: the memory is not committed.
 	NoReserve bool
 	// File backs the mapping (nil: anonymous); Offset is page aligned.
-	File   File
+	File File
+	// Object backs the mapping instead of File: its pages are mapped
+	// (shared, or copy-on-write when Private).
+	Object *Object
 	Offset int64
 	// Name is what /proc/[pid]/maps shows.
 	Name string
@@ -89,6 +92,19 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 	if o.Private && o.Prot&unix.PROT_WRITE != 0 && !o.NoReserve && !m.mf.CanCommit(uint64(length)) {
 		return 0, unix.ENOMEM
 	}
+	if o.Object != nil {
+		if err := o.Object.checkMap(o.Private, o.Prot); err != nil {
+			return 0, err
+		}
+		if !o.Private && o.Object.writeSealedNow() {
+			// A read-only shared mapping of a write-sealed object
+			// can never become writable.
+			if o.MaxProt == 0 {
+				o.MaxProt = unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
+			}
+			o.MaxProt &^= unix.PROT_WRITE
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var addr uintptr
@@ -123,12 +139,16 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 		v.maxProt = unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
 	}
 	switch {
+	case o.Object != nil:
+		v.obj, v.objOff = o.Object, uint64(o.Offset)
+		v.obj.attach(m, v)
 	case o.File != nil:
 		v.file, v.fileOff = o.File, o.Offset
 	case !o.Private:
-		s := &sharedAnon{mf: m.mf, pages: make(map[uint64]uint64)}
-		s.refs.Store(1)
-		v.shared = s
+		// Shared anonymous memory is an object as large as the mapping.
+		v.obj = NewObject(m.mf, int64(length), nil)
+		v.obj.attach(m, v)
+		v.obj.DecRef()
 		if v.name == "" {
 			v.name = "/dev/zero (deleted)"
 		}
@@ -355,9 +375,9 @@ func (m *MemoryManager) moveLocked(v *vma, old, oldSize, newAddr, newSize uintpt
 	if v.file != nil {
 		nv.fileOff = v.fileOff + int64(old-v.start)
 	}
-	if v.shared != nil {
-		nv.sharOff = v.sharOff + uint64(old-v.start)
-		nv.shared.incRef()
+	if v.obj != nil {
+		nv.objOff = v.objOff + uint64(old-v.start)
+		nv.obj.attach(m, &nv)
 	}
 	if v.fixed != nil {
 		nv.fixed = &fixedRange{off: v.fixed.off + uint64(old-v.start)}
@@ -431,7 +451,7 @@ func (m *MemoryManager) MAdviseFork(addr, length uintptr, advice int) error {
 	defer m.mu.Unlock()
 	if advice == unix.MADV_WIPEONFORK {
 		for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
-			if v := m.vmas[i]; !v.private || v.file != nil || v.shared != nil || v.fixed != nil {
+			if v := m.vmas[i]; !v.private || v.file != nil || v.obj != nil || v.fixed != nil {
 				return unix.EINVAL
 			}
 		}

@@ -93,7 +93,12 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if off < 0 || uint64(off)+length < uint64(off) {
 			return 0, unix.EOVERFLOW
 		}
-		o.File = kernel.MappableFile(f)
+		if mo, ok := f.Impl().(mm.Mappable); ok {
+			// tmpfs files and memfds: map the object's own pages.
+			o.Object = mo.MemoryObject()
+		} else {
+			o.File = kernel.MappableFile(f)
+		}
 		o.Offset = off
 		o.Name = t.MappingName(f)
 	}
