@@ -24,6 +24,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/gofer"
 	"github.com/moat-sandbox/moat/sentry/fs/host"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
+	"github.com/moat-sandbox/moat/sentry/fs/sys"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/mm"
@@ -215,23 +216,30 @@ func Run(cfg Config) (int, error) {
 	return ws.ExitCode(), nil
 }
 
-// mountSpecial mounts /dev and /proc where the root has directories for
-// them.
+// mountSpecial mounts /dev, /proc and /sys where the root has directories
+// for them.
 func mountSpecial(k *kernel.Kernel, mns *fs.MountNamespace, log *slog.Logger) error {
 	ctx := kernel.Background()
 	root := mns.Root()
 	devFS, _ := dev.New()
-	procFS := proc.New(kernel.ProcKernel{K: k}, nil)
+	procFS := proc.New(kernel.ProcKernel{
+		K:        k,
+		Release:  linux.UnameRelease,
+		Version:  linux.UnameVersion,
+		MemTotal: func() uint64 { return linux.SandboxMemory },
+	}, nil)
+	sysFS := sys.New(kernel.NumCPUs())
 	for _, m := range []struct {
 		path string
 		f    *fs.Filesystem
-	}{{"/dev", devFS}, {"/proc", procFS}} {
+	}{{"/dev", devFS}, {"/proc", procFS}, {"/sys", sysFS}} {
 		at, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: m.path, FollowFinal: true})
 		if err != nil {
 			log.Info("not mounting: no mount point", "path", m.path, "err", err)
 			continue
 		}
-		if _, err := mns.Mount(ctx, at, m.f, fs.MountFlags{NoSUID: true, NoExec: m.path == "/proc"}); err != nil {
+		noExec := m.path == "/proc" || m.path == "/sys"
+		if _, err := mns.Mount(ctx, at, m.f, fs.MountFlags{NoSUID: true, NoExec: noExec, NoDev: m.path == "/sys"}); err != nil {
 			return fmt.Errorf("mounting %s: %w", m.path, err)
 		}
 	}

@@ -6,14 +6,97 @@ import (
 	"sort"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/pipe"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
-// ProcKernel lets /proc see the kernel's processes.
-type ProcKernel struct{ K *Kernel }
+// ProcKernel lets /proc see the kernel's processes and describe the
+// sandbox (proc.System).
+type ProcKernel struct {
+	K *Kernel
+	// Release and Version are what uname(2) reports.
+	Release, Version string
+	// MemTotal returns the sandbox's memory in bytes (sysinfo's total).
+	MemTotal func() uint64
+}
+
+// Values Linux exposes in /proc/sys that the Sentry enforces elsewhere.
+const (
+	// procPIDMax is allocID's pidMax.
+	procPIDMax = 4194304
+	// procNROpen is the RLIMIT_NOFILE ceiling of Limits.Set.
+	procNROpen = 1 << 20
+)
+
+// SystemInfo implements proc.System.
+func (p ProcKernel) SystemInfo() proc.SystemInfo {
+	return proc.SystemInfo{
+		NumCPUs:     NumCPUs(),
+		CPUInfo:     cpuInfoText(),
+		Release:     p.Release,
+		Version:     p.Version,
+		BootTime:    p.K.StartTime(),
+		PIDMax:      procPIDMax,
+		NROpen:      procNROpen,
+		PipeMaxSize: pipe.MaxSize,
+		CapLastCap:  unix.CAP_LAST_CAP,
+	}
+}
+
+// SystemStats implements proc.System. Forks is approximated by the last
+// allocated id (ids are handed out in order and reused only after
+// pid_max).
+func (p ProcKernel) SystemStats() proc.SystemStats {
+	k := p.K
+	var st proc.SystemStats
+	if p.MemTotal != nil {
+		st.MemTotal = p.MemTotal()
+	}
+	if used := k.MemFile.Used(); used < st.MemTotal {
+		st.MemFree = st.MemTotal - used
+	}
+	k.mu.Lock()
+	st.LastPID = int32(k.nextID - 1)
+	st.Forks = uint64(k.nextID - 1)
+	k.mu.Unlock()
+	for _, tg := range k.ThreadGroups() {
+		u, s := tg.CPUTimes()
+		st.User += u
+		st.System += s
+		for _, t := range tg.Tasks() {
+			st.Threads++
+			if t.RunState() == StateRunning {
+				st.Running++
+			}
+		}
+	}
+	return st
+}
+
+// Hostname implements proc.System.
+func (p ProcKernel) Hostname() string { return p.K.Hostname() }
+
+// Domainname implements proc.System.
+func (p ProcKernel) Domainname() string { return p.K.Domainname() }
+
+// SetUTSName implements proc.System. The sysctl file's mode is the only
+// check, as on Linux.
+func (p ProcKernel) SetUTSName(_ fs.Context, domain bool, name string) error {
+	if domain {
+		p.K.SetDomainname(name)
+	} else {
+		p.K.SetHostname(name)
+	}
+	return nil
+}
+
+// ProcThreadID implements proc.ThreadContext.
+func (t *Task) ProcThreadID() int32 { return int32(t.tid) }
 
 // ThreadGroup implements proc.Kernel.ThreadGroup.
 func (p ProcKernel) ThreadGroup(ctx fs.Context, pid int32) (proc.Task, bool) {
@@ -261,6 +344,54 @@ func (p procTask) StatusText() string {
 		vm, rss, len(p.tg.Tasks()),
 		uint64(c.InheritableCaps), uint64(c.PermittedCaps), uint64(c.EffectiveCaps), uint64(c.BoundingCaps), uint64(c.AmbientCaps),
 		boolInt(t.noNewPrivs))
+}
+
+// Limits implements proc.LimitsTask.
+func (p procTask) Limits() []proc.Limit {
+	out := make([]proc.Limit, unix.RLIMIT_RTTIME+1)
+	for r := range out {
+		l := p.tg.limits.Get(r)
+		out[r] = proc.Limit{Cur: l.Cur, Max: l.Max}
+	}
+	return out
+}
+
+// OOMScoreAdj implements proc.OOMTask.
+func (p procTask) OOMScoreAdj() int32 { return p.tg.procAttrs.oomScoreAdj.Load() }
+
+// SetOOMScoreAdj implements proc.OOMTask: going below the floor takes
+// CAP_SYS_RESOURCE, and a privileged write moves the floor.
+func (p procTask) SetOOMScoreAdj(ctx fs.Context, v int32) error {
+	privileged := ctx.Credentials().HasCapability(unix.CAP_SYS_RESOURCE)
+	a := &p.tg.procAttrs
+	if v < a.oomScoreAdjMin.Load() && !privileged {
+		return unix.EACCES
+	}
+	a.oomScoreAdj.Store(v)
+	if privileged {
+		a.oomScoreAdjMin.Store(v)
+	}
+	return nil
+}
+
+// SetComm implements proc.CommTask.
+func (p procTask) SetComm(ctx fs.Context, name string) error {
+	caller, ok := ctx.(*Task)
+	if !ok || caller.tg != p.tg {
+		return unix.EINVAL
+	}
+	if t := p.leader(); t != nil {
+		t.SetName(name)
+	}
+	return nil
+}
+
+// ResidentIn implements proc.ResidentTask.
+func (p procTask) ResidentIn(start, end uint64) uint64 {
+	if m := p.memory(); m != nil {
+		return m.ResidentIn(uintptr(start), uintptr(end))
+	}
+	return 0
 }
 
 func boolInt(b bool) int {

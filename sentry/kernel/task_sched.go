@@ -286,12 +286,17 @@ type procAttrs struct {
 	nonDumpable atomic.Bool
 	// thpDisable is PR_SET_THP_DISABLE.
 	thpDisable atomic.Bool
+	// oomScoreAdj and oomScoreAdjMin are /proc/[pid]/oom_score_adj and
+	// the floor an unprivileged write may lower it to (procfs.go).
+	oomScoreAdj, oomScoreAdjMin atomic.Int32
 }
 
 // inherit copies a parent process's attributes into a forked child's.
 func (a *procAttrs) inherit(p *procAttrs) {
 	a.nonDumpable.Store(p.nonDumpable.Load())
 	a.thpDisable.Store(p.thpDisable.Load())
+	a.oomScoreAdj.Store(p.oomScoreAdj.Load())
+	a.oomScoreAdjMin.Store(p.oomScoreAdjMin.Load())
 }
 
 // resetForExec sets the attributes execve resets: a program is dumpable

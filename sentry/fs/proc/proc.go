@@ -1,10 +1,15 @@
-// Package proc is a minimal /proc driven by the kernel through the Kernel
-// and Task interfaces: /proc/self, /proc/mounts, /proc/filesystems, and
-// per process /proc/[pid]/exe, cwd, root, fd/N, fdinfo/N, cmdline, comm,
-// mounts and mountinfo (stat and status, environ, auxv, maps and the task
-// directory of threads when the task provides them: StatTask, MemTask,
-// ThreadsTask). The kernel adds its own files
-// (meminfo, uptime...) as extra root entries.
+// Package proc is /proc, driven by the kernel through the Kernel and Task
+// interfaces and the optional interfaces a task or kernel may implement.
+//
+// Root: /proc/self, thread-self, mounts (-> self/mounts), filesystems, a
+// directory per process, and, when the kernel implements System, cpuinfo,
+// meminfo, stat, uptime, loadavg, version and sys/ (system.go). Per
+// process: exe, cwd, root, fd/, fdinfo/, cmdline, comm (writable by the
+// process itself), mounts, mountinfo, cgroup, uid_map, gid_map, ns/, and
+// from optional interfaces stat and status (StatTask), environ, auxv,
+// maps, smaps and statm (MemTask, ResidentTask), limits (LimitsTask),
+// oom_score_adj (OOMTask) and task/ (ThreadsTask). Only the sandbox's
+// processes ever appear.
 //
 // The calling task is known through the Context: it must implement
 // ProcContext. Every directory here is dynamic, so nothing is cached and
@@ -30,6 +35,12 @@ const ProcSuperMagic = 0x9fa0
 // thread group (its pid as the caller's PID namespace sees it).
 type ProcContext interface {
 	ThreadGroupID() int32
+}
+
+// ThreadContext is implemented by contexts that know the calling thread's
+// id (for /proc/thread-self).
+type ThreadContext interface {
+	ProcThreadID() int32
 }
 
 // FSContexter is implemented by contexts that have a file system context:
@@ -82,8 +93,16 @@ type ThreadsTask interface {
 	Thread(tid int32) (Task, bool)
 }
 
-// New returns /proc with extra as additional root entries.
+// New returns /proc with extra as additional root entries (and the system
+// files if k implements System).
 func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
+	if s, ok := k.(System); ok {
+		all := systemEntries(s)
+		for n, node := range extra {
+			all[n] = node
+		}
+		extra = all
+	}
 	root := &synth.DynamicDir{Attr: synth.Attr{Mode: 0o555}}
 	root.Names = func(ctx fs.Context) []string {
 		names := make([]string, 0, len(extra)+2)
@@ -110,7 +129,11 @@ func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
 			return "", unix.ENOENT
 		}
 		id := strconv.Itoa(int(pc.ThreadGroupID()))
-		return id + "/task/" + id, nil
+		tid := id
+		if tc, ok := ctx.(ThreadContext); ok {
+			tid = strconv.Itoa(int(tc.ProcThreadID()))
+		}
+		return id + "/task/" + tid, nil
 	}}
 	mounts := synth.NewSymlink("self/mounts")
 	filesystems := synth.NewStaticFile(0o444, []byte(filesystemsText))
@@ -212,6 +235,7 @@ func taskDir(t Task, withThreads bool) fs.Node {
 		}},
 	}
 	addMemFiles(t, entries, func(m uint32) synth.Attr { return owned(m) })
+	addTaskFiles(t, entries, owned)
 	if tt, ok := t.(ThreadsTask); ok && withThreads {
 		entries["task"] = threadsDir(tt, owned(0o555))
 	}

@@ -1,0 +1,288 @@
+package proc
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/synth"
+)
+
+// System is implemented by kernels that give /proc its system files
+// (cpuinfo, meminfo, stat, uptime, loadavg, version and sys/). Every value
+// describes the sandbox, never the host.
+type System interface {
+	// SystemInfo returns what does not change while the sandbox runs.
+	SystemInfo() SystemInfo
+	// SystemStats returns the counters of the moment.
+	SystemStats() SystemStats
+	// Hostname and Domainname are the UTS names.
+	Hostname() string
+	Domainname() string
+	// SetUTSName sets the host name (or the domain name, if domain) as
+	// sethostname(2) does, privilege check included.
+	SetUTSName(ctx fs.Context, domain bool, name string) error
+}
+
+// SystemInfo is the sandbox's fixed description.
+type SystemInfo struct {
+	// NumCPUs is how many CPUs the sandbox shows.
+	NumCPUs int
+	// CPUInfo is /proc/cpuinfo.
+	CPUInfo string
+	// Release and Version are uname's release and version.
+	Release, Version string
+	// BootTime is when the sandbox started.
+	BootTime time.Time
+	// PIDMax is the largest pid plus one.
+	PIDMax int
+	// NROpen is the largest RLIMIT_NOFILE hard limit.
+	NROpen int
+	// PipeMaxSize is the largest pipe capacity an unprivileged process
+	// may set.
+	PipeMaxSize int
+	// CapLastCap is the highest capability number.
+	CapLastCap int
+}
+
+// SystemStats are the sandbox's counters.
+type SystemStats struct {
+	// MemTotal and MemFree are bytes.
+	MemTotal, MemFree uint64
+	// Threads is how many threads exist, Running how many are runnable.
+	Threads, Running int
+	// LastPID is the most recently allocated pid; Forks counts the
+	// processes and threads created since boot.
+	LastPID int32
+	Forks   uint64
+	// User and System are the CPU times the sandbox's tasks used.
+	User, System time.Duration
+}
+
+// clockTicks is USER_HZ: /proc/stat counts in 1/100 s.
+const clockTicks = 100
+
+// bootID is /proc/sys/kernel/random/boot_id: one Sentry is one sandbox.
+var bootID = sync.OnceValue(newUUID)
+
+// newUUID returns a random (version 4) UUID as Linux formats it.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// systemEntries returns the root entries built from s.
+func systemEntries(s System) map[string]fs.Node {
+	gen := func(f func() string) *synth.File {
+		return synth.NewGenFile(0o444, func(fs.Context) ([]byte, error) { return []byte(f()), nil })
+	}
+	return map[string]fs.Node{
+		"cpuinfo": gen(func() string { return s.SystemInfo().CPUInfo }),
+		"meminfo": gen(func() string { return meminfoText(s.SystemStats()) }),
+		"stat":    gen(func() string { return statText(s.SystemInfo(), s.SystemStats()) }),
+		"uptime":  gen(func() string { return uptimeText(s.SystemInfo(), s.SystemStats()) }),
+		"loadavg": gen(func() string { return loadavgText(s.SystemStats()) }),
+		"version": gen(func() string {
+			i := s.SystemInfo()
+			return fmt.Sprintf("Linux version %s (moat@moat) (Moat sandbox) %s\n", i.Release, i.Version)
+		}),
+		"sys": sysctlDir(s),
+	}
+}
+
+// meminfoText is /proc/meminfo: the sandbox's memory, no swap, nothing
+// cached.
+func meminfoText(st SystemStats) string {
+	var b strings.Builder
+	kb := func(name string, v uint64) { fmt.Fprintf(&b, "%-16s%8d kB\n", name+":", v/1024) }
+	n := func(name string, v uint64) { fmt.Fprintf(&b, "%-16s%8d\n", name+":", v) }
+	used := st.MemTotal - st.MemFree
+	kb("MemTotal", st.MemTotal)
+	kb("MemFree", st.MemFree)
+	kb("MemAvailable", st.MemFree)
+	kb("Buffers", 0)
+	kb("Cached", 0)
+	kb("SwapCached", 0)
+	kb("Active", used)
+	kb("Inactive", 0)
+	kb("Active(anon)", used)
+	kb("Inactive(anon)", 0)
+	kb("Active(file)", 0)
+	kb("Inactive(file)", 0)
+	kb("Unevictable", 0)
+	kb("Mlocked", 0)
+	kb("SwapTotal", 0)
+	kb("SwapFree", 0)
+	kb("Dirty", 0)
+	kb("Writeback", 0)
+	kb("AnonPages", used)
+	kb("Mapped", 0)
+	kb("Shmem", 0)
+	kb("KReclaimable", 0)
+	kb("Slab", 0)
+	kb("SReclaimable", 0)
+	kb("SUnreclaim", 0)
+	kb("KernelStack", 0)
+	kb("PageTables", 0)
+	kb("NFS_Unstable", 0)
+	kb("Bounce", 0)
+	kb("WritebackTmp", 0)
+	kb("CommitLimit", st.MemTotal/2)
+	kb("Committed_AS", used)
+	kb("VmallocTotal", 34359738367*1024)
+	kb("VmallocUsed", 0)
+	kb("VmallocChunk", 0)
+	kb("AnonHugePages", 0)
+	kb("ShmemHugePages", 0)
+	kb("ShmemPmdMapped", 0)
+	n("HugePages_Total", 0)
+	n("HugePages_Free", 0)
+	n("HugePages_Rsvd", 0)
+	n("HugePages_Surp", 0)
+	kb("Hugepagesize", 2048*1024)
+	kb("Hugetlb", 0)
+	return b.String()
+}
+
+// idle is the CPU time nobody used since boot (at least 0).
+func idle(i SystemInfo, st SystemStats) time.Duration {
+	up := time.Since(i.BootTime)
+	d := up*time.Duration(max(i.NumCPUs, 1)) - st.User - st.System
+	return max(d, 0)
+}
+
+// statText is /proc/stat: the tasks' times spread evenly over the CPUs.
+func statText(i SystemInfo, st SystemStats) string {
+	ncpu := max(i.NumCPUs, 1)
+	ticks := func(d time.Duration) uint64 { return uint64(d / (time.Second / clockTicks)) }
+	u, s, id := ticks(st.User), ticks(st.System), ticks(idle(i, st))
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu  %d 0 %d %d 0 0 0 0 0 0\n", u, s, id)
+	for c := 0; c < ncpu; c++ {
+		share := func(v uint64) uint64 {
+			q := v / uint64(ncpu)
+			if uint64(c) < v%uint64(ncpu) {
+				q++
+			}
+			return q
+		}
+		fmt.Fprintf(&b, "cpu%d %d 0 %d %d 0 0 0 0 0 0\n", c, share(u), share(s), share(id))
+	}
+	fmt.Fprintf(&b, "intr 0\nctxt 0\nbtime %d\nprocesses %d\nprocs_running %d\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n",
+		i.BootTime.Unix(), st.Forks, max(st.Running, 1))
+	return b.String()
+}
+
+// uptimeText is /proc/uptime: seconds since boot and idle CPU seconds.
+func uptimeText(i SystemInfo, st SystemStats) string {
+	up := time.Since(i.BootTime)
+	cs := func(d time.Duration) string {
+		c := d / (10 * time.Millisecond)
+		return fmt.Sprintf("%d.%02d", c/100, c%100)
+	}
+	return cs(up) + " " + cs(idle(i, st)) + "\n"
+}
+
+// loadavgText is /proc/loadavg. The Sentry keeps no load average: 0.
+func loadavgText(st SystemStats) string {
+	return fmt.Sprintf("0.00 0.00 0.00 %d/%d %d\n", max(st.Running, 1), st.Threads, st.LastPID)
+}
+
+// sysctlValue is one /proc/sys file: a value read fresh at each open and,
+// if set is not nil, a writer for root.
+func sysctlValue(get func() string, set func(ctx fs.Context, v string) error) *synth.File {
+	f := synth.NewGenFile(0o444, func(fs.Context) ([]byte, error) { return []byte(get() + "\n"), nil })
+	if set != nil {
+		f.Mode = 0o644
+		f.Write = func(ctx fs.Context, data []byte) (int, error) {
+			v := string(data)
+			// proc_dostring stops at the first newline or NUL.
+			if i := strings.IndexAny(v, "\n\x00"); i >= 0 {
+				v = v[:i]
+			}
+			if err := set(ctx, v); err != nil {
+				return 0, err
+			}
+			return len(data), nil
+		}
+	}
+	return f
+}
+
+func constValue(v string) *synth.File {
+	return sysctlValue(func() string { return v }, nil)
+}
+
+// utsNameMax is __NEW_UTS_LEN: longer names are cut, as proc_dostring does.
+const utsNameMax = 64
+
+// sysctlDir is /proc/sys: the tunables programs read to learn the
+// sandbox's limits. Only the UTS names are writable.
+func sysctlDir(s System) fs.Node {
+	info := s.SystemInfo
+	itoa := func(f func(SystemInfo) int) *synth.File {
+		return sysctlValue(func() string { return fmt.Sprint(f(info())) }, nil)
+	}
+	setUTS := func(domain bool) func(fs.Context, string) error {
+		return func(ctx fs.Context, v string) error {
+			if len(v) > utsNameMax {
+				v = v[:utsNameMax]
+			}
+			return s.SetUTSName(ctx, domain, v)
+		}
+	}
+	random := synth.NewDir(0o555, map[string]fs.Node{
+		"boot_id":       constValue(bootID()),
+		"uuid":          sysctlValue(newUUID, nil),
+		"entropy_avail": constValue("256"),
+		"poolsize":      constValue("256"),
+	})
+	kernel := synth.NewDir(0o555, map[string]fs.Node{
+		"hostname":           sysctlValue(s.Hostname, setUTS(false)),
+		"domainname":         sysctlValue(s.Domainname, setUTS(true)),
+		"ostype":             constValue("Linux"),
+		"osrelease":          sysctlValue(func() string { return info().Release }, nil),
+		"version":            sysctlValue(func() string { return info().Version }, nil),
+		"pid_max":            itoa(func(i SystemInfo) int { return i.PIDMax }),
+		"threads-max":        itoa(func(i SystemInfo) int { return i.PIDMax }),
+		"cap_last_cap":       itoa(func(i SystemInfo) int { return i.CapLastCap }),
+		"ngroups_max":        constValue("65536"),
+		"overflowuid":        constValue("65534"),
+		"overflowgid":        constValue("65534"),
+		"randomize_va_space": constValue("2"),
+		"shmmax":             constValue("18446744073692774399"),
+		"shmall":             constValue("18446744073692774399"),
+		"shmmni":             constValue("4096"),
+		"msgmax":             constValue("8192"),
+		"msgmnb":             constValue("16384"),
+		"msgmni":             constValue("32000"),
+		"sem":                constValue("32000\t1024000000\t500\t32000"),
+		"random":             random,
+	})
+	vm := synth.NewDir(0o555, map[string]fs.Node{
+		"overcommit_memory": constValue("0"),
+		"overcommit_ratio":  constValue("50"),
+		"max_map_count":     constValue("65530"),
+		"mmap_min_addr":     constValue("4096"),
+	})
+	fsDir := synth.NewDir(0o555, map[string]fs.Node{
+		"file-max":      constValue("9223372036854775807"),
+		"nr_open":       itoa(func(i SystemInfo) int { return i.NROpen }),
+		"pipe-max-size": itoa(func(i SystemInfo) int { return i.PipeMaxSize }),
+		"inotify": synth.NewDir(0o555, map[string]fs.Node{
+			"max_user_watches":   constValue("8192"),
+			"max_user_instances": constValue("128"),
+			"max_queued_events":  constValue("16384"),
+		}),
+	})
+	net := synth.NewDir(0o555, map[string]fs.Node{
+		"core": synth.NewDir(0o555, map[string]fs.Node{"somaxconn": constValue("4096")}),
+	})
+	return synth.NewDir(0o555, map[string]fs.Node{"kernel": kernel, "vm": vm, "fs": fsDir, "net": net})
+}
