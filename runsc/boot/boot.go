@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -26,7 +27,6 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/fs/sys"
 	"github.com/moat-sandbox/moat/sentry/kernel"
-	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/mm"
 	"github.com/moat-sandbox/moat/sentry/platform/ptrace"
 	"github.com/moat-sandbox/moat/sentry/syscalls/linux"
@@ -49,6 +49,12 @@ type Config struct {
 	// SelfTestOpen makes the Sentry open a host file after Confine, which
 	// the filter must punish by killing the process.
 	SelfTestOpen bool
+	// Process holds the init process's identity and limits from an OCI
+	// spec; the zero value is root with every capability and the
+	// default limits.
+	Process Process
+	// Hostname is the UTS hostname; empty means the kernel's default.
+	Hostname string
 }
 
 // defaultPath is the PATH used to find the command when the environment
@@ -56,14 +62,63 @@ type Config struct {
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // Run runs the sandbox until its init exits and returns the exit status to
-// report: the exit code, or 128+N when signal N killed it.
+// report: the exit code, or 128+N when signal N killed it. A command that
+// cannot be found or executed gives 127 or 126, as a shell reports it.
 func Run(cfg Config) (int, error) {
+	s, err := Load(cfg)
+	if err != nil {
+		var ee *ExecError
+		if errors.As(err, &ee) {
+			fmt.Fprintf(os.Stderr, "runsc: %v\n", ee.Err)
+			return ee.Status, nil
+		}
+		return 0, err
+	}
+	defer s.Release()
+	s.Start()
+	return s.Wait(), nil
+}
+
+// ExecError is Load's error for a command that cannot be run: Status is
+// what a shell would exit with (127 not found, 126 not executable).
+type ExecError struct {
+	Status int
+	Err    error
+}
+
+func (e *ExecError) Error() string { return e.Err.Error() }
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// Sandbox is a built kernel with its init process loaded but not yet
+// running (Load), then running (Start).
+type Sandbox struct {
+	k     *kernel.Kernel
+	init  *kernel.Task
+	log   *slog.Logger
+	sigs  chan os.Signal
+	stdio [3]int
+	// savedFlags are the stdio descriptors' flags before the Sentry made
+	// them non-blocking; Release puts them back (they are shared with
+	// whoever started runsc).
+	savedFlags [3]int
+
+	startOnce sync.Once
+	started   chan struct{}
+	// done is closed when init has exited; status is then its status.
+	done   chan struct{}
+	status int
+}
+
+// Load builds the kernel, mounts the root through the gofer and loads
+// init, without running it. After Load the process is confined
+// (cfg.Confine has run).
+func Load(cfg Config) (*Sandbox, error) {
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if len(cfg.Argv) == 0 {
-		return 0, errors.New("no command")
+		return nil, errors.New("no command")
 	}
 	// Tracing the stubs needs a dumpable Sentry; dropping capabilities
 	// cleared it.
@@ -73,20 +128,20 @@ func Run(cfg Config) (int, error) {
 	phase := func(name string) { log.Debug("boot phase", "phase", name, "at", time.Since(t0)) }
 	mf, err := mm.NewMemoryFile()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	plat, err := ptrace.New(mf.FD())
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	phase("platform")
 	client, err := proto.NewClient(cfg.GoferFD)
 	if err != nil {
-		return 0, fmt.Errorf("connecting to the gofer: %w", err)
+		return nil, fmt.Errorf("connecting to the gofer: %w", err)
 	}
 	rootFS, err := gofer.New(client)
 	if err != nil {
-		return 0, fmt.Errorf("mounting the root: %w", err)
+		return nil, fmt.Errorf("mounting the root: %w", err)
 	}
 	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{ReadOnly: true})
 
@@ -101,24 +156,24 @@ func Run(cfg Config) (int, error) {
 		Log:      log,
 		Strace:   strace,
 		MountNS:  mns,
+		Hostname: cfg.Hostname,
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	phase("kernel")
 	if err := mountSpecial(k, mns, log); err != nil {
-		return 0, err
+		return nil, err
 	}
 
-	// Save the stdio flags: host files make the descriptors non-blocking,
-	// and they are shared with whoever started runsc.
-	var savedFlags [3]int
+	s := &Sandbox{k: k, log: log, stdio: cfg.Stdio, started: make(chan struct{}), done: make(chan struct{})}
 	for i, fd := range cfg.Stdio {
-		savedFlags[i], _ = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		s.savedFlags[i], _ = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 	}
+	ok := false
 	defer func() {
-		for i, fd := range cfg.Stdio {
-			unix.FcntlInt(uintptr(fd), unix.F_SETFL, savedFlags[i])
+		if !ok {
+			s.restoreStdio()
 		}
 	}()
 	fdt := fs.NewFDTable()
@@ -126,14 +181,14 @@ func Run(cfg Config) (int, error) {
 	for i, fd := range cfg.Stdio {
 		nfd, err := unix.Dup(fd)
 		if err != nil {
-			return 0, fmt.Errorf("duplicating stdio fd %d: %w", fd, err)
+			return nil, fmt.Errorf("duplicating stdio fd %d: %w", fd, err)
 		}
 		f, err := host.NewFile(nfd, host.Options{TTY: tty})
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if err := fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024); err != nil {
-			return 0, err
+			return nil, err
 		}
 		f.DecRef()
 	}
@@ -141,13 +196,13 @@ func Run(cfg Config) (int, error) {
 	phase("stdio")
 	if cfg.Confine != nil {
 		if err := cfg.Confine(); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	if cfg.SelfTestOpen {
 		log.Warn("self test: opening a host file from the Sentry; the seccomp filter must kill this process")
 		fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
-		return 0, fmt.Errorf("self test: open of a host file was not killed (fd %d, err %v)", fd, err)
+		return nil, fmt.Errorf("self test: open of a host file was not killed (fd %d, err %v)", fd, err)
 	}
 
 	phase("confined")
@@ -161,59 +216,113 @@ func Run(cfg Config) (int, error) {
 	if cfg.Cwd != "" && cfg.Cwd != "/" {
 		cwd, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: cfg.Cwd, FollowFinal: true})
 		if err != nil {
-			return 0, fmt.Errorf("working directory %q: %w", cfg.Cwd, err)
+			return nil, fmt.Errorf("working directory %q: %w", cfg.Cwd, err)
 		}
 	}
 	exe, err := lookPath(ctx, root, cwd, cfg.Argv[0], env)
 	if err != nil {
-		// As a shell reports a command it cannot find.
-		fmt.Fprintf(os.Stderr, "runsc: %v\n", err)
-		return 127, nil
+		return nil, &ExecError{Status: 127, Err: err}
 	}
-	creds := auth.NewRootCredentials()
+	creds, limits, err := cfg.Process.credentials()
+	if err != nil {
+		return nil, err
+	}
+	umask := uint32(0o022)
+	if cfg.Process.Umask != nil {
+		umask = *cfg.Process.Umask & 0o777
+	}
 	t, err := k.CreateInit(kernel.InitOptions{
 		Path:    exe,
 		Argv:    cfg.Argv,
 		Envv:    env,
 		Root:    root,
 		Cwd:     cwd,
-		Umask:   0o022,
+		Umask:   umask,
 		FDTable: fdt,
 		Creds:   creds,
+		Limits:  limits,
 	})
 	if err != nil {
 		// A command that cannot be executed is reported as a shell does.
 		switch {
 		case errors.Is(err, unix.ENOENT):
-			fmt.Fprintf(os.Stderr, "runsc: %v\n", err)
-			return 127, nil
+			return nil, &ExecError{Status: 127, Err: err}
 		case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
-			fmt.Fprintf(os.Stderr, "runsc: %v\n", err)
-			return 126, nil
+			return nil, &ExecError{Status: 126, Err: err}
 		}
-		return 0, err
+		return nil, err
 	}
-
+	if cfg.Process.NoNewPrivileges {
+		t.SetNoNewPrivs()
+	}
+	s.init = t
 	phase("init loaded")
+
 	// Host signals sent to the sandbox go to init.
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+	s.sigs = make(chan os.Signal, 16)
+	signal.Notify(s.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	go func() {
-		for s := range sigs {
-			log.Debug("forwarding signal to init", "signal", s)
-			k.SignalInit(kernel.Signal(s.(syscall.Signal)))
+		for sig := range s.sigs {
+			log.Debug("forwarding signal to init", "signal", sig)
+			k.SignalInit(kernel.Signal(sig.(syscall.Signal)))
 		}
 	}()
+	ok = true
+	return s, nil
+}
 
-	start := time.Now()
-	t.Start()
-	ws := k.Wait()
-	signal.Stop(sigs)
-	log.Debug("init exited", "status", fmt.Sprintf("%#x", uint32(ws)), "after", time.Since(start))
-	if ws.Signaled() {
-		return 128 + int(ws.Signal()), nil
+// Start runs init; later calls do nothing.
+func (s *Sandbox) Start() {
+	s.startOnce.Do(func() {
+		close(s.started)
+		go func() {
+			start := time.Now()
+			s.init.Start()
+			ws := s.k.Wait()
+			s.log.Debug("init exited", "status", fmt.Sprintf("%#x", uint32(ws)), "after", time.Since(start))
+			if ws.Signaled() {
+				s.status = 128 + int(ws.Signal())
+			} else {
+				s.status = ws.ExitCode()
+			}
+			close(s.done)
+		}()
+	})
+}
+
+// Started reports whether Start was called.
+func (s *Sandbox) Started() bool {
+	select {
+	case <-s.started:
+		return true
+	default:
+		return false
 	}
-	return ws.ExitCode(), nil
+}
+
+// Done is closed when init has exited and every task is gone.
+func (s *Sandbox) Done() <-chan struct{} { return s.done }
+
+// Wait waits for init to exit (Start must have been called) and returns
+// its status: the exit code, or 128+N when signal N killed it.
+func (s *Sandbox) Wait() int {
+	<-s.done
+	return s.status
+}
+
+// Release stops forwarding host signals and gives the stdio descriptors
+// their flags back.
+func (s *Sandbox) Release() {
+	if s.sigs != nil {
+		signal.Stop(s.sigs)
+	}
+	s.restoreStdio()
+}
+
+func (s *Sandbox) restoreStdio() {
+	for i, fd := range s.stdio {
+		unix.FcntlInt(uintptr(fd), unix.F_SETFL, s.savedFlags[i])
+	}
 }
 
 // mountSpecial mounts /dev, /proc and /sys where the root has directories

@@ -3,9 +3,11 @@ package cmd
 import (
 	"context"
 	"flag"
+	"log/slog"
 
 	"github.com/google/subcommands"
 	"github.com/moat-sandbox/moat/runsc/boot"
+	"github.com/moat-sandbox/moat/runsc/config"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
 )
 
@@ -16,6 +18,9 @@ type Boot struct {
 	cwd          string
 	env          envList
 	selfTestOpen bool
+	// The descriptors of an OCI container's sandbox (runsc create): see
+	// runsc/sandbox/create.go.
+	specFD, controlFD, syncFD, exitFD int
 }
 
 // Name implements subcommands.Command.
@@ -26,10 +31,15 @@ func (*Boot) Synopsis() string { return "run the Sentry in a sandbox (internal, 
 
 // Usage implements subcommands.Command.
 func (*Boot) Usage() string {
-	return "boot --gofer-fd N [--cwd DIR] [--env K=V]... [--self-test-open] -- CMD [ARG...]\n\n" +
+	return "boot --gofer-fd N [--cwd DIR] [--env K=V]... [--self-test-open] -- CMD [ARG...]\n" +
+		"boot --gofer-fd N --spec-fd N --control-fd N --sync-fd N --exit-fd N\n\n" +
 		"Confines this process and runs CMD under the Sentry, its files served\n" +
 		"by the gofer on socket N and its stdio this process's fds 0-2. Exits\n" +
-		"with CMD's status, or 125 if the sandbox fails.\n\n"
+		"with CMD's status, or 125 if the sandbox fails.\n\n" +
+		"The second form is a container's sandbox (runsc create): the command\n" +
+		"and its settings come as JSON on the spec pipe; the sandbox loads it,\n" +
+		"reports ready on the sync pipe, and runs it when told to on the\n" +
+		"control socket.\n\n"
 }
 
 // SetFlags implements subcommands.Command.
@@ -38,11 +48,18 @@ func (b *Boot) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&b.cwd, "cwd", "/", "working directory of CMD")
 	f.Var(&b.env, "env", "NAME=VALUE of CMD's environment (repeatable)")
 	f.BoolVar(&b.selfTestOpen, "self-test-open", false, "open a host file once confined, to prove the seccomp filter kills the Sentry")
+	f.IntVar(&b.specFD, "spec-fd", -1, "pipe carrying the container's boot spec (JSON)")
+	f.IntVar(&b.controlFD, "control-fd", -1, "listening control socket")
+	f.IntVar(&b.syncFD, "sync-fd", -1, "pipe on which to report readiness")
+	f.IntVar(&b.exitFD, "exit-fd", -1, "file to write init's exit status to")
 }
 
 // Execute implements subcommands.Command.
 func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcommands.ExitStatus {
 	conf, log := Globals(args)
+	if b.specFD >= 0 {
+		return b.container(conf, log, f)
+	}
 	if b.goferFD < 0 || f.NArg() == 0 {
 		f.Usage()
 		return subcommands.ExitUsageError
@@ -68,4 +85,43 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 		return fail(conf, log, "boot", err)
 	}
 	return subcommands.ExitStatus(status)
+}
+
+// container runs the sandbox of an OCI container: load, report ready,
+// serve control calls until init has exited.
+func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet) subcommands.ExitStatus {
+	if b.goferFD < 0 || b.controlFD < 0 || b.syncFD < 0 || f.NArg() != 0 {
+		f.Usage()
+		return subcommands.ExitUsageError
+	}
+	spec, err := sandbox.ReadSpec(b.specFD)
+	if err != nil {
+		sandbox.ReportReady(b.syncFD, err)
+		return fail(conf, log, "boot", err)
+	}
+	if err := sandbox.ConfineSandbox(); err != nil {
+		sandbox.ReportReady(b.syncFD, err)
+		return fail(conf, log, "boot", err)
+	}
+	s, err := boot.Load(boot.Config{
+		Argv:     spec.Argv,
+		Env:      spec.Env,
+		Cwd:      spec.Cwd,
+		GoferFD:  b.goferFD,
+		Stdio:    [3]int{0, 1, 2},
+		Debug:    conf.Debug,
+		Strace:   conf.Strace,
+		Log:      log,
+		Confine:  sandbox.SentryConfine(conf),
+		Process:  spec.Process,
+		Hostname: spec.Hostname,
+	})
+	if err != nil {
+		sandbox.ReportReady(b.syncFD, err)
+		log.Debug("loading init failed", "err", err)
+		return sandbox.ExitInternal
+	}
+	defer s.Release()
+	sandbox.ReportReady(b.syncFD, nil)
+	return subcommands.ExitStatus(s.Serve(b.controlFD, b.exitFD))
 }

@@ -177,6 +177,9 @@ var sentryRules = Rules{
 	unix.SYS_RECVFROM:   Allow,
 	unix.SYS_SENDTO:     Allow,
 	unix.SYS_SHUTDOWN:   Allow,
+	// A container's control socket: runsc create binds and listens on
+	// it and hands the sandbox the listening descriptor (boot/control.go).
+	unix.SYS_ACCEPT4: Allow,
 	// Memory: the memory file and its mappings.
 	unix.SYS_MEMFD_CREATE: Allow,
 	unix.SYS_MSYNC:        Allow,

@@ -1,0 +1,286 @@
+package boot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel"
+)
+
+// This file is the sandbox side of the control socket: the RPCs runsc
+// start, kill, wait, ps and state make to a created sandbox.
+//
+// The protocol: the host (runsc create) binds a SOCK_SEQPACKET unix socket
+// in the container's state directory, listens, and hands the listening
+// descriptor to the sandbox, which only accepts on it (the Sentry cannot
+// bind paths). A client connects and sends one Request, a JSON message;
+// the sandbox answers with one Response and closes. Methods:
+//
+//	start   run init (only once; an error after)
+//	kill    send Signal to init, or with All to every process
+//	wait    block until init has exited; Status is its status
+//	ps      Processes lists the sandbox's processes
+//	state   Started, Exited and Status
+//
+// When init has exited, the sandbox writes its status ("%d\n") to the exit
+// file (a descriptor the host opened in the state directory), answers the
+// waits in flight and exits.
+
+// Request is one control call.
+type Request struct {
+	Method string `json:"method"`
+	// Signal is kill's signal number.
+	Signal int `json:"signal,omitempty"`
+	// All sends kill's signal to every process, not init alone.
+	All bool `json:"all,omitempty"`
+}
+
+// Response answers a Request. Error is empty on success.
+type Response struct {
+	Error     string        `json:"error,omitempty"`
+	Started   bool          `json:"started,omitempty"`
+	Exited    bool          `json:"exited,omitempty"`
+	Status    int           `json:"status,omitempty"`
+	Processes []ProcessInfo `json:"processes,omitempty"`
+}
+
+// ProcessInfo is one process of the sandbox, as ps shows it.
+type ProcessInfo struct {
+	PID     int32     `json:"pid"`
+	PPID    int32     `json:"ppid"`
+	UID     uint32    `json:"uid"`
+	Start   time.Time `json:"start"`
+	CPU     float64   `json:"cpuSeconds"`
+	Cmdline string    `json:"cmd"`
+}
+
+// MaxMessage bounds one control message.
+const MaxMessage = 1 << 20
+
+// Serve answers control calls on the listening socket listenFD until init
+// has exited (or a kill stopped a sandbox whose init never started), then
+// writes the status to exitFD (if >= 0) and returns it.
+func (s *Sandbox) Serve(listenFD, exitFD int) int {
+	c := &controller{s: s, stop: make(chan struct{})}
+	go c.acceptLoop(listenFD)
+	var status int
+	select {
+	case <-s.done:
+		status = s.status
+	case <-c.stop:
+		status = c.stopStatus
+	}
+	if exitFD >= 0 {
+		b := []byte(strconv.Itoa(status) + "\n")
+		if _, err := unix.Pwrite(exitFD, b, 0); err != nil {
+			s.log.Warn("writing the exit status", "err", err)
+		}
+	}
+	c.finish()
+	return status
+}
+
+type controller struct {
+	s *Sandbox
+
+	mu sync.Mutex
+	// inFlight counts calls being answered; finishing stops new ones.
+	inFlight  sync.WaitGroup
+	finishing bool
+	// stop is closed by a kill of an unstarted sandbox; stopStatus is
+	// then the status to report.
+	stop       chan struct{}
+	stopped    bool
+	stopStatus int
+}
+
+// finish waits (briefly) for the answers in flight: waits are answered
+// now that the status is known.
+func (c *controller) finish() {
+	c.mu.Lock()
+	c.finishing = true
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() { c.inFlight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		c.s.log.Warn("control calls still in flight at exit")
+	}
+}
+
+func (c *controller) acceptLoop(fd int) {
+	for {
+		nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ECONNABORTED) {
+				continue
+			}
+			c.s.log.Warn("control socket: accept", "err", err)
+			return
+		}
+		c.mu.Lock()
+		if c.finishing {
+			c.mu.Unlock()
+			unix.Close(nfd)
+			continue
+		}
+		c.inFlight.Add(1)
+		c.mu.Unlock()
+		go func() {
+			defer c.inFlight.Done()
+			defer unix.Close(nfd)
+			c.handle(nfd)
+		}()
+	}
+}
+
+func (c *controller) handle(fd int) {
+	buf := make([]byte, 64<<10)
+	n, _, _, _, err := unix.Recvmsg(fd, buf, nil, 0)
+	if err != nil || n == 0 {
+		return
+	}
+	var req Request
+	var resp Response
+	if err := json.Unmarshal(buf[:n], &req); err != nil {
+		resp.Error = fmt.Sprintf("bad request: %v", err)
+	} else {
+		resp = c.call(&req)
+	}
+	b, err := json.Marshal(&resp)
+	if err != nil {
+		return
+	}
+	if len(b) > MaxMessage {
+		b, _ = json.Marshal(&Response{Error: "answer too large"})
+	}
+	if err := unix.Sendmsg(fd, b, nil, nil, 0); err != nil {
+		c.s.log.Debug("control socket: answering", "method", req.Method, "err", err)
+	}
+}
+
+func (c *controller) call(req *Request) Response {
+	s := c.s
+	s.log.Debug("control call", "method", req.Method, "signal", req.Signal, "all", req.All)
+	switch req.Method {
+	case "start":
+		if s.Started() {
+			return Response{Error: "init was started already"}
+		}
+		c.mu.Lock()
+		stopped := c.stopped
+		c.mu.Unlock()
+		if stopped {
+			return Response{Error: "the sandbox was killed before it started"}
+		}
+		s.Start()
+		return Response{}
+	case "kill":
+		return c.kill(kernel.Signal(req.Signal), req.All)
+	case "wait":
+		select {
+		case <-s.done:
+			return Response{Exited: true, Status: s.status}
+		case <-c.stop:
+			return Response{Exited: true, Status: c.stopStatus}
+		}
+	case "ps":
+		return Response{Processes: s.Processes()}
+	case "state":
+		r := Response{Started: s.Started()}
+		select {
+		case <-s.done:
+			r.Exited, r.Status = true, s.status
+		default:
+		}
+		return r
+	}
+	return Response{Error: fmt.Sprintf("unknown method %q", req.Method)}
+}
+
+// ignoredByDefault are the signals whose default action is to do
+// nothing: a kill with one of them leaves a created container as it is.
+var ignoredByDefault = map[kernel.Signal]bool{
+	kernel.Signal(unix.SIGCHLD): true, kernel.Signal(unix.SIGURG): true,
+	kernel.Signal(unix.SIGWINCH): true, kernel.Signal(unix.SIGCONT): true,
+}
+
+func (c *controller) kill(sig kernel.Signal, all bool) Response {
+	if !sig.IsValid() {
+		return Response{Error: fmt.Sprintf("invalid signal %d", sig)}
+	}
+	s := c.s
+	if !s.Started() {
+		// Init never ran: as runc's waiting init would, the container
+		// dies of any signal but those ignored by default.
+		if ignoredByDefault[sig] {
+			return Response{}
+		}
+		c.mu.Lock()
+		if !c.stopped {
+			c.stopped = true
+			c.stopStatus = 128 + int(sig)
+			close(c.stop)
+		}
+		c.mu.Unlock()
+		return Response{}
+	}
+	select {
+	case <-s.done:
+		return Response{Error: "container not running"}
+	default:
+	}
+	if err := s.k.SignalInit(sig); err != nil {
+		return Response{Error: fmt.Sprintf("signalling init: %v", err)}
+	}
+	if all {
+		seen := map[kernel.ThreadID]bool{}
+		for _, tg := range s.k.ThreadGroups() {
+			pg := tg.ProcessGroupID()
+			if pg == 0 || seen[pg] {
+				continue
+			}
+			seen[pg] = true
+			s.k.KillProcessGroup(pg, sig) // a group gone meanwhile is fine
+		}
+	}
+	return Response{}
+}
+
+// Processes lists the sandbox's processes, by pid.
+func (s *Sandbox) Processes() []ProcessInfo {
+	pk := kernel.ProcKernel{K: s.k}
+	ctx := kernel.Background()
+	var out []ProcessInfo
+	for _, pid := range pk.PIDs(ctx) {
+		tg := s.k.ThreadGroupByID(kernel.ThreadID(pid))
+		pt, ok := pk.ThreadGroup(ctx, pid)
+		if tg == nil || !ok {
+			continue
+		}
+		pi := ProcessInfo{PID: pid, PPID: int32(tg.ParentID())}
+		if l := tg.Leader(); l != nil {
+			pi.Start = l.StartTime()
+		}
+		if cr := pt.Credentials(); cr != nil {
+			pi.UID = uint32(cr.RealUID)
+		}
+		u, st := tg.CPUTimes()
+		pi.CPU = (u + st).Seconds()
+		cmd := strings.TrimRight(string(pt.Cmdline()), "\x00")
+		pi.Cmdline = strings.ReplaceAll(cmd, "\x00", " ")
+		if pi.Cmdline == "" {
+			pi.Cmdline = "[" + pt.Comm() + "]"
+		}
+		out = append(out, pi)
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package boot
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+)
+
+// Process is the identity and limits of the init process, taken from an
+// OCI spec's process section by runsc/specutils. It travels from runsc
+// create to the sandbox process as JSON (see Spec). The zero value is root
+// with every capability and the default limits.
+type Process struct {
+	UID            uint32   `json:"uid"`
+	GID            uint32   `json:"gid"`
+	AdditionalGIDs []uint32 `json:"additionalGids,omitempty"`
+	// Umask, when set, replaces the default 022.
+	Umask *uint32 `json:"umask,omitempty"`
+	// Capabilities, when set, are the five capability sets; nil means
+	// every capability in the permitted, effective and bounding sets, as
+	// root has.
+	Capabilities *Capabilities `json:"capabilities,omitempty"`
+	// Rlimits replace the default limits they name.
+	Rlimits         []Rlimit `json:"rlimits,omitempty"`
+	NoNewPrivileges bool     `json:"noNewPrivileges,omitempty"`
+}
+
+// Capabilities are capability numbers (CAP_*) per set.
+type Capabilities struct {
+	Bounding    []uint `json:"bounding,omitempty"`
+	Effective   []uint `json:"effective,omitempty"`
+	Inheritable []uint `json:"inheritable,omitempty"`
+	Permitted   []uint `json:"permitted,omitempty"`
+	Ambient     []uint `json:"ambient,omitempty"`
+}
+
+// Rlimit is one resource limit; Resource is a RLIMIT_* number.
+type Rlimit struct {
+	Resource int    `json:"resource"`
+	Soft     uint64 `json:"soft"`
+	Hard     uint64 `json:"hard"`
+}
+
+// Spec is everything `runsc boot` needs to start a container's init that
+// does not fit its flags: the command and the process settings. runsc
+// create writes it as JSON to a pipe the sandbox reads at start.
+type Spec struct {
+	Argv     []string `json:"argv"`
+	Env      []string `json:"env,omitempty"`
+	Cwd      string   `json:"cwd,omitempty"`
+	Hostname string   `json:"hostname,omitempty"`
+	Process  Process  `json:"process"`
+}
+
+func capSet(caps []uint) (auth.CapSet, error) {
+	var s auth.CapSet
+	for _, c := range caps {
+		if c > unix.CAP_LAST_CAP {
+			return 0, fmt.Errorf("unknown capability number %d", c)
+		}
+		s |= 1 << c
+	}
+	return s, nil
+}
+
+// credentials returns init's credentials and limits.
+func (p *Process) credentials() (*auth.Credentials, *kernel.Limits, error) {
+	c := auth.NewRootCredentials()
+	c.RealUID, c.EffectiveUID, c.SavedUID, c.FilesystemUID = auth.KUID(p.UID), auth.KUID(p.UID), auth.KUID(p.UID), auth.KUID(p.UID)
+	c.RealGID, c.EffectiveGID, c.SavedGID, c.FilesystemGID = auth.KGID(p.GID), auth.KGID(p.GID), auth.KGID(p.GID), auth.KGID(p.GID)
+	for _, g := range p.AdditionalGIDs {
+		c.ExtraGIDs = append(c.ExtraGIDs, auth.KGID(g))
+	}
+	if p.Capabilities != nil {
+		sets := []struct {
+			dst *auth.CapSet
+			src []uint
+		}{
+			{&c.BoundingCaps, p.Capabilities.Bounding},
+			{&c.EffectiveCaps, p.Capabilities.Effective},
+			{&c.InheritableCaps, p.Capabilities.Inheritable},
+			{&c.PermittedCaps, p.Capabilities.Permitted},
+			{&c.AmbientCaps, p.Capabilities.Ambient},
+		}
+		for _, s := range sets {
+			v, err := capSet(s.src)
+			if err != nil {
+				return nil, nil, err
+			}
+			*s.dst = v
+		}
+	} else if p.UID != 0 {
+		// As execve gives a non-root user: nothing effective or
+		// permitted, the bounding set kept.
+		c.PermittedCaps, c.EffectiveCaps = 0, 0
+	}
+	limits := kernel.DefaultLimits()
+	for _, r := range p.Rlimits {
+		if r.Resource < 0 || r.Resource > unix.RLIMIT_RTTIME {
+			return nil, nil, fmt.Errorf("unknown rlimit resource %d", r.Resource)
+		}
+		if _, err := limits.Set(r.Resource, kernel.Limit{Cur: r.Soft, Max: r.Hard}, true); err != nil {
+			return nil, nil, fmt.Errorf("rlimit %d (soft %d, hard %d): %w", r.Resource, r.Soft, r.Hard, err)
+		}
+	}
+	return c, limits, nil
+}

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"flag"
+
+	"github.com/google/subcommands"
+	"github.com/moat-sandbox/moat/runsc/container"
+)
+
+// Create is `runsc create`: make a container whose init is loaded but not
+// running.
+type Create struct {
+	bundle        string
+	pidFile       string
+	consoleSocket string
+}
+
+// Name implements subcommands.Command.
+func (*Create) Name() string { return "create" }
+
+// Synopsis implements subcommands.Command.
+func (*Create) Synopsis() string { return "create a container (start runs it)" }
+
+// Usage implements subcommands.Command.
+func (*Create) Usage() string {
+	return `create [--bundle DIR] [--pid-file FILE] ID
+
+Creates container ID from the bundle (default: the current directory):
+starts its sandbox and gofer and loads the spec's process without running
+it; ` + "`runsc start ID`" + ` runs it. The container's stdio is this command's.
+Exits 0 once the container is created, 1 on error.
+
+`
+}
+
+// SetFlags implements subcommands.Command.
+func (c *Create) SetFlags(f *flag.FlagSet) {
+	f.StringVar(&c.bundle, "bundle", ".", "path to the bundle directory (holding config.json)")
+	f.StringVar(&c.bundle, "b", ".", "short for --bundle")
+	f.StringVar(&c.pidFile, "pid-file", "", "file to write the sandbox process's pid to")
+	f.StringVar(&c.consoleSocket, "console-socket", "", "unix socket to send the terminal's master to (not supported yet)")
+}
+
+// Execute implements subcommands.Command.
+func (c *Create) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcommands.ExitStatus {
+	conf, log := Globals(args)
+	id, ok := oneID(f, "create")
+	if !ok {
+		return exitError
+	}
+	if c.consoleSocket != "" {
+		return ociFail(conf, log, "create", errors.New("--console-socket is not supported yet (no terminals): run the container without process.terminal"))
+	}
+	if _, err := container.Create(container.CreateArgs{
+		Config:  conf,
+		ID:      id,
+		Bundle:  c.bundle,
+		PidFile: c.pidFile,
+		Log:     log,
+	}); err != nil {
+		return ociFail(conf, log, "create", err)
+	}
+	return subcommands.ExitSuccess
+}

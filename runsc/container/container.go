@@ -1,0 +1,445 @@
+// Package container is runsc's container lifecycle on the host: the OCI
+// states (creating, created, running, stopped) and their transitions,
+// kept in one state directory per container under the state root
+// (--root), <root>/<id>/:
+//
+//	lock          flock'd by every call that reads-then-changes the state
+//	state.json    the container's record (status, bundle, processes)
+//	control.sock  the sandbox's control socket (runsc/sandbox)
+//	exit          init's exit status, written by the sandbox
+//
+// Create validates the bundle, makes the directory (its creation is what
+// refuses a duplicate id), starts the gofer and sandbox (runsc/sandbox)
+// and records them; Start, Kill, Wait and Processes are control calls to
+// the sandbox; Delete kills what is left and removes the directory. The
+// state a caller sees is derived from the record and the processes (see
+// refresh): a sandbox that has died, even by kill -9, makes the container
+// stopped. The package knows nothing about flags: runsc/cmd and tests
+// call it.
+//
+// Locks: one per state directory, an exclusive flock on its lock file,
+// taken by Create (from the directory's creation to the end), Start,
+// Kill and Delete, and briefly by Load and List to read a consistent
+// record. Wait does not hold it while it waits.
+package container
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/moat-sandbox/moat/runsc/boot"
+	"github.com/moat-sandbox/moat/runsc/config"
+	"github.com/moat-sandbox/moat/runsc/sandbox"
+	"github.com/moat-sandbox/moat/runsc/specutils"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// callTimeout bounds control calls that answer at once.
+const callTimeout = 10 * time.Second
+
+// CreateArgs describe a container to create.
+type CreateArgs struct {
+	// Config is runsc's global configuration; RootDir is the state root.
+	Config *config.Config
+	ID     string
+	// Bundle is the bundle directory (holding config.json).
+	Bundle string
+	// PidFile, when set, receives the sandbox's pid.
+	PidFile string
+	// Stdin, Stdout and Stderr become the container's stdio; nil means
+	// the caller's own.
+	Stdin, Stdout, Stderr *os.File
+	// Exe is the runsc binary; empty means /proc/self/exe.
+	Exe string
+	// Log receives notes about the spec and debug messages.
+	Log *slog.Logger
+}
+
+// Create makes a container: validates the bundle, refuses a duplicate id,
+// starts its sandbox with init loaded but not running, and records it as
+// created. On error nothing is left: no processes, no state directory.
+func Create(a CreateArgs) (c *Container, err error) {
+	if a.Config == nil {
+		a.Config = config.Default()
+	}
+	if a.Log == nil {
+		a.Log = slog.Default()
+	}
+	if err := specutils.ValidateID(a.ID); err != nil {
+		return nil, err
+	}
+	spec, bundle, err := specutils.ReadBundle(a.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	notes, err := specutils.Check(spec)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range notes {
+		a.Log.Warn("spec: " + n)
+	}
+	rootfs, err := specutils.RootPath(spec, bundle)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := BootSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+
+	root, err := filepath.Abs(a.Config.RootDir)
+	if err != nil {
+		return nil, fmt.Errorf("state root: %w", err)
+	}
+	if err := os.MkdirAll(root, 0o711); err != nil {
+		return nil, fmt.Errorf("state root: %w", err)
+	}
+	dir := filepath.Join(root, a.ID)
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("container with id exists: %s", a.ID)
+		}
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	l, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer l.unlock()
+
+	me, err := newHostProcess(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	c = &Container{root: root, dir: dir, rec: record{
+		ID:          a.ID,
+		Status:      Creating,
+		Bundle:      bundle,
+		Rootfs:      rootfs,
+		Annotations: spec.Annotations,
+		Created:     time.Now().UTC(),
+		Owner:       owner(),
+		Creator:     me,
+	}}
+	if err := c.save(); err != nil {
+		return nil, fmt.Errorf("writing the state: %w", err)
+	}
+
+	created, err := sandbox.Create(sandbox.CreateOptions{
+		Config:   a.Config,
+		StateDir: dir,
+		Rootfs:   rootfs,
+		Spec:     *bs,
+		Stdin:    a.Stdin,
+		Stdout:   a.Stdout,
+		Stderr:   a.Stderr,
+		Exe:      a.Exe,
+		Log:      a.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	killAll := func() {
+		created.Sandbox.Kill()
+		created.Gofer.Kill()
+		created.Sandbox.Wait()
+		created.Gofer.Wait()
+	}
+	if c.rec.Sandbox, err = newHostProcess(created.Pid); err != nil {
+		killAll()
+		return nil, fmt.Errorf("the sandbox: %w", err)
+	}
+	if c.rec.Gofer, err = newHostProcess(created.GoferPid); err != nil {
+		killAll()
+		return nil, fmt.Errorf("the gofer: %w", err)
+	}
+	c.rec.Status = Created
+	c.rec.Creator = hostProcess{}
+	if err := c.save(); err != nil {
+		killAll()
+		return nil, fmt.Errorf("writing the state: %w", err)
+	}
+	if a.PidFile != "" {
+		if err := writePidFile(a.PidFile, created.Pid); err != nil {
+			killAll()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// writePidFile writes pid (no newline, as runc does) atomically.
+func writePidFile(path string, pid int) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("pid file: %w", err)
+	}
+	if err := writeFileAtomic(abs, []byte(strconv.Itoa(pid)), 0o644); err != nil {
+		return fmt.Errorf("pid file: %w", err)
+	}
+	return nil
+}
+
+func owner() string {
+	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
+		return u.Username
+	}
+	return "#" + strconv.Itoa(os.Getuid())
+}
+
+// BootSpec turns a validated spec's process section into what the
+// sandbox needs to start init.
+func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
+	p := spec.Process
+	bs := &boot.Spec{
+		Argv:     p.Args,
+		Env:      p.Env,
+		Cwd:      p.Cwd,
+		Hostname: spec.Hostname,
+		Process: boot.Process{
+			UID:             p.User.UID,
+			GID:             p.User.GID,
+			AdditionalGIDs:  p.User.AdditionalGids,
+			Umask:           p.User.Umask,
+			NoNewPrivileges: p.NoNewPrivileges,
+		},
+	}
+	if c := p.Capabilities; c != nil {
+		var caps boot.Capabilities
+		for _, s := range []struct {
+			dst *[]uint
+			src []string
+		}{
+			{&caps.Bounding, c.Bounding}, {&caps.Effective, c.Effective},
+			{&caps.Inheritable, c.Inheritable}, {&caps.Permitted, c.Permitted},
+			{&caps.Ambient, c.Ambient},
+		} {
+			for _, name := range s.src {
+				n, err := specutils.CapabilityNumber(name)
+				if err != nil {
+					return nil, err
+				}
+				*s.dst = append(*s.dst, n)
+			}
+		}
+		bs.Process.Capabilities = &caps
+	}
+	for _, r := range p.Rlimits {
+		n, err := specutils.RlimitNumber(r.Type)
+		if err != nil {
+			return nil, err
+		}
+		bs.Process.Rlimits = append(bs.Process.Rlimits, boot.Rlimit{Resource: n, Soft: r.Soft, Hard: r.Hard})
+	}
+	return bs, nil
+}
+
+// Load reads container id's state under root and brings its status up
+// to date.
+func Load(root, id string) (*Container, error) {
+	if err := specutils.ValidateID(id); err != nil {
+		return nil, err
+	}
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(root, id)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, errNotExist(id)
+	}
+	l, err := lockDir(dir)
+	if err != nil {
+		return nil, errNotExist(id)
+	}
+	defer l.unlock()
+	return load(root, id)
+}
+
+// load reads the record. Preconditions: the lock is held.
+func load(root, id string) (*Container, error) {
+	dir := filepath.Join(root, id)
+	rec, err := readRecord(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, errNotExist(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &Container{root: root, dir: dir, rec: rec}
+	c.refresh()
+	return c, nil
+}
+
+// List returns the containers under root, sorted by id. A directory
+// without a readable record (being made or removed) is left out.
+func List(root string) ([]*Container, error) {
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Container
+	for _, e := range ents {
+		if !e.IsDir() || specutils.ValidateID(e.Name()) != nil {
+			continue
+		}
+		c, err := Load(root, e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rec.ID < out[j].rec.ID })
+	return out, nil
+}
+
+// withLock runs f with the container's lock held and its record freshly
+// read into c.
+func (c *Container) withLock(f func() error) error {
+	l, err := lockDir(c.dir)
+	if err != nil {
+		return errNotExist(c.rec.ID)
+	}
+	defer l.unlock()
+	fresh, err := load(c.root, c.rec.ID)
+	if err != nil {
+		return err
+	}
+	c.rec = fresh.rec
+	return f()
+}
+
+// Start runs init of a created container.
+func (c *Container) Start() error {
+	return c.withLock(func() error {
+		switch c.rec.Status {
+		case Created:
+		case Stopped:
+			return errors.New("cannot start a container that has stopped")
+		case Running:
+			return errors.New("cannot start an already running container")
+		default:
+			return fmt.Errorf("cannot start a container in the %s state", c.rec.Status)
+		}
+		if _, err := sandbox.Call(c.dir, boot.Request{Method: "start"}, callTimeout); err != nil {
+			if errors.Is(err, sandbox.ErrNoSandbox) {
+				c.rec.Status = Stopped
+				return errors.New("cannot start a container that has stopped")
+			}
+			return fmt.Errorf("starting container %s: %w", c.rec.ID, err)
+		}
+		c.rec.Status = Running
+		return c.save()
+	})
+}
+
+// Kill sends sig to init, or with all to every process of the container.
+func (c *Container) Kill(sig unix.Signal, all bool) error {
+	return c.withLock(func() error {
+		if c.rec.Status != Created && c.rec.Status != Running {
+			return errors.New("container not running")
+		}
+		_, err := sandbox.Call(c.dir, boot.Request{Method: "kill", Signal: int(sig), All: all}, callTimeout)
+		if errors.Is(err, sandbox.ErrNoSandbox) {
+			return errors.New("container not running")
+		}
+		if err != nil && sig == unix.SIGKILL {
+			// The sandbox does not answer: SIGKILL must work anyway.
+			return c.rec.Sandbox.kill(unix.SIGKILL)
+		}
+		return err
+	})
+}
+
+// Wait waits for init to exit and returns its status (128+N for signal
+// N).
+func (c *Container) Wait() (int, error) {
+	if c.rec.Status == Creating {
+		return 0, fmt.Errorf("container %s is being created", c.rec.ID)
+	}
+	if c.rec.Status != Stopped {
+		resp, err := sandbox.Call(c.dir, boot.Request{Method: "wait"}, 0)
+		if err == nil {
+			return resp.Status, nil
+		}
+		if !errors.Is(err, sandbox.ErrNoSandbox) {
+			return 0, err
+		}
+		c.rec.Sandbox.waitGone(5 * time.Second)
+	}
+	if st, ok := c.exitStatus(); ok {
+		return st, nil
+	}
+	return 0, fmt.Errorf("container %s: the sandbox died without reporting init's exit status", c.rec.ID)
+}
+
+// Processes lists the container's processes.
+func (c *Container) Processes() ([]boot.ProcessInfo, error) {
+	if c.rec.Status != Created && c.rec.Status != Running {
+		return nil, nil
+	}
+	resp, err := sandbox.Call(c.dir, boot.Request{Method: "ps"}, callTimeout)
+	if errors.Is(err, sandbox.ErrNoSandbox) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp.Processes, nil
+}
+
+// Delete removes a stopped (or created) container: its processes, if any
+// are left, and its state directory. force deletes a running one too,
+// killing it first.
+func (c *Container) Delete(force bool) error {
+	return c.withLock(func() error {
+		switch c.rec.Status {
+		case Stopped, Created:
+		default:
+			if !force {
+				return fmt.Errorf("cannot delete container %s that is not stopped: %s", c.rec.ID, c.rec.Status)
+			}
+		}
+		return c.destroy()
+	})
+}
+
+// destroy kills the sandbox and gofer, waits for them to go and removes
+// the state directory. Preconditions: the lock is held.
+func (c *Container) destroy() error {
+	procs := []hostProcess{c.rec.Sandbox, c.rec.Gofer}
+	if c.rec.Status == Creating {
+		procs = append(procs, c.rec.Creator)
+	}
+	for _, p := range procs {
+		if err := p.kill(unix.SIGKILL); err != nil {
+			return fmt.Errorf("killing pid %d: %w", p.Pid, err)
+		}
+	}
+	for _, p := range procs {
+		if !p.waitGone(10 * time.Second) {
+			return fmt.Errorf("pid %d did not die", p.Pid)
+		}
+	}
+	if err := os.RemoveAll(c.dir); err != nil {
+		return fmt.Errorf("removing the state of %s: %w", c.rec.ID, err)
+	}
+	return nil
+}
