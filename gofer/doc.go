@@ -10,17 +10,28 @@
 // Attach (the root), Walk (one component, never following a symlink),
 // Stat (lstat semantics), Open (read-only: donates a host fd), Readlink,
 // Getdents (paged by d_off cookies, without "." and ".."), StatFS, Close
-// (of a handle) and Dup (a new connection to the same tree).
+// (of a handle) and Dup (a new connection to the same tree). A read-write
+// server (Config.ReadOnly false) also serves the requests that change the
+// tree (write.go, xattr.go, sock.go): Create, Mkdir, Mknod (FIFOs,
+// sockets, regular files; devices are EPERM), Symlink, Link, Unlink,
+// Rename (renameat2 flags), Setattr, the xattr calls (user.* and
+// trusted.*), Fsync, Fallocate, Bind and Connect of unix sockets, and Open
+// for writing. A read-only server answers them with EROFS (Getxattr,
+// Listxattr, Fsync and Connect excepted, which change nothing).
 //
 // # Objects and ownership
 //
 // A Server holds the served root as an O_PATH fd. Each connection has its
 // own table of handles; a handle names a node, which owns one O_PATH fd
 // opened with O_NOFOLLOW. Nodes are reference counted (one reference per
-// handle, per request using the node, and per child regular file, which
+// handle, per request using the node, and per child non-directory, which
 // keeps its parent to reopen itself by name), so a node's fd is closed only
 // when nothing uses it and an fd number is never reused under a running
-// request. When a connection ends, all its handles are released.
+// request. When a connection ends, all its handles are released. The
+// server's nameIndex records where each non-directory node was found, so
+// that a rename through the gofer moves the location of every node (of
+// any connection) reached through the old name, and an unlink forgets it
+// (reopening such a node then fails with ESTALE).
 //
 // A donated fd (Ropen, Rdup) is a fresh descriptor: the gofer closes its
 // copy right after sending, and the receiver owns the one it gets. The
@@ -40,8 +51,16 @@
 // returned as such and resolved by the Sentry inside the sandbox's view.
 // Open reopens a directory as "." relative to its own O_PATH fd, and a
 // regular file by name relative to its parent's fd with O_NOFOLLOW, then
-// checks that device and inode still match. Device nodes, FIFOs and
-// sockets are never opened (the Sentry serves its own /dev and pipes).
+// checks that device and inode still match (O_TRUNC is applied only after
+// that check). Device nodes, FIFOs and sockets are never opened (the
+// Sentry serves its own /dev and pipes). Changes work the same way: each
+// names one checked component of a directory handle and uses an *at call
+// on the directory's O_PATH fd that does not follow a final symlink
+// (O_CREAT|O_EXCL|O_NOFOLLOW, mkdirat, renameat2, unlinkat, ...), or acts
+// on a node's own O_PATH fd with AT_EMPTY_PATH (fchownat, fchmodat2,
+// utimensat). Created files get the requested permission bits even
+// where the gofer's umask took some. bind and connect have no *at form:
+// they run with the working directory moved into the directory's fd.
 //
 // # Concurrency
 //
@@ -50,6 +69,10 @@
 // next one is already reading, so a slow request does not hold up others
 // and a fast one costs no goroutine switch. Locks, in the order they are
 // taken: conn.readMu (held while reading a request), then conn.mu (worker
-// counts, end of connection). nodeTable.mu (the handle map) and
-// node.dirMu (a directory's paging fd) are leaves, never held together.
+// counts, end of connection). nameIndex.moveMu (held for writing across a
+// rename or unlink and its index update, for reading across a reopen by
+// name) comes before nameIndex.mu (the index and every node's location).
+// Server.cwdMu (bind and connect), nodeTable.mu (the handle map),
+// nameIndex.mu and node.dirMu (a directory's paging fd) are leaves, never
+// held together.
 package gofer

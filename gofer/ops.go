@@ -43,18 +43,21 @@ func walk(dir *node, name string) (*node, proto.Attr, error) {
 		unix.Close(fd)
 		return nil, proto.Attr{}, err
 	}
-	return newNode(fd, &st, dir, name), proto.AttrFromStat(&st), nil
+	return newNode(fd, &st, dir.idx, dir, name), proto.AttrFromStat(&st), nil
 }
 
-// openRead returns a new O_RDONLY fd of n for donation.
+// openFile returns a new fd of n for donation, opened with the access
+// mode and the O_APPEND, O_TRUNC, O_SYNC and O_DSYNC of flags; other
+// flags are the caller's business. A read-only server refuses write access
+// and O_TRUNC with EROFS.
 //
 // A directory is reopened through its own O_PATH fd as "." (no name is
 // looked up again, so nothing can be swapped in). A regular file is
-// reopened by name in its parent with O_NOFOLLOW and O_NONBLOCK (so a FIFO
-// swapped in meanwhile cannot block us), and the result must be the same
-// file (device and inode) or the open fails with ESTALE.
-func openRead(n *node, flags int) (int, error) {
-	write := flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0
+// reopened by name in its parent (reopen).
+func openFile(n *node, flags int, readOnly bool) (int, error) {
+	acc := flags & unix.O_ACCMODE
+	trunc := flags&unix.O_TRUNC != 0
+	write := acc != unix.O_RDONLY || trunc
 	switch n.mode {
 	case unix.S_IFDIR:
 		if write {
@@ -62,7 +65,7 @@ func openRead(n *node, flags int) (int, error) {
 		}
 		return unix.Openat(n.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	case unix.S_IFREG:
-		if write {
+		if write && readOnly {
 			return -1, unix.EROFS
 		}
 	case unix.S_IFLNK:
@@ -74,11 +77,47 @@ func openRead(n *node, flags int) (int, error) {
 		// host device or FIFO is never handed out.
 		return -1, unix.EACCES
 	}
-	if n.parent == nil {
+	if acc == unix.O_ACCMODE {
+		return -1, unix.EINVAL
+	}
+	fd, err := reopen(n, acc|flags&(unix.O_APPEND|unix.O_SYNC|unix.O_DSYNC))
+	if err != nil {
+		return -1, err
+	}
+	if trunc {
+		// Truncate only once the file is known to be n's, never by name.
+		tfd := fd
+		if acc == unix.O_RDONLY {
+			if tfd, err = reopen(n, unix.O_WRONLY); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
+			defer unix.Close(tfd)
+		}
+		if err := unix.Ftruncate(tfd, 0); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+	}
+	return fd, nil
+}
+
+// reopen opens the regular file n with flags (an access mode and status
+// flags), by its name in its parent with O_NOFOLLOW and O_NONBLOCK (so a
+// FIFO swapped in meanwhile cannot block us). The result must be the same
+// file (device and inode) or the open fails with ESTALE; O_NONBLOCK is
+// cleared before returning.
+func reopen(n *node, flags int) (int, error) {
+	n.idx.moveMu.RLock()
+	parent, name := n.idx.location(n)
+	if parent == nil {
+		n.idx.moveMu.RUnlock()
 		return -1, unix.ESTALE
 	}
-	fd, err := unix.Openat(n.parent.fd, n.name,
-		unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(parent.fd, name,
+		flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	n.idx.moveMu.RUnlock()
+	parent.decRef()
 	if err != nil {
 		return -1, err
 	}
@@ -87,11 +126,11 @@ func openRead(n *node, flags int) (int, error) {
 		unix.Close(fd)
 		return -1, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Dev != n.dev || st.Ino != n.ino {
+	if !n.same(&st) {
 		unix.Close(fd)
 		return -1, unix.ESTALE
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&(unix.O_APPEND|unix.O_DIRECT|unix.O_NOATIME)); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}

@@ -16,7 +16,7 @@ type Config struct {
 	Root string
 	// ConnFD is a connected SOCK_SEQPACKET socket; Serve takes ownership.
 	ConnFD int
-	// ReadOnly must be true: writes are not implemented yet.
+	// ReadOnly refuses every change to the tree with EROFS.
 	ReadOnly bool
 }
 
@@ -39,16 +39,22 @@ const maxWorkers = 16
 
 // Server serves one host directory tree to any number of connections.
 type Server struct {
-	root  *node
-	conns sync.WaitGroup // connections being served
+	root     *node
+	readOnly bool
+	idx      nameIndex      // where the non-directory nodes were found
+	conns    sync.WaitGroup // connections being served
+
+	// cwdMu serialises the operations that must name a socket by path
+	// (bind, connect have no *at form): they fchdir into the directory,
+	// act, and fchdir back to cwdFD, an O_PATH fd of the starting working
+	// directory (-1 on a read-only server).
+	cwdMu sync.Mutex
+	cwdFD int
 }
 
 // NewServer opens root (an O_PATH fd kept for the server's life) to serve
-// it. Only read-only serving is implemented.
+// it, read-only or read-write.
 func NewServer(root string, readOnly bool) (*Server, error) {
-	if !readOnly {
-		return nil, errors.New("gofer: read-write serving is not implemented")
-	}
 	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("gofer: open root %q: %w", root, err)
@@ -58,13 +64,24 @@ func NewServer(root string, readOnly bool) (*Server, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("gofer: stat root %q: %w", root, err)
 	}
-	return &Server{root: newNode(fd, &st, nil, "")}, nil
+	s := &Server{readOnly: readOnly, cwdFD: -1}
+	if !readOnly {
+		if s.cwdFD, err = unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			unix.Close(fd)
+			return nil, fmt.Errorf("gofer: open working directory: %w", err)
+		}
+	}
+	s.root = newNode(fd, &st, &s.idx, nil, "")
+	return s, nil
 }
 
 // Close waits for every connection to end, then releases the root.
 func (s *Server) Close() {
 	s.conns.Wait()
 	s.root.decRef()
+	if s.cwdFD >= 0 {
+		unix.Close(s.cwdFD)
+	}
 }
 
 // ServeConn serves the connection fd (taking ownership of it) until the
@@ -192,11 +209,8 @@ func (c *conn) next(buf []byte) (uint32, proto.Message, error) {
 // own copy (or, if sending failed, nobody wants it).
 func (c *conn) reply(tag uint32, r proto.Message) {
 	c.pc.WriteMessage(tag, r) // a broken connection shows up in the reader
-	switch r := r.(type) {
-	case *proto.Ropen:
-		unix.Close(r.FD)
-	case *proto.Rdup:
-		unix.Close(r.FD)
+	if fd := proto.MessageFD(r); fd >= 0 {
+		unix.Close(fd)
 	}
 }
 
@@ -230,6 +244,9 @@ func (c *conn) handle(m proto.Message) proto.Message {
 		return &proto.Rclose{}
 	case *proto.Tdup:
 		return c.dup()
+	}
+	if r, ok := c.handleWrite(m); ok {
+		return r
 	}
 
 	// Everything else works on one node.
@@ -276,7 +293,7 @@ func (c *conn) handle(m proto.Message) proto.Message {
 		}
 		return &proto.Rstat{Attr: proto.AttrFromStat(&st)}
 	case *proto.Topen:
-		fd, err := openRead(n, int(m.Flags))
+		fd, err := openFile(n, int(m.Flags), c.srv.readOnly)
 		if err != nil {
 			return errMsg(err)
 		}

@@ -11,7 +11,8 @@ package gofer
 //
 // Arguments worth pinning in the filter: openat only with O_PATH or
 // O_RDONLY access (never O_WRONLY/O_RDWR/O_CREAT/O_TRUNC); socketpair only
-// AF_UNIX/SOCK_SEQPACKET; fcntl only F_GETFL/F_SETFL.
+// AF_UNIX/SOCK_SEQPACKET; fcntl only F_GETFL/F_SETFL. A read-write server
+// also makes the calls in WriteSyscalls.
 var Syscalls = []string{
 	// Serving files.
 	"openat",     // walk (O_PATH|O_NOFOLLOW), reopen for reading, the root at start
@@ -32,4 +33,36 @@ var Syscalls = []string{
 	"epoll_ctl",
 	"epoll_pwait",
 	"eventfd2",
+}
+
+// WriteSyscalls lists the host syscalls a read-write server makes on top
+// of Syscalls. Arguments worth pinning: socket only AF_UNIX; the *at calls
+// that take flags never without AT_SYMLINK_NOFOLLOW where it exists
+// (fchownat, utimensat); openat may now create and open for writing, but
+// always with O_NOFOLLOW.
+var WriteSyscalls = []string{
+	"mkdirat",
+	"mknodat", // FIFOs, sockets, regular files (never devices)
+	"symlinkat",
+	"linkat",
+	"unlinkat",
+	"renameat2",
+	"fchownat",  // owner through the O_PATH fd (AT_EMPTY_PATH)
+	"fchmodat2", // mode through the O_PATH fd (Linux 6.6+)
+	"fchmodat",  // a socket's mode by name, without fchmodat2
+	"fchmod",    // mode through a reopened fd, without fchmodat2
+	"utimensat", // times through the O_PATH fd (AT_EMPTY_PATH)
+	"ftruncate", // setattr size, O_TRUNC
+	"fsync",
+	"fdatasync",
+	"fallocate",
+	"fstat", // identity check of a created file's fd
+	"fgetxattr",
+	"fsetxattr",
+	"flistxattr",
+	"fremovexattr",
+	"socket", // AF_UNIX, for bind and connect
+	"bind",
+	"connect",
+	"fchdir", // into the socket's directory and back
 }

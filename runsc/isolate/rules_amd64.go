@@ -230,6 +230,41 @@ var goferRules = Rules{
 	unix.SYS_GETSOCKOPT: AllowIf(Match{Eq32(1, unix.SOL_SOCKET), Eq32(2, unix.SO_TYPE)}),
 }
 
+// goferWriteRules are what package gofer lists in gofer.WriteSyscalls,
+// for a gofer serving read-write: files may be created and opened for
+// writing, but never through a final symlink (O_NOFOLLOW); owners and
+// times change only with AT_SYMLINK_NOFOLLOW; sockets are unix ones.
+var goferWriteRules = Rules{
+	unix.SYS_OPENAT:  AllowIf(Match{HasBits(2, unix.O_NOFOLLOW)}),
+	unix.SYS_MKDIRAT: Allow,
+	unix.SYS_MKNODAT: AllowIf(
+		Match{MaskedEq(2, unix.S_IFMT, unix.S_IFIFO)},
+		Match{MaskedEq(2, unix.S_IFMT, unix.S_IFSOCK)},
+		Match{MaskedEq(2, unix.S_IFMT, unix.S_IFREG)}),
+	unix.SYS_SYMLINKAT:    Allow,
+	unix.SYS_LINKAT:       Allow,
+	unix.SYS_UNLINKAT:     Allow,
+	unix.SYS_RENAMEAT2:    Allow,
+	unix.SYS_FCHOWNAT:     AllowIf(Match{HasBits(4, unix.AT_SYMLINK_NOFOLLOW)}),
+	unix.SYS_FCHMODAT2:    Allow,
+	unix.SYS_FCHMODAT:     Allow,
+	unix.SYS_FCHMOD:       Allow,
+	unix.SYS_UTIMENSAT:    AllowIf(Match{HasBits(3, unix.AT_SYMLINK_NOFOLLOW)}),
+	unix.SYS_FTRUNCATE:    Allow,
+	unix.SYS_FSYNC:        Allow,
+	unix.SYS_FDATASYNC:    Allow,
+	unix.SYS_FALLOCATE:    Allow,
+	unix.SYS_FSTAT:        Allow,
+	unix.SYS_FGETXATTR:    Allow,
+	unix.SYS_FSETXATTR:    Allow,
+	unix.SYS_FLISTXATTR:   Allow,
+	unix.SYS_FREMOVEXATTR: Allow,
+	unix.SYS_SOCKET:       AllowIf(Match{Eq32(0, unix.AF_UNIX)}),
+	unix.SYS_BIND:         Allow,
+	unix.SYS_CONNECT:      Allow,
+	unix.SYS_FCHDIR:       Allow,
+}
+
 // SentryRules returns the Sentry's allowlist: the Go runtime, the
 // Sentry's own needs and the explicit denials (open, openat, execve, ...).
 func SentryRules() Rules {
@@ -240,6 +275,21 @@ func SentryRules() Rules {
 // serving and the explicit denials.
 func GoferRules() Rules {
 	return mustMerge(goRuntimeRules, goferRules, deniedRules, goferDeniedRules)
+}
+
+// GoferWriteRules returns the allowlist of a gofer serving read-write:
+// GoferRules plus creating, changing and removing files.
+// socket, denied outright elsewhere, is allowed for AF_UNIX only (bind
+// and connect of sockets on host paths); other families meet the
+// filter's default action.
+func GoferWriteRules() Rules {
+	denied := Rules{}
+	for nr, r := range deniedRules {
+		if nr != unix.SYS_SOCKET {
+			denied[nr] = r
+		}
+	}
+	return mustMerge(goRuntimeRules, goferRules, goferWriteRules, denied, goferDeniedRules)
 }
 
 func mustMerge(groups ...Rules) Rules {
@@ -261,6 +311,13 @@ func SentryFilter(m Mode) *Filter {
 // the gofer may share a PID namespace with other processes.
 func GoferFilter(m Mode, pid int) *Filter {
 	r := GoferRules()
+	r[unix.SYS_TGKILL] = AllowIf(Match{Eq32(0, uint32(pid))})
+	return &Filter{Rules: r, Default: m.DefaultAction()}
+}
+
+// GoferWriteFilter is GoferFilter for a gofer serving read-write.
+func GoferWriteFilter(m Mode, pid int) *Filter {
+	r := GoferWriteRules()
 	r[unix.SYS_TGKILL] = AllowIf(Match{Eq32(0, uint32(pid))})
 	return &Filter{Rules: r, Default: m.DefaultAction()}
 }
