@@ -58,6 +58,9 @@ func Setsid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 // called execve, and not a session leader.
 func Setpgid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	pid, pgid := a[0].Int(), a[1].Int()
+	if pgid == 0 {
+		pgid = pid // Linux substitutes first: setpgid(-1, 0) is EINVAL.
+	}
 	if pgid < 0 {
 		return 0, unix.EINVAL
 	}
