@@ -12,8 +12,10 @@
 // processes ever appear.
 //
 // The calling task is known through the Context: it must implement
-// ProcContext. Every directory here is dynamic, so nothing is cached and
-// exited processes vanish at once. No locks of its own.
+// ProcContext. Every directory here is dynamic: lookups are never cached
+// by the VFS and exited processes vanish at once. Each process's directory
+// is kept while the process lives so its inode numbers stay stable
+// (cache.go). Locks: nodeCache.mu, a leaf.
 package proc
 
 import (
@@ -104,14 +106,17 @@ func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
 		extra = all
 	}
 	root := &synth.DynamicDir{Attr: synth.Attr{Mode: 0o555}}
+	cache := &nodeCache{}
 	root.Names = func(ctx fs.Context) []string {
+		pids := k.PIDs(ctx)
+		cache.keep(pids)
 		names := make([]string, 0, len(extra)+2)
 		for n := range extra {
 			names = append(names, n)
 		}
 		names = append(names, "self", "thread-self", "mounts", "filesystems")
 		sort.Strings(names)
-		for _, pid := range k.PIDs(ctx) {
+		for _, pid := range pids {
 			names = append(names, strconv.Itoa(int(pid)))
 		}
 		return names
@@ -159,7 +164,8 @@ func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
 		if !ok {
 			return nil, unix.ENOENT
 		}
-		return taskDir(t, true), nil
+		live := func(id int32) bool { _, ok := k.ThreadGroup(ctx, id); return ok }
+		return cache.get(int32(pid), t, func() fs.Node { return taskDir(t, true) }, live), nil
 	}
 	return synth.NewFilesystem("proc", ProcSuperMagic, root, false)
 }
@@ -253,8 +259,10 @@ func taskDir(t Task, withThreads bool) fs.Node {
 }
 
 func threadsDir(tt ThreadsTask, attr synth.Attr) fs.Node {
+	cache := &nodeCache{}
 	d := &synth.DynamicDir{Attr: attr, Names: func(fs.Context) []string {
 		tids := tt.TIDs()
+		cache.keep(tids)
 		names := make([]string, len(tids))
 		for i, tid := range tids {
 			names[i] = strconv.Itoa(int(tid))
@@ -270,7 +278,8 @@ func threadsDir(tt ThreadsTask, attr synth.Attr) fs.Node {
 		if !ok {
 			return nil, unix.ENOENT
 		}
-		return taskDir(th, false), nil
+		live := func(id int32) bool { _, ok := tt.Thread(id); return ok }
+		return cache.get(int32(tid), th, func() fs.Node { return taskDir(th, false) }, live), nil
 	}
 	return d
 }

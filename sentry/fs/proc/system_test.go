@@ -235,6 +235,24 @@ func TestTaskFiles(t *testing.T) {
 	if st, err := vd.Stat(ctx); err != nil || st.Ino != 4026531838 {
 		t.Errorf("stat ns/uts: ino %d, %v", st.Ino, err)
 	}
+	f, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/proc/1/ns/uts"}, fs.OpenOptions{})
+	if err != nil {
+		t.Fatalf("open ns/uts: %v", err)
+	}
+	f.DecRef()
+	// Inode numbers are stable while the process lives.
+	var inos []uint64
+	for _, p := range []string{"/proc/1", "/proc/self", "/proc/1/cgroup", "/proc/self/cgroup"} {
+		vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := vd.Stat(ctx)
+		inos = append(inos, st.Ino)
+	}
+	if inos[0] != inos[1] || inos[2] != inos[3] {
+		t.Errorf("inode numbers change between lookups: %v", inos)
+	}
 	if err := writeFile(t, ctx, root, "/proc/1/uid_map", "0 0 1\n"); err != unix.EPERM {
 		t.Errorf("uid_map write: %v, want EPERM", err)
 	}

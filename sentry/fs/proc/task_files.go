@@ -238,6 +238,11 @@ func (n nsNode) Stat(fs.Context) (fs.Stat, error) {
 	return fs.Stat{Mode: unix.S_IFREG | 0o444, Nlink: 1, Ino: n.ino, Blksize: 4096}, nil
 }
 
+// Open implements fs.OpenNode: the file only names the namespace.
+func (n nsNode) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	return fs.NewFileDescription(&nsFile{}, vd, flags, fs.FDOptions{}), nil
+}
+
 type nsFSImpl struct{}
 
 // nsfsMagic is NSFS_MAGIC.

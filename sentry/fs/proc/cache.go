@@ -1,0 +1,70 @@
+package proc
+
+import (
+	"sync"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+)
+
+// nodeCache keeps the directory built for each live process (or thread),
+// so its inode numbers stay the same from one lookup to the next, as
+// Linux's do. An entry is rebuilt when the id names another task or the
+// task's owner changed (the files' owner is fixed when they are built).
+type nodeCache struct {
+	mu sync.Mutex
+	m  map[int32]cachedNode
+}
+
+type cachedNode struct {
+	task Task // comparable: the kernel's task values are
+	uid  auth.KUID
+	gid  auth.KGID
+	node fs.Node
+}
+
+// maxCached is how many entries the cache holds before it drops those of
+// ids that no longer name a task.
+const maxCached = 1024
+
+// get returns the node of t (id), building it if needed. live reports
+// whether an id still names a task, for pruning.
+func (c *nodeCache) get(id int32, t Task, build func() fs.Node, live func(int32) bool) fs.Node {
+	cr := t.Credentials()
+	c.mu.Lock()
+	if e, ok := c.m[id]; ok && e.task == t && e.uid == cr.EffectiveUID && e.gid == cr.EffectiveGID {
+		c.mu.Unlock()
+		return e.node
+	}
+	c.mu.Unlock()
+	n := build()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[int32]cachedNode)
+	}
+	if len(c.m) >= maxCached {
+		for k := range c.m {
+			if !live(k) {
+				delete(c.m, k)
+			}
+		}
+	}
+	c.m[id] = cachedNode{task: t, uid: cr.EffectiveUID, gid: cr.EffectiveGID, node: n}
+	return n
+}
+
+// keep drops every entry whose id is not in ids (sorted or not).
+func (c *nodeCache) keep(ids []int32) {
+	set := make(map[int32]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	c.mu.Lock()
+	for k := range c.m {
+		if !set[k] {
+			delete(c.m, k)
+		}
+	}
+	c.mu.Unlock()
+}
