@@ -96,7 +96,7 @@ func listDir(ctx Context, vd VirtualDentry) ([]Dirent, error) {
 		return nil, err
 	}
 	pino := st.Ino
-	if p := vd.Dentry.parent; p != nil {
+	if p := vd.Dentry.Parent(); p != nil {
 		if pst, err := p.Stat(ctx); err == nil {
 			pino = pst.Ino
 		}

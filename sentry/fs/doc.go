@@ -71,10 +71,11 @@
 //
 //	FDTable.mu, FSContext.mu, MountNamespace.mu (never held while calling
 //	into a file system)
-//	Filesystem.renameMu (held for writing by Rename only; for reading by
-//	readers of a dentry's parent and name)
+//	Filesystem.renameMu (Rename only)
 //	Dentry.dirMu of directories being changed: an ancestor's before a
 //	descendant's; two unrelated directories only under renameMu
+//	Filesystem.nameMu (dentries' parent and name; never held while
+//	calling into a file system)
 //	FileDescription.offMu
 //	file system locks (each file system documents its own)
 //	Dentry.mu

@@ -167,6 +167,7 @@ func PathOf(root, vd VirtualDentry) (string, bool) {
 	if vd.Mount == nil {
 		return vd.Dentry.name, true
 	}
+	deleted := vd.Dentry.IsDead()
 	var parts []string
 	reachable := false
 	for {
@@ -181,11 +182,15 @@ func PathOf(root, vd VirtualDentry) (string, bool) {
 			vd = VirtualDentry{Mount: vd.Mount.parent, Dentry: vd.Mount.mountpoint}
 			continue
 		}
-		if vd.Dentry.parent == nil {
+		f := vd.Dentry.fs
+		f.nameMu.RLock()
+		parent, name := vd.Dentry.parent, vd.Dentry.name
+		f.nameMu.RUnlock()
+		if parent == nil {
 			break
 		}
-		parts = append(parts, vd.Dentry.name)
-		vd = VirtualDentry{Mount: vd.Mount, Dentry: vd.Dentry.parent}
+		parts = append(parts, name)
+		vd = VirtualDentry{Mount: vd.Mount, Dentry: parent}
 	}
 	var b strings.Builder
 	for i := len(parts) - 1; i >= 0; i-- {
@@ -193,7 +198,10 @@ func PathOf(root, vd VirtualDentry) (string, bool) {
 		b.WriteString(parts[i])
 	}
 	if b.Len() == 0 {
-		return "/", reachable
+		b.WriteByte('/')
+	}
+	if deleted {
+		b.WriteString(" (deleted)")
 	}
 	return b.String(), reachable
 }

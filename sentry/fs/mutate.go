@@ -1,24 +1,101 @@
 package fs
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
 
-// The checks below give the errors Linux gives for each change, in
-// Linux's order. They are being turned into the operations themselves
-// (see change.go for the file system side).
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+)
 
-// changeRefused is the error for a change the checks allowed: EROFS on a
-// read-only mount, else EPERM (no file system here can make it).
-func changeRefused(vd VirtualDentry) error {
-	if vd.Mount.ReadOnly() {
-		return unix.EROFS
+// The namespace changes: mkdir, mknod, symlink, link, unlink, rmdir and
+// rename, with Linux's checks in Linux's order (fs/namei.c's
+// filename_create, may_create, may_delete, do_renameat2), then the file
+// system's MutableDir method and the dentry cache update.
+
+// mutableDir returns the node of d as a MutableDir, or EPERM.
+func mutableDir(d *Dentry) (MutableDir, error) {
+	md, ok := d.node.(MutableDir)
+	if !ok {
+		return nil, unix.EPERM
 	}
-	return unix.EPERM
+	return md, nil
 }
 
-// CheckCreate gives the result of creating the last component of l.Path
-// (mkdir, mknod, symlink, link's new name): EEXIST if it exists, ENOENT
-// for a missing name with a trailing slash unless isDir, then EROFS.
-func CheckCreate(ctx Context, l *Lookup, isDir bool) error {
+// ownerOrCapable is Linux's inode_owner_or_capable.
+func ownerOrCapable(c *auth.Credentials, st *Stat) bool {
+	return c.FilesystemUID == st.UID || c.HasCapability(unix.CAP_FOWNER)
+}
+
+// newOwner gives the owner and mode of a node created in the directory
+// of attributes dir: the caller's fsuid, and its fsgid unless the
+// directory is setgid (then the directory's group, which new directories
+// inherit with the setgid bit, and the setgid bit of a group-executable
+// file is dropped for creators outside that group).
+func newOwner(c *auth.Credentials, dir *Stat, mode uint32) CreateOptions {
+	o := CreateOptions{Mode: mode, UID: c.FilesystemUID, GID: c.FilesystemGID}
+	if dir.Mode&unix.S_ISGID == 0 {
+		return o
+	}
+	o.GID = dir.GID
+	if mode&unix.S_IFMT == unix.S_IFDIR {
+		o.Mode |= unix.S_ISGID
+	} else if mode&(unix.S_ISGID|unix.S_IXGRP) == unix.S_ISGID|unix.S_IXGRP &&
+		!c.InGroup(dir.GID) && !c.HasCapability(unix.CAP_FSETID) {
+		o.Mode &^= unix.S_ISGID
+	}
+	return o
+}
+
+// mayCreate is Linux's may_create for a missing name in dir: ENOENT in a
+// removed directory, then write and search permission.
+func mayCreate(ctx Context, dir *Dentry) (Stat, error) {
+	st, err := dir.Stat(ctx)
+	if err != nil {
+		return st, err
+	}
+	if dir.IsDead() {
+		return st, unix.ENOENT
+	}
+	return st, CheckPermission(ctx.Credentials(), &st, MayWrite|MayExec)
+}
+
+// mayDelete is Linux's may_delete of child from dir: permission on dir,
+// the sticky bit, the types, and ENOENT in a removed directory.
+func mayDelete(ctx Context, dir, child *Dentry, childSt *Stat, isDir bool) error {
+	dirSt, err := dir.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	c := ctx.Credentials()
+	if err := CheckPermission(c, &dirSt, MayWrite|MayExec); err != nil {
+		return err
+	}
+	if dirSt.Mode&unix.S_ISVTX != 0 && c.FilesystemUID != childSt.UID && c.FilesystemUID != dirSt.UID &&
+		!c.HasCapability(unix.CAP_FOWNER) {
+		return unix.EPERM
+	}
+	if isDir {
+		if !childSt.IsDir() {
+			return unix.ENOTDIR
+		}
+		if child.IsRoot() {
+			return unix.EBUSY
+		}
+	} else if childSt.IsDir() {
+		return unix.EISDIR
+	}
+	if dir.IsDead() {
+		return unix.ENOENT
+	}
+	return nil
+}
+
+// createFunc makes the new node in md once the checks passed.
+type createFunc func(md MutableDir, name string, opts CreateOptions) (Node, error)
+
+// create is the common part of mkdir, mknod and symlink: the last
+// component of l.Path must not exist; mode is the new node's type and
+// permission bits (umask applied).
+func create(ctx Context, l *Lookup, mode uint32, fn createFunc) error {
 	p, err := ResolveParent(ctx, l)
 	if err != nil {
 		return err
@@ -26,76 +103,250 @@ func CheckCreate(ctx Context, l *Lookup, isDir bool) error {
 	if !p.IsNormal() {
 		return unix.EEXIST
 	}
-	if _, err := p.Dir.Dentry.Lookup(ctx, p.Name); err == nil {
+	d := p.Dir.Dentry
+	d.dirMu.Lock()
+	defer d.dirMu.Unlock()
+	if _, err := d.Lookup(ctx, p.Name); err == nil {
 		return unix.EEXIST
 	} else if err != unix.ENOENT {
 		return err
 	}
-	if p.TrailingSlash && !isDir {
+	if p.TrailingSlash && mode&unix.S_IFMT != unix.S_IFDIR {
 		return unix.ENOENT
 	}
 	if p.Dir.Mount.ReadOnly() {
 		return unix.EROFS
 	}
-	if err := MayAccess(ctx, p.Dir, MayWrite|MayExec); err != nil {
+	dirSt, err := mayCreate(ctx, d)
+	if err != nil {
 		return err
 	}
-	return unix.EPERM
+	md, err := mutableDir(d)
+	if err != nil {
+		return err
+	}
+	n, err := fn(md, p.Name, newOwner(ctx.Credentials(), &dirSt, mode))
+	if err != nil {
+		return err
+	}
+	d.addChild(p.Name, n)
+	return nil
 }
 
-// CheckRemove gives the result of unlink (rmdir false) or rmdir (true) of
-// l.Path.
-func CheckRemove(ctx Context, l *Lookup, rmdir bool) error {
+// Mkdir implements mkdir(2) of l.Path. mode has the umask applied; only
+// its permission and sticky bits count.
+func Mkdir(ctx Context, l *Lookup, mode uint32) error {
+	return create(ctx, l, unix.S_IFDIR|mode&(0o777|unix.S_ISVTX), func(md MutableDir, name string, opts CreateOptions) (Node, error) {
+		return md.Mkdir(ctx, name, opts)
+	})
+}
+
+// Mknod implements mknod(2) of l.Path: mode is the type (0 for a regular
+// file; not a directory, which the caller refuses) and the permission
+// bits with the umask applied; rdev the device of S_IFCHR and S_IFBLK.
+func Mknod(ctx Context, l *Lookup, mode uint32, rdev uint64) error {
+	typ := mode & unix.S_IFMT
+	if typ == 0 {
+		typ = unix.S_IFREG
+	}
+	return create(ctx, l, typ|mode&0o7777, func(md MutableDir, name string, opts CreateOptions) (Node, error) {
+		if (typ == unix.S_IFCHR || typ == unix.S_IFBLK) && !ctx.Credentials().HasCapability(unix.CAP_MKNOD) {
+			return nil, unix.EPERM
+		}
+		if typ == unix.S_IFCHR || typ == unix.S_IFBLK {
+			opts.Rdev = rdev
+		}
+		return md.Mknod(ctx, name, opts)
+	})
+}
+
+// Symlink implements symlink(2): a link at l.Path to target (not empty).
+func Symlink(ctx Context, l *Lookup, target string) error {
+	return create(ctx, l, unix.S_IFLNK|0o777, func(md MutableDir, name string, opts CreateOptions) (Node, error) {
+		return md.Symlink(ctx, name, target, opts)
+	})
+}
+
+// safeHardlinkSource is Linux's protected_hardlinks rule (on in the
+// distributions we mimic): without ownership or CAP_FOWNER, only a
+// regular file that is not setuid, not setgid-executable, and that the
+// caller may read and write can be linked.
+func safeHardlinkSource(c *auth.Credentials, st *Stat) bool {
+	if ownerOrCapable(c, st) {
+		return true
+	}
+	if !st.IsRegular() || st.Mode&unix.S_ISUID != 0 ||
+		st.Mode&(unix.S_ISGID|unix.S_IXGRP) == unix.S_ISGID|unix.S_IXGRP {
+		return false
+	}
+	return CheckPermission(c, st, MayRead|MayWrite) == nil
+}
+
+// Link implements link(2): a new name l.Path for the node at old.
+func Link(ctx Context, old VirtualDentry, l *Lookup) error {
 	p, err := ResolveParent(ctx, l)
 	if err != nil {
 		return err
 	}
-	switch {
-	case !rmdir && !p.IsNormal():
-		return unix.EISDIR
-	case rmdir && p.Name == ".":
-		return unix.EINVAL
-	case rmdir && p.Name == "..":
-		return unix.ENOTEMPTY
-	case rmdir && p.Name == "":
-		return unix.EBUSY
+	if !p.IsNormal() {
+		return unix.EEXIST
+	}
+	d := p.Dir.Dentry
+	d.dirMu.Lock()
+	defer d.dirMu.Unlock()
+	if _, err := d.Lookup(ctx, p.Name); err == nil {
+		return unix.EEXIST
+	} else if err != unix.ENOENT {
+		return err
+	}
+	if p.TrailingSlash {
+		return unix.ENOENT
 	}
 	if p.Dir.Mount.ReadOnly() {
 		return unix.EROFS
 	}
-	child, err := p.Dir.Dentry.Lookup(ctx, p.Name)
+	if old.Mount != p.Dir.Mount {
+		return unix.EXDEV
+	}
+	st, err := old.Stat(ctx)
 	if err != nil {
 		return err
 	}
-	cvd := followMounts(VirtualDentry{Mount: p.Dir.Mount, Dentry: child})
-	st, err := cvd.Stat(ctx)
+	if !safeHardlinkSource(ctx.Credentials(), &st) {
+		return unix.EPERM
+	}
+	if _, err := mayCreate(ctx, d); err != nil {
+		return err
+	}
+	if old.Dentry.fs != d.fs {
+		return unix.EXDEV
+	}
+	if st.IsDir() {
+		return unix.EPERM
+	}
+	md, err := mutableDir(d)
 	if err != nil {
 		return err
 	}
-	if rmdir && !st.IsDir() {
-		return unix.ENOTDIR
+	if old.Dentry.noLink.Load() {
+		return unix.ENOENT
 	}
-	if !rmdir && p.TrailingSlash {
+	if err := md.Link(ctx, p.Name, old.Dentry.node); err != nil {
+		return err
+	}
+	d.addChild(p.Name, old.Dentry.node)
+	return nil
+}
+
+// Unlink implements unlink(2) of l.Path.
+func Unlink(ctx Context, l *Lookup) error {
+	p, err := ResolveParent(ctx, l)
+	if err != nil {
+		return err
+	}
+	if !p.IsNormal() {
+		return unix.EISDIR
+	}
+	if p.Dir.Mount.ReadOnly() {
+		return unix.EROFS
+	}
+	d := p.Dir.Dentry
+	d.dirMu.Lock()
+	defer d.dirMu.Unlock()
+	child, err := d.Lookup(ctx, p.Name)
+	if err != nil {
+		return err
+	}
+	st, err := child.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	if p.TrailingSlash {
 		if st.IsDir() {
 			return unix.EISDIR
 		}
 		return unix.ENOTDIR
 	}
-	if err := MayAccess(ctx, p.Dir, MayWrite|MayExec); err != nil {
+	if err := mayDelete(ctx, d, child, &st, false); err != nil {
 		return err
 	}
-	if cvd.Mount != p.Dir.Mount {
+	md, err := mutableDir(d)
+	if err != nil {
+		return err
+	}
+	if child.mounts.Load() > 0 {
 		return unix.EBUSY
 	}
-	if !rmdir && st.IsDir() {
-		return unix.EISDIR
+	if err := md.Unlink(ctx, p.Name, child.node); err != nil {
+		return err
 	}
-	return unix.EPERM
+	d.removeChild(p.Name)
+	return nil
 }
 
-// CheckRename gives the result of renameat2 from oldl to newl;
-// noReplace is RENAME_NOREPLACE.
-func CheckRename(ctx Context, oldl, newl *Lookup, noReplace bool) error {
+// Rmdir implements rmdir(2) of l.Path.
+func Rmdir(ctx Context, l *Lookup) error {
+	p, err := ResolveParent(ctx, l)
+	if err != nil {
+		return err
+	}
+	switch p.Name {
+	case ".":
+		return unix.EINVAL
+	case "..":
+		return unix.ENOTEMPTY
+	case "":
+		return unix.EBUSY
+	}
+	if p.Dir.Mount.ReadOnly() {
+		return unix.EROFS
+	}
+	d := p.Dir.Dentry
+	d.dirMu.Lock()
+	defer d.dirMu.Unlock()
+	child, err := d.Lookup(ctx, p.Name)
+	if err != nil {
+		return err
+	}
+	st, err := child.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	if err := mayDelete(ctx, d, child, &st, true); err != nil {
+		return err
+	}
+	md, err := mutableDir(d)
+	if err != nil {
+		return err
+	}
+	child.dirMu.Lock()
+	defer child.dirMu.Unlock()
+	if child.mounts.Load() > 0 {
+		return unix.EBUSY
+	}
+	if err := md.Rmdir(ctx, p.Name, child.node); err != nil {
+		return err
+	}
+	d.removeChild(p.Name)
+	return nil
+}
+
+// isAncestor reports whether a is d or one of its ancestors.
+//
+// Preconditions: the file system's renameMu is held.
+func isAncestor(a, d *Dentry) bool {
+	for ; d != nil; d = d.parent {
+		if d == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Rename implements renameat2(2) from oldl to newl; flags are
+// RENAME_NOREPLACE or RENAME_EXCHANGE (RENAME_WHITEOUT is refused by the
+// caller or gives EINVAL here).
+func Rename(ctx Context, oldl, newl *Lookup, flags uint32) error {
 	op, err := ResolveParent(ctx, oldl)
 	if err != nil {
 		return err
@@ -104,6 +355,8 @@ func CheckRename(ctx Context, oldl, newl *Lookup, noReplace bool) error {
 	if err != nil {
 		return err
 	}
+	noReplace := flags&unix.RENAME_NOREPLACE != 0
+	exchange := flags&unix.RENAME_EXCHANGE != 0
 	if op.Dir.Mount != np.Dir.Mount {
 		return unix.EXDEV
 	}
@@ -119,50 +372,175 @@ func CheckRename(ctx Context, oldl, newl *Lookup, noReplace bool) error {
 	if op.Dir.Mount.ReadOnly() {
 		return unix.EROFS
 	}
-	if _, err := op.Dir.Dentry.Lookup(ctx, op.Name); err != nil {
-		return err
+	if flags&unix.RENAME_WHITEOUT != 0 {
+		return unix.EINVAL
 	}
-	if noReplace {
-		if _, err := np.Dir.Dentry.Lookup(ctx, np.Name); err == nil {
-			return unix.EEXIST
-		}
+	od, nd := op.Dir.Dentry, np.Dir.Dentry
+	f := od.fs
+	f.renameMu.Lock()
+	defer f.renameMu.Unlock()
+	switch {
+	case od == nd:
+		od.dirMu.Lock()
+		defer od.dirMu.Unlock()
+	case isAncestor(nd, od):
+		nd.dirMu.Lock()
+		defer nd.dirMu.Unlock()
+		od.dirMu.Lock()
+		defer od.dirMu.Unlock()
+	default:
+		od.dirMu.Lock()
+		defer od.dirMu.Unlock()
+		nd.dirMu.Lock()
+		defer nd.dirMu.Unlock()
 	}
-	if err := MayAccess(ctx, op.Dir, MayWrite|MayExec); err != nil {
-		return err
-	}
-	if err := MayAccess(ctx, np.Dir, MayWrite|MayExec); err != nil {
-		return err
-	}
-	return unix.EPERM
-}
-
-// CheckSetAttr gives the result of changing the attributes (chmod, chown,
-// utimes, setxattr) of the node at vd, already resolved.
-func CheckSetAttr(ctx Context, vd VirtualDentry) error {
-	if vd.Mount == nil {
-		// Anonymous files (pipes...) live on internal mounts.
-		return unix.EPERM
-	}
-	return changeRefused(vd)
-}
-
-// CheckTruncate gives the result of truncate(2) of the node at vd.
-func CheckTruncate(ctx Context, vd VirtualDentry) error {
-	st, err := vd.Stat(ctx)
+	old, err := od.Lookup(ctx, op.Name)
 	if err != nil {
 		return err
 	}
-	if st.IsDir() {
-		return unix.EISDIR
-	}
-	if !st.IsRegular() {
-		return unix.EINVAL
-	}
-	if vd.Mount.ReadOnly() {
-		return unix.EROFS
-	}
-	if err := CheckPermission(ctx.Credentials(), &st, MayWrite); err != nil {
+	oldSt, err := old.Stat(ctx)
+	if err != nil {
 		return err
 	}
-	return unix.EPERM
+	repl, err := nd.Lookup(ctx, np.Name)
+	if err != nil && err != unix.ENOENT {
+		return err
+	}
+	var replSt Stat
+	if repl != nil {
+		if replSt, err = repl.Stat(ctx); err != nil {
+			return err
+		}
+		if noReplace {
+			return unix.EEXIST
+		}
+	}
+	if exchange {
+		if repl == nil {
+			return unix.ENOENT
+		}
+		if !replSt.IsDir() && np.TrailingSlash {
+			return unix.ENOTDIR
+		}
+	}
+	if !oldSt.IsDir() {
+		if op.TrailingSlash {
+			return unix.ENOTDIR
+		}
+		if !exchange && np.TrailingSlash {
+			return unix.ENOTDIR
+		}
+	}
+	// Neither may be moved below itself.
+	if isAncestor(old, nd) {
+		return unix.EINVAL
+	}
+	if repl != nil && isAncestor(repl, od) {
+		if exchange {
+			return unix.EINVAL
+		}
+		return unix.ENOTEMPTY
+	}
+	if repl != nil && repl.node == old.node {
+		// Two names of one node: nothing to do.
+		return nil
+	}
+	if err := mayDelete(ctx, od, old, &oldSt, oldSt.IsDir()); err != nil {
+		return err
+	}
+	switch {
+	case repl == nil:
+		if _, err := mayCreate(ctx, nd); err != nil {
+			return err
+		}
+	case exchange:
+		if err := mayDelete(ctx, nd, repl, &replSt, replSt.IsDir()); err != nil {
+			return err
+		}
+	default:
+		if err := mayDelete(ctx, nd, repl, &replSt, oldSt.IsDir()); err != nil {
+			return err
+		}
+	}
+	omd, err := mutableDir(od)
+	if err != nil {
+		return err
+	}
+	nmd, err := mutableDir(nd)
+	if err != nil {
+		return err
+	}
+	if od != nd {
+		// A directory moving to a new parent gets a new "..".
+		c := ctx.Credentials()
+		if oldSt.IsDir() {
+			if err := CheckPermission(c, &oldSt, MayWrite); err != nil {
+				return err
+			}
+		}
+		if exchange && replSt.IsDir() {
+			if err := CheckPermission(c, &replSt, MayWrite); err != nil {
+				return err
+			}
+		}
+	}
+	if old.mounts.Load() > 0 || (repl != nil && repl.mounts.Load() > 0) {
+		return unix.EBUSY
+	}
+	var replNode Node
+	if repl != nil {
+		replNode = repl.node
+		if replSt.IsDir() && !exchange {
+			repl.dirMu.Lock()
+			defer repl.dirMu.Unlock()
+		}
+	}
+	if err := omd.Rename(ctx, op.Name, old.node, nmd, np.Name, replNode, flags&unix.RENAME_EXCHANGE); err != nil {
+		return err
+	}
+	moveDentries(od, op.Name, old, nd, np.Name, repl, exchange)
+	return nil
+}
+
+// moveDentries updates the cache after a rename of old (od/oldName) to
+// nd/newName, where repl was (swapped with old if exchange, else dead).
+//
+// Preconditions: the file system's renameMu is held.
+func moveDentries(od *Dentry, oldName string, old, nd *Dentry, newName string, repl *Dentry, exchange bool) {
+	f := od.fs
+	f.nameMu.Lock()
+	defer f.nameMu.Unlock()
+	od.mu.Lock()
+	if od != nd {
+		nd.mu.Lock()
+	}
+	od.gen++
+	nd.gen++
+	_, oldCached := od.children[oldName]
+	_, replCached := nd.children[newName]
+	delete(od.children, oldName)
+	delete(nd.children, newName)
+	if repl != nil && !exchange {
+		repl.dead.Store(true)
+	}
+	old.parent, old.name = nd, newName
+	if oldCached {
+		if nd.children == nil {
+			nd.children = make(map[string]*Dentry)
+		}
+		nd.children[newName] = old
+	}
+	if exchange {
+		repl.parent, repl.name = od, oldName
+		if replCached {
+			if od.children == nil {
+				od.children = make(map[string]*Dentry)
+			}
+			od.children[oldName] = repl
+		}
+	}
+	if od != nd {
+		nd.mu.Unlock()
+	}
+	od.mu.Unlock()
 }

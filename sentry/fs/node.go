@@ -79,9 +79,11 @@ type Filesystem struct {
 	impl     FilesystemImpl
 	root     *Dentry
 
-	// renameMu is held for writing while a rename moves dentries, and
-	// for reading by those who read a dentry's parent or name.
-	renameMu sync.RWMutex
+	// renameMu serializes renames, so dentries' parents change only under
+	// it (a rename may read them without nameMu).
+	renameMu sync.Mutex
+	// nameMu guards every dentry's parent and name.
+	nameMu sync.RWMutex
 }
 
 // NewFilesystem returns a file system of type typ (as /proc/mounts names
@@ -109,15 +111,25 @@ func (f *Filesystem) Root() *Dentry { return f.root }
 func (f *Filesystem) Impl() FilesystemImpl { return f.impl }
 
 // Dentry names a Node in its file system's tree. Dentries are never
-// freed explicitly: they are dropped from the cache only with their parent.
+// freed explicitly: they are dropped from the cache only with their parent
+// or when the VFS removes their name (they are then dead).
 type Dentry struct {
-	fs     *Filesystem
+	fs *Filesystem
+	// parent and name change only under fs.renameMu and fs.nameMu.
 	parent *Dentry
 	name   string
 	node   Node
 
 	// mounts counts the mounts whose mountpoint is this dentry.
 	mounts atomic.Int32
+
+	// dead is set when the name was removed (unlink, rmdir, replaced by a
+	// rename): open files show " (deleted)", a dead directory takes no
+	// new entries.
+	dead atomic.Bool
+	// noLink is set on an O_TMPFILE|O_EXCL file, which linkat may not
+	// name.
+	noLink atomic.Bool
 
 	// dirMu serializes the VFS's changes of this directory (create,
 	// remove, rename) with their checks. It is held while calling into
@@ -127,6 +139,9 @@ type Dentry struct {
 	mu sync.Mutex
 	// children caches positive lookups.
 	children map[string]*Dentry
+	// gen counts changes of children made by the VFS, so a lookup that
+	// raced with one does not cache a stale result.
+	gen uint64
 }
 
 // NewAnonDentry returns a dentry outside any tree, for files that have no
@@ -140,10 +155,27 @@ func NewAnonDentry(f *Filesystem, name string, n Node) *Dentry {
 func (d *Dentry) Node() Node { return d.node }
 
 // Name returns the dentry's name in its parent.
-func (d *Dentry) Name() string { return d.name }
+func (d *Dentry) Name() string {
+	if d.fs == nil {
+		return d.name
+	}
+	d.fs.nameMu.RLock()
+	defer d.fs.nameMu.RUnlock()
+	return d.name
+}
 
 // Parent returns the parent dentry, nil for a file system's root.
-func (d *Dentry) Parent() *Dentry { return d.parent }
+func (d *Dentry) Parent() *Dentry {
+	if d.fs == nil {
+		return d.parent
+	}
+	d.fs.nameMu.RLock()
+	defer d.fs.nameMu.RUnlock()
+	return d.parent
+}
+
+// IsDead reports whether the dentry's name was removed.
+func (d *Dentry) IsDead() bool { return d.dead.Load() }
 
 // Filesystem returns the dentry's file system.
 func (d *Dentry) Filesystem() *Filesystem { return d.fs }
@@ -166,40 +198,85 @@ func (d *Dentry) Stat(ctx Context) (Stat, error) {
 // Lookup returns the child name of directory d, using the cache.
 // name is a single component other than "." and "..".
 func (d *Dentry) Lookup(ctx Context, name string) (*Dentry, error) {
-	d.mu.Lock()
-	if c, ok := d.children[name]; ok {
-		d.mu.Unlock()
-		return c, nil
-	}
-	d.mu.Unlock()
 	dir, ok := d.node.(DirNode)
 	if !ok {
 		return nil, unix.ENOTDIR
 	}
-	n, err := dir.Lookup(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	child := &Dentry{fs: d.fs, parent: d, name: name, node: n}
-	if _, uncached := d.node.(UncachedDir); uncached {
+	_, uncached := d.node.(UncachedDir)
+	for {
+		d.mu.Lock()
+		if c, ok := d.children[name]; ok {
+			d.mu.Unlock()
+			return c, nil
+		}
+		gen := d.gen
+		d.mu.Unlock()
+		n, err := dir.Lookup(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		child := &Dentry{fs: d.fs, parent: d, name: name, node: n}
+		if uncached {
+			return child, nil
+		}
+		d.mu.Lock()
+		if d.gen != gen {
+			// A change of d raced with the lookup: look again.
+			d.mu.Unlock()
+			continue
+		}
+		if c, ok := d.children[name]; ok {
+			d.mu.Unlock()
+			return c, nil
+		}
+		if d.children == nil {
+			d.children = make(map[string]*Dentry)
+		}
+		d.children[name] = child
+		d.mu.Unlock()
 		return child, nil
 	}
+}
+
+// cachedChild returns the cached child name, or nil.
+func (d *Dentry) cachedChild(name string) *Dentry {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if c, ok := d.children[name]; ok {
-		return c, nil
+	return d.children[name]
+}
+
+// addChild caches a new child of d made by the VFS and returns it.
+func (d *Dentry) addChild(name string, n Node) *Dentry {
+	child := &Dentry{fs: d.fs, parent: d, name: name, node: n}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gen++
+	if c, ok := d.children[name]; ok && c.node == n {
+		return c
 	}
 	if d.children == nil {
 		d.children = make(map[string]*Dentry)
 	}
 	d.children[name] = child
-	return child, nil
+	return child
+}
+
+// removeChild drops name from d's cache and marks its dentry dead.
+func (d *Dentry) removeChild(name string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gen++
+	if c, ok := d.children[name]; ok {
+		c.dead.Store(true)
+		delete(d.children, name)
+	}
 }
 
 // InvalidateChild drops name from d's cache (for file systems that learn a
 // child changed).
 func (d *Dentry) InvalidateChild(name string) {
 	d.mu.Lock()
+	d.gen++
 	delete(d.children, name)
 	d.mu.Unlock()
 }

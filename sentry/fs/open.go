@@ -1,6 +1,8 @@
 package fs
 
 import (
+	"fmt"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -11,71 +13,108 @@ type OpenOptions struct {
 }
 
 // Open resolves l.Path (l.FollowFinal is ignored: the flags decide) and
-// opens it with the checks and in the order Linux's open makes them.
-// Files are never created: an O_CREAT of a missing file fails with EROFS
-// on read-only mounts and EPERM on file systems that cannot create.
+// opens it with the checks and in the order Linux's open makes them,
+// creating a regular file for O_CREAT (opts.Mode has the umask applied)
+// and truncating for O_TRUNC.
 func Open(ctx Context, l Lookup, opts OpenOptions) (*FileDescription, error) {
 	flags := opts.Flags
 	if flags&unix.O_PATH != 0 {
 		flags &= unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	}
 	if flags&unix.O_TMPFILE == unix.O_TMPFILE {
-		return openTmpfile(ctx, &l, flags)
+		return openTmpfile(ctx, &l, flags, opts.Mode)
 	}
-	var vd VirtualDentry
-	var err error
 	if flags&unix.O_CREAT != 0 {
-		vd, err = openCreateLookup(ctx, &l, flags)
-	} else {
-		l.FollowFinal = flags&unix.O_NOFOLLOW == 0
-		vd, err = Resolve(ctx, &l)
+		return openCreate(ctx, &l, flags, opts.Mode)
 	}
+	l.FollowFinal = flags&unix.O_NOFOLLOW == 0
+	vd, err := Resolve(ctx, &l)
 	if err != nil {
 		return nil, err
 	}
 	return OpenAt(ctx, vd, flags)
 }
 
-// openCreateLookup finds the file an O_CREAT open names.
-func openCreateLookup(ctx Context, l *Lookup, flags uint32) (VirtualDentry, error) {
-	p, err := ResolveParent(ctx, l)
+// openCreate is an O_CREAT open: the last component is created when
+// missing; a symlink there is followed (unless O_EXCL or O_NOFOLLOW) and
+// its target's last component is created in turn.
+func openCreate(ctx Context, l *Lookup, flags, mode uint32) (*FileDescription, error) {
+	if l.Path == "" {
+		return nil, unix.ENOENT
+	}
+	r, err := newResolver(ctx, l)
 	if err != nil {
-		return VirtualDentry{}, err
+		return nil, err
 	}
-	if !p.IsNormal() || p.TrailingSlash {
-		return VirtualDentry{}, unix.EISDIR
-	}
-	r := &resolver{ctx: ctx, root: l.Root, cur: p.Dir, flags: l.Resolve}
-	if l.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) != 0 {
-		r.root = l.Start
-		r.flags |= unix.RESOLVE_NO_MAGICLINKS
-	}
-	follow := flags&(unix.O_EXCL|unix.O_NOFOLLOW) == 0
-	if err := r.walk(p.Name, follow); err != nil {
-		if err == unix.ENOENT {
-			return VirtualDentry{}, createMissing(ctx, r.cur)
+	path := l.Path
+	for {
+		name, trailing, err := r.walkParent(path)
+		if err != nil {
+			return nil, err
 		}
-		return VirtualDentry{}, err
+		if name == "" || name == "." || name == ".." || trailing {
+			return nil, unix.EISDIR
+		}
+		dir := r.cur
+		fd, found, err := createRegular(ctx, dir, name, flags, mode)
+		if err != nil || !found {
+			return fd, err
+		}
+		if flags&unix.O_EXCL != 0 {
+			return nil, unix.EEXIST
+		}
+		follow := flags&unix.O_NOFOLLOW == 0
+		rest, err := r.step(name, follow, "")
+		if err != nil {
+			return nil, err
+		}
+		if rest == "" {
+			return OpenAt(ctx, r.cur, flags)
+		}
+		path = rest
 	}
-	if flags&unix.O_EXCL != 0 {
-		return VirtualDentry{}, unix.EEXIST
-	}
-	return r.cur, nil
 }
 
-// createMissing is what creating a file in dir gives: this VFS has no
-// file system that creates files yet.
-func createMissing(ctx Context, dir VirtualDentry) error {
+// createRegular creates name in dir and opens it if it is missing (found
+// false); found true means it exists and nothing was done.
+func createRegular(ctx Context, dir VirtualDentry, name string, flags, mode uint32) (*FileDescription, bool, error) {
+	d := dir.Dentry
+	d.dirMu.Lock()
+	if _, err := d.Lookup(ctx, name); err == nil {
+		d.dirMu.Unlock()
+		return nil, true, nil
+	} else if err != unix.ENOENT {
+		d.dirMu.Unlock()
+		return nil, false, err
+	}
 	if dir.Mount.ReadOnly() {
-		return unix.EROFS
+		d.dirMu.Unlock()
+		return nil, false, unix.EROFS
 	}
-	if err := MayAccess(ctx, dir, MayWrite|MayExec); err != nil {
-		return err
+	dirSt, err := mayCreate(ctx, d)
+	if err != nil {
+		d.dirMu.Unlock()
+		return nil, false, err
 	}
-	return unix.EPERM
+	md, ok := d.node.(MutableDir)
+	if !ok {
+		d.dirMu.Unlock()
+		// Linux: a directory without ->create.
+		return nil, false, unix.EACCES
+	}
+	n, err := md.Mknod(ctx, name, newOwner(ctx.Credentials(), &dirSt, unix.S_IFREG|mode&0o7777))
+	if err != nil {
+		d.dirMu.Unlock()
+		return nil, false, err
+	}
+	child := d.addChild(name, n)
+	d.dirMu.Unlock()
+	fd, err := openNode(ctx, VirtualDentry{Mount: dir.Mount, Dentry: child}, flags&^unix.O_TRUNC, true)
+	return fd, false, err
 }
 
-func openTmpfile(ctx Context, l *Lookup, flags uint32) (*FileDescription, error) {
+// openTmpfile is open(O_TMPFILE) of the directory l.Path names.
+func openTmpfile(ctx Context, l *Lookup, flags, mode uint32) (*FileDescription, error) {
 	if a := flags & unix.O_ACCMODE; a != unix.O_WRONLY && a != unix.O_RDWR {
 		return nil, unix.EINVAL
 	}
@@ -91,12 +130,47 @@ func openTmpfile(ctx Context, l *Lookup, flags uint32) (*FileDescription, error)
 	if !st.IsDir() {
 		return nil, unix.ENOTDIR
 	}
-	return nil, createMissing(ctx, vd)
+	if vd.Mount.ReadOnly() {
+		return nil, unix.EROFS
+	}
+	d := vd.Dentry
+	d.dirMu.Lock()
+	dirSt, err := mayCreate(ctx, d)
+	if err != nil {
+		d.dirMu.Unlock()
+		return nil, err
+	}
+	td, ok := d.node.(TmpfileDir)
+	if !ok {
+		d.dirMu.Unlock()
+		return nil, unix.EOPNOTSUPP
+	}
+	n, err := td.Tmpfile(ctx, newOwner(ctx.Credentials(), &dirSt, unix.S_IFREG|mode&0o7777))
+	d.dirMu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	nst, err := n.Stat(ctx)
+	if err != nil {
+		return nil, err
+	}
+	child := &Dentry{fs: d.fs, parent: d, name: fmt.Sprintf("#%d", nst.Ino), node: n}
+	child.dead.Store(true)
+	if flags&unix.O_EXCL != 0 {
+		child.noLink.Store(true)
+	}
+	return openNode(ctx, VirtualDentry{Mount: vd.Mount, Dentry: child}, flags&^(unix.O_TRUNC|unix.O_TMPFILE), true)
 }
 
 // OpenAt opens the resolved position vd with open(2) flags: the checks of
-// Linux's do_open and may_open, then the node's Open.
+// Linux's do_open and may_open, then the node's Open, then O_TRUNC.
 func OpenAt(ctx Context, vd VirtualDentry, flags uint32) (*FileDescription, error) {
+	return openNode(ctx, vd, flags, false)
+}
+
+// openNode is OpenAt; a file the open just created (created) is not
+// checked against its mode bits.
+func openNode(ctx Context, vd VirtualDentry, flags uint32, created bool) (*FileDescription, error) {
 	st, err := vd.Stat(ctx)
 	if err != nil {
 		return nil, err
@@ -137,8 +211,10 @@ func OpenAt(ctx Context, vd VirtualDentry, flags uint32) (*FileDescription, erro
 	if flags&unix.O_TRUNC != 0 {
 		ats |= MayWrite
 	}
-	if err := mayAccessStat(ctx, vd, &st, ats); err != nil {
-		return nil, err
+	if !created {
+		if err := mayAccessStat(ctx, vd, &st, ats); err != nil {
+			return nil, err
+		}
 	}
 	if flags&unix.O_NOATIME != 0 {
 		c := ctx.Credentials()
@@ -150,17 +226,28 @@ func OpenAt(ctx Context, vd VirtualDentry, flags uint32) (*FileDescription, erro
 		return nil, unix.ENXIO
 	}
 	if flags&unix.O_TRUNC != 0 && st.IsRegular() {
-		// Writable file systems truncate in their Open.
+		// The truncation itself follows the node's Open.
 		if vd.Mount.ReadOnly() {
 			return nil, unix.EROFS
 		}
 	}
 	flags |= OLargeFile
-	if on, ok := vd.Dentry.node.(OpenNode); ok {
-		return on.Open(ctx, vd, flags)
+	on, ok := vd.Dentry.node.(OpenNode)
+	if !ok {
+		if st.IsDir() {
+			return NewDirFile(vd, flags), nil
+		}
+		return nil, unix.ENXIO
 	}
-	if st.IsDir() {
-		return NewDirFile(vd, flags), nil
+	fd, err := on.Open(ctx, vd, flags)
+	if err != nil {
+		return nil, err
 	}
-	return nil, unix.ENXIO
+	if flags&unix.O_TRUNC != 0 && st.IsRegular() {
+		if err := truncateNode(ctx, vd.Dentry, 0); err != nil {
+			fd.DecRef()
+			return nil, err
+		}
+	}
+	return fd, nil
 }

@@ -295,7 +295,7 @@ func (r *resolver) dotdot() error {
 		}
 		break
 	}
-	if p := r.cur.Dentry.parent; p != nil && r.cur.Dentry != r.cur.Mount.root {
+	if p := r.cur.Dentry.Parent(); p != nil && r.cur.Dentry != r.cur.Mount.root {
 		r.cur = followMounts(VirtualDentry{Mount: r.cur.Mount, Dentry: p})
 	}
 	return nil

@@ -103,7 +103,7 @@ func openat(t *kernel.Task, dirfd int32, pathAddr uintptr, flags uint32, mode ui
 		return 0, err
 	}
 	l.Resolve = resolve
-	f, err := fs.Open(t, l, fs.OpenOptions{Flags: flags, Mode: mode &^ t.FSContext().Umask()})
+	f, err := fs.Open(t, l, fs.OpenOptions{Flags: flags, Mode: umasked(t, mode)})
 	if err != nil {
 		return 0, err
 	}
@@ -428,6 +428,9 @@ func Flock(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 func Getcwd(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	addr, size := a[0].Pointer(), a[1].Uint64()
 	root, cwd := t.FSContext().RootAndCwd()
+	if cwd.Dentry.IsDead() {
+		return 0, unix.ENOENT
+	}
 	p, reachable := fs.PathOf(root, cwd)
 	if !reachable {
 		p = "(unreachable)" + p
@@ -507,26 +510,31 @@ func Umask(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return uintptr(t.FSContext().SwapUmask(a[0].Uint())), nil
 }
 
+// umasked applies the task's umask to a creation mode.
+func umasked(t *kernel.Task, mode uint32) uint32 {
+	return mode &^ t.FSContext().Umask()
+}
+
 // mkdirat is mkdir and mkdirat.
-func mkdirat(t *kernel.Task, dirfd int32, addr uintptr) (uintptr, error) {
+func mkdirat(t *kernel.Task, dirfd int32, addr uintptr, mode uint32) (uintptr, error) {
 	l, err := vfsLookupAt(t, dirfd, addr)
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.CheckCreate(t, &l, true)
+	return 0, fs.Mkdir(t, &l, umasked(t, mode))
 }
 
 // Mkdir implements mkdir(2).
 func Mkdir(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return mkdirat(t, unix.AT_FDCWD, a[0].Pointer())
+	return mkdirat(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Uint())
 }
 
 // Mkdirat implements mkdirat(2).
 func Mkdirat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return mkdirat(t, a[0].Int(), a[1].Pointer())
+	return mkdirat(t, a[0].Int(), a[1].Pointer(), a[2].Uint())
 }
 
-func mknodat(t *kernel.Task, dirfd int32, addr uintptr, mode uint32) (uintptr, error) {
+func mknodat(t *kernel.Task, dirfd int32, addr uintptr, mode uint32, dev uint32) (uintptr, error) {
 	switch mode & unix.S_IFMT {
 	case 0, unix.S_IFREG, unix.S_IFCHR, unix.S_IFBLK, unix.S_IFIFO, unix.S_IFSOCK:
 	case unix.S_IFDIR:
@@ -538,17 +546,20 @@ func mknodat(t *kernel.Task, dirfd int32, addr uintptr, mode uint32) (uintptr, e
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.CheckCreate(t, &l, false)
+	// dev is the kernel's old encoding: new_decode_dev.
+	major := (dev & 0xfff00) >> 8
+	minor := (dev & 0xff) | ((dev >> 12) & 0xfff00)
+	return 0, fs.Mknod(t, &l, mode&unix.S_IFMT|umasked(t, mode&0o7777), unix.Mkdev(major, minor))
 }
 
 // Mknod implements mknod(2).
 func Mknod(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return mknodat(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Uint())
+	return mknodat(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Uint(), a[2].Uint())
 }
 
 // Mknodat implements mknodat(2).
 func Mknodat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return mknodat(t, a[0].Int(), a[1].Pointer(), a[2].Uint())
+	return mknodat(t, a[0].Int(), a[1].Pointer(), a[2].Uint(), a[3].Uint())
 }
 
 func symlinkat(t *kernel.Task, targetAddr uintptr, dirfd int32, addr uintptr) (uintptr, error) {
@@ -563,7 +574,7 @@ func symlinkat(t *kernel.Task, targetAddr uintptr, dirfd int32, addr uintptr) (u
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.CheckCreate(t, &l, false)
+	return 0, fs.Symlink(t, &l, target)
 }
 
 // Symlink implements symlink(2).
@@ -583,14 +594,15 @@ func linkat(t *kernel.Task, olddirfd int32, oldAddr uintptr, newdirfd int32, new
 	if flags&unix.AT_EMPTY_PATH != 0 && !t.Credentials().HasCapability(unix.CAP_DAC_READ_SEARCH) {
 		return 0, unix.ENOENT
 	}
-	if _, err := vfsResolve(t, olddirfd, oldAddr, flags&unix.AT_EMPTY_PATH != 0, flags&unix.AT_SYMLINK_FOLLOW != 0); err != nil {
+	old, err := vfsResolve(t, olddirfd, oldAddr, flags&unix.AT_EMPTY_PATH != 0, flags&unix.AT_SYMLINK_FOLLOW != 0)
+	if err != nil {
 		return 0, err
 	}
 	l, err := vfsLookupAt(t, newdirfd, newAddr)
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.CheckCreate(t, &l, false)
+	return 0, fs.Link(t, old, &l)
 }
 
 // Link implements link(2).
@@ -608,7 +620,10 @@ func unlinkat(t *kernel.Task, dirfd int32, addr uintptr, rmdir bool) (uintptr, e
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.CheckRemove(t, &l, rmdir)
+	if rmdir {
+		return 0, fs.Rmdir(t, &l)
+	}
+	return 0, fs.Unlink(t, &l)
 }
 
 // Unlink implements unlink(2).
@@ -648,7 +663,7 @@ func renameat2(t *kernel.Task, olddirfd int32, oldAddr uintptr, newdirfd int32, 
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.CheckRename(t, &ol, &nl, flags&unix.RENAME_NOREPLACE != 0)
+	return 0, fs.Rename(t, &ol, &nl, flags)
 }
 
 // Rename implements rename(2).
@@ -666,99 +681,131 @@ func Renameat2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return renameat2(t, a[0].Int(), a[1].Pointer(), a[2].Int(), a[3].Pointer(), a[4].Uint())
 }
 
-// setAttrAt resolves a path (or dirfd with AT_EMPTY_PATH) and gives the
-// result of changing its attributes.
-func setAttrAt(t *kernel.Task, dirfd int32, addr uintptr, flags int32, allowed int32) (uintptr, error) {
+// attrTarget resolves the target of a chmod/chown/utimes family call: a
+// path relative to dirfd, or dirfd itself with AT_EMPTY_PATH.
+func attrTarget(t *kernel.Task, dirfd int32, addr uintptr, flags int32, allowed int32) (fs.VirtualDentry, error) {
 	if flags&^allowed != 0 {
-		return 0, unix.EINVAL
+		return fs.VirtualDentry{}, unix.EINVAL
 	}
-	vd, err := vfsResolve(t, dirfd, addr, flags&unix.AT_EMPTY_PATH != 0, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
-	if err != nil {
-		return 0, err
-	}
-	return 0, fs.CheckSetAttr(t, vd)
+	return vfsResolve(t, dirfd, addr, flags&unix.AT_EMPTY_PATH != 0, flags&unix.AT_SYMLINK_NOFOLLOW == 0)
 }
 
-// setAttrFD gives the result of changing the attributes of an open file.
-func setAttrFD(t *kernel.Task, fd int32) (uintptr, error) {
+// attrFD returns the position of an open file for fchmod, fchown and
+// futimens (O_PATH descriptions are EBADF).
+func attrFD(t *kernel.Task, fd int32) (fs.VirtualDentry, error) {
 	f, err := vfsIOFile(t, fd)
+	if err != nil {
+		return fs.VirtualDentry{}, err
+	}
+	defer f.DecRef()
+	return f.VirtualDentry(), nil
+}
+
+func chmodAt(t *kernel.Task, dirfd int32, addr uintptr, mode uint32, flags, allowed int32) (uintptr, error) {
+	vd, err := attrTarget(t, dirfd, addr, flags, allowed)
 	if err != nil {
 		return 0, err
 	}
-	defer f.DecRef()
-	return 0, fs.CheckSetAttr(t, f.VirtualDentry())
+	return 0, fs.Chmod(t, vd, mode)
 }
 
 // Chmod implements chmod(2).
 func Chmod(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return setAttrAt(t, unix.AT_FDCWD, a[0].Pointer(), 0, 0)
+	return chmodAt(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Uint(), 0, 0)
 }
 
 // Fchmod implements fchmod(2).
 func Fchmod(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return setAttrFD(t, a[0].Int())
+	vd, err := attrFD(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.Chmod(t, vd, a[1].Uint())
 }
 
 // Fchmodat implements fchmodat(2) (no flags argument).
 func Fchmodat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return setAttrAt(t, a[0].Int(), a[1].Pointer(), 0, 0)
+	return chmodAt(t, a[0].Int(), a[1].Pointer(), a[2].Uint(), 0, 0)
 }
 
 // Fchmodat2 implements fchmodat2(2).
 func Fchmodat2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return setAttrAt(t, a[0].Int(), a[1].Pointer(), a[3].Int(), unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)
+	return chmodAt(t, a[0].Int(), a[1].Pointer(), a[2].Uint(), a[3].Int(), unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)
+}
+
+func chownAt(t *kernel.Task, dirfd int32, addr uintptr, uid, gid uint32, flags, allowed int32) (uintptr, error) {
+	vd, err := attrTarget(t, dirfd, addr, flags, allowed)
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.Chown(t, vd, uid, gid)
 }
 
 // Chown implements chown(2).
 func Chown(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return setAttrAt(t, unix.AT_FDCWD, a[0].Pointer(), 0, 0)
+	return chownAt(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Uint(), a[2].Uint(), 0, 0)
 }
 
 // Lchown implements lchown(2).
 func Lchown(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return setAttrAt(t, unix.AT_FDCWD, a[0].Pointer(), unix.AT_SYMLINK_NOFOLLOW, unix.AT_SYMLINK_NOFOLLOW)
+	return chownAt(t, unix.AT_FDCWD, a[0].Pointer(), a[1].Uint(), a[2].Uint(), unix.AT_SYMLINK_NOFOLLOW, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // Fchown implements fchown(2).
 func Fchown(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return setAttrFD(t, a[0].Int())
+	vd, err := attrFD(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	return 0, fs.Chown(t, vd, a[1].Uint(), a[2].Uint())
 }
 
 // Fchownat implements fchownat(2).
 func Fchownat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return setAttrAt(t, a[0].Int(), a[1].Pointer(), a[4].Int(), unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)
+	return chownAt(t, a[0].Int(), a[1].Pointer(), a[2].Uint(), a[3].Uint(), a[4].Int(), unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)
 }
 
-// utimesOmitted reports whether both times are UTIME_OMIT (nothing to do).
-func utimesOmitted(t *kernel.Task, addr uintptr) (bool, error) {
-	if addr == 0 {
-		return false, nil
+// utimesAt sets the times of the file named by dirfd and path (or dirfd
+// itself when pathAddr is 0); times nil means now.
+func utimesAt(t *kernel.Task, dirfd int32, pathAddr uintptr, times *[2]unix.Timespec, flags int32) (uintptr, error) {
+	var vd fs.VirtualDentry
+	var err error
+	if pathAddr == 0 {
+		vd, err = attrFD(t, dirfd)
+	} else {
+		vd, err = attrTarget(t, dirfd, pathAddr, flags, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)
 	}
-	var ts [2]timespec
-	for i := range ts {
-		var err error
-		if ts[i], err = copyInTimespec(t, addr+uintptr(16*i)); err != nil {
-			return false, unix.EFAULT
-		}
-		if ts[i].Nsec != unix.UTIME_NOW && ts[i].Nsec != unix.UTIME_OMIT && !ts[i].valid() {
-			return false, unix.EINVAL
-		}
+	if err != nil {
+		return 0, err
 	}
-	return ts[0].Nsec == unix.UTIME_OMIT && ts[1].Nsec == unix.UTIME_OMIT, nil
+	return 0, fs.Utimes(t, vd, times)
 }
 
 // Utimensat implements utimensat(2).
 func Utimensat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	dirfd, pathAddr, timesAddr, flags := a[0].Int(), a[1].Pointer(), a[2].Pointer(), a[3].Int()
-	omitted, err := utimesOmitted(t, timesAddr)
-	if err != nil {
-		return 0, err
+	var times *[2]unix.Timespec
+	if timesAddr != 0 {
+		times = new([2]unix.Timespec)
+		for i := range times {
+			ts, err := copyInTimespec(t, timesAddr+uintptr(16*i))
+			if err != nil {
+				return 0, unix.EFAULT
+			}
+			if ts.Nsec != unix.UTIME_NOW && ts.Nsec != unix.UTIME_OMIT && (ts.Nsec < 0 || ts.Nsec >= 1e9) {
+				return 0, unix.EINVAL
+			}
+			times[i] = unix.Timespec{Sec: ts.Sec, Nsec: ts.Nsec}
+		}
+		if times[0].Nsec == unix.UTIME_OMIT && times[1].Nsec == unix.UTIME_OMIT {
+			if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
+				return 0, unix.EINVAL
+			}
+			return 0, nil
+		}
 	}
 	if flags&^(unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH) != 0 {
 		return 0, unix.EINVAL
-	}
-	if omitted {
-		return 0, nil
 	}
 	if pathAddr == 0 {
 		if flags&unix.AT_SYMLINK_NOFOLLOW != 0 {
@@ -767,20 +814,24 @@ func Utimensat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if dirfd == unix.AT_FDCWD {
 			return 0, unix.EFAULT
 		}
-		return setAttrFD(t, dirfd)
 	}
-	return setAttrAt(t, dirfd, pathAddr, flags, flags)
+	return utimesAt(t, dirfd, pathAddr, times, flags)
 }
 
 // Utime implements utime(2).
 func Utime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	var times *[2]unix.Timespec
 	if a[1].Pointer() != 0 {
 		var b [16]byte
 		if _, err := t.CopyInBytes(a[1].Pointer(), b[:]); err != nil {
 			return 0, unix.EFAULT
 		}
+		times = &[2]unix.Timespec{
+			{Sec: int64(binary.LittleEndian.Uint64(b[0:]))},
+			{Sec: int64(binary.LittleEndian.Uint64(b[8:]))},
+		}
 	}
-	return setAttrAt(t, unix.AT_FDCWD, a[0].Pointer(), 0, 0)
+	return utimesAt(t, unix.AT_FDCWD, a[0].Pointer(), times, 0)
 }
 
 // Utimes implements utimes(2).
@@ -794,8 +845,10 @@ func Futimesat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 }
 
 func futimesat(t *kernel.Task, dirfd int32, pathAddr, timesAddr uintptr) (uintptr, error) {
+	var times *[2]unix.Timespec
 	if timesAddr != 0 {
-		for i := 0; i < 2; i++ {
+		times = new([2]unix.Timespec)
+		for i := range times {
 			tv, err := copyInTimeval(t, timesAddr+uintptr(16*i))
 			if err != nil {
 				return 0, unix.EFAULT
@@ -803,29 +856,49 @@ func futimesat(t *kernel.Task, dirfd int32, pathAddr, timesAddr uintptr) (uintpt
 			if tv.Usec < 0 || tv.Usec >= 1e6 {
 				return 0, unix.EINVAL
 			}
+			times[i] = unix.Timespec{Sec: tv.Sec, Nsec: tv.Usec * 1000}
 		}
 	}
-	if pathAddr == 0 {
-		return setAttrFD(t, dirfd)
+	return utimesAt(t, dirfd, pathAddr, times, 0)
+}
+
+// fsizeLimit checks size against RLIMIT_FSIZE: beyond it the task gets
+// SIGXFSZ and the call EFBIG.
+func fsizeLimit(t *kernel.Task, size int64) error {
+	lim := t.ThreadGroup().Limits().Get(unix.RLIMIT_FSIZE).Cur
+	if lim != unix.RLIM_INFINITY && uint64(size) > lim {
+		t.SendSignal(kernel.NewSignalInfo(kernel.SIGXFSZ, kernel.SI_USER))
+		return unix.EFBIG
 	}
-	return setAttrAt(t, dirfd, pathAddr, 0, 0)
+	return nil
 }
 
 // Truncate implements truncate(2).
 func Truncate(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	if a[1].Int64() < 0 {
+	size := a[1].Int64()
+	if size < 0 {
 		return 0, unix.EINVAL
 	}
 	vd, err := vfsResolve(t, unix.AT_FDCWD, a[0].Pointer(), false, true)
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.CheckTruncate(t, vd)
+	st, err := vd.Stat(t)
+	if err != nil {
+		return 0, err
+	}
+	if st.IsRegular() && !vd.Mount.ReadOnly() && size > st.Size {
+		if err := fsizeLimit(t, size); err != nil {
+			return 0, err
+		}
+	}
+	return 0, fs.Truncate(t, vd, size)
 }
 
 // Ftruncate implements ftruncate(2).
 func Ftruncate(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	if a[1].Int64() < 0 {
+	size := a[1].Int64()
+	if size < 0 {
 		return 0, unix.EINVAL
 	}
 	f, err := vfsIOFile(t, a[0].Int())
@@ -837,42 +910,95 @@ func Ftruncate(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !st.IsRegular() || !f.Writable() {
-		return 0, unix.EINVAL
+	if st.IsRegular() && f.Writable() && size > st.Size {
+		if err := fsizeLimit(t, size); err != nil {
+			return 0, err
+		}
 	}
-	return 0, fs.CheckTruncate(t, f.VirtualDentry())
+	return 0, fs.Ftruncate(t, f, size)
 }
 
-// vfsFsync is fsync and fdatasync: regular files and directories have
-// nothing to flush; pipes, sockets and devices have no fsync (EINVAL).
-func vfsFsync(t *kernel.Task, fd int32) (uintptr, error) {
+// Fallocate implements fallocate(2).
+func Fallocate(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	mode, off, length := a[1].Uint(), a[2].Int64(), a[3].Int64()
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	if off >= 0 && length > 0 && mode&unix.FALLOC_FL_KEEP_SIZE == 0 && f.Writable() {
+		if st, err := f.Stat(t); err == nil && st.IsRegular() && off+length > st.Size {
+			if err := fsizeLimit(t, off+length); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return 0, fs.Fallocate(t, f, mode, off, length)
+}
+
+// vfsFsync is fsync and fdatasync.
+func vfsFsync(t *kernel.Task, fd int32, dataOnly bool) (uintptr, error) {
 	f, err := vfsIOFile(t, fd)
 	if err != nil {
 		return 0, err
 	}
 	defer f.DecRef()
-	st, err := f.Stat(t)
-	if err != nil {
-		return 0, err
-	}
-	if !st.IsRegular() && !st.IsDir() {
-		return 0, unix.EINVAL
-	}
-	return 0, nil
+	return 0, fs.Fsync(t, f, dataOnly)
 }
 
-// Fsync implements fsync(2). Nothing is buffered in the Sentry.
+// Fsync implements fsync(2).
 func Fsync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return vfsFsync(t, a[0].Int())
+	return vfsFsync(t, a[0].Int(), false)
 }
 
 // Fdatasync implements fdatasync(2).
 func Fdatasync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return vfsFsync(t, a[0].Int())
+	return vfsFsync(t, a[0].Int(), true)
 }
 
-// Sync implements sync(2).
-func Sync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) { return 0, nil }
+// SyncFileRange implements sync_file_range(2): it checks its arguments
+// and flushes the whole file's data.
+func SyncFileRange(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	off, n, flags := a[1].Int64(), a[2].Int64(), a[3].Uint()
+	const valid = unix.SYNC_FILE_RANGE_WAIT_BEFORE | unix.SYNC_FILE_RANGE_WRITE | unix.SYNC_FILE_RANGE_WAIT_AFTER
+	if flags&^valid != 0 || off < 0 || n < 0 || off+n < 0 {
+		return 0, unix.EINVAL
+	}
+	f, err := vfsFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	if f.IsPath() {
+		return 0, unix.EBADF
+	}
+	st, err := f.Stat(t)
+	if err != nil {
+		return 0, err
+	}
+	if !st.IsRegular() && !st.IsDir() && !st.IsSymlink() && st.Type() != unix.S_IFBLK {
+		return 0, unix.ESPIPE
+	}
+	if flags&unix.SYNC_FILE_RANGE_WRITE != 0 {
+		return 0, fs.Fsync(t, f, true)
+	}
+	return 0, nil
+}
+
+// Sync implements sync(2): every mounted file system with data to flush
+// is synced; errors are not reported, as on Linux.
+func Sync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	root := t.FSContext().Root()
+	if root.Mount == nil {
+		return 0, nil
+	}
+	for _, m := range root.Mount.Namespace().Mounts() {
+		if s, ok := m.Filesystem().Impl().(fs.FilesystemSyncer); ok {
+			s.SyncFS(t)
+		}
+	}
+	return 0, nil
+}
 
 // Syncfs implements syncfs(2).
 func Syncfs(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
@@ -880,8 +1006,8 @@ func Syncfs(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	f.DecRef()
-	return 0, nil
+	defer f.DecRef()
+	return 0, fs.SyncFS(t, f)
 }
 
 // resolveCached is RESOLVE_CACHED (missing from x/sys/unix).

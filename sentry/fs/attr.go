@@ -1,0 +1,289 @@
+package fs
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+)
+
+// Attribute changes: chmod, chown, utimes, truncate, fallocate and
+// fsync, with Linux's checks (setattr_prepare, chown_ok, chgrp_ok,
+// vfs_utimes, vfs_truncate, vfs_fallocate).
+
+// setAttrNode returns vd's node as a SetAttrNode, or EPERM.
+func setAttrNode(d *Dentry) (SetAttrNode, error) {
+	n, ok := d.node.(SetAttrNode)
+	if !ok {
+		return nil, unix.EPERM
+	}
+	return n, nil
+}
+
+// applySetAttr stamps ctime and hands opts to the node.
+func applySetAttr(ctx Context, d *Dentry, opts *SetAttrOptions) error {
+	n, err := setAttrNode(d)
+	if err != nil {
+		return err
+	}
+	now := Now()
+	opts.Mask |= SetAttrCtime
+	opts.Ctime = now
+	if opts.Mask&SetAttrSize != 0 {
+		opts.Mask |= SetAttrMtime
+		opts.Mtime = now
+	}
+	return n.SetAttr(ctx, opts)
+}
+
+// writableMount gives EROFS for positions on read-only mounts.
+// Anonymous files (no mount) are writable.
+func writableMount(vd VirtualDentry) error {
+	if vd.Mount != nil && vd.Mount.ReadOnly() {
+		return unix.EROFS
+	}
+	return nil
+}
+
+// Chmod implements chmod(2) of the node at vd: mode's permission bits
+// (07777) replace the node's.
+func Chmod(ctx Context, vd VirtualDentry, mode uint32) error {
+	if err := writableMount(vd); err != nil {
+		return err
+	}
+	st, err := vd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	if st.IsSymlink() {
+		return unix.EOPNOTSUPP
+	}
+	c := ctx.Credentials()
+	if !ownerOrCapable(c, &st) {
+		return unix.EPERM
+	}
+	mode &= 0o7777
+	if mode&unix.S_ISGID != 0 && !c.InGroup(st.GID) && !c.HasCapability(unix.CAP_FSETID) {
+		mode &^= unix.S_ISGID
+	}
+	return applySetAttr(ctx, vd.Dentry, &SetAttrOptions{Mask: SetAttrMode, Mode: mode})
+}
+
+// NoID is the uid or gid (-1) that chown leaves as it is.
+const NoID = 0xffffffff
+
+// Chown implements chown(2) of the node at vd; uid and gid NoID leave the
+// owner or group as it is.
+func Chown(ctx Context, vd VirtualDentry, uid, gid uint32) error {
+	if err := writableMount(vd); err != nil {
+		return err
+	}
+	st, err := vd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	c := ctx.Credentials()
+	opts := SetAttrOptions{}
+	if uid != NoID {
+		opts.Mask |= SetAttrUID
+		opts.UID = auth.KUID(uid)
+		if !(c.FilesystemUID == st.UID && opts.UID == st.UID) && !c.HasCapability(unix.CAP_CHOWN) {
+			return unix.EPERM
+		}
+	}
+	if gid != NoID {
+		opts.Mask |= SetAttrGID
+		opts.GID = auth.KGID(gid)
+		ok := c.FilesystemUID == st.UID && (opts.GID == st.GID || c.InGroup(opts.GID))
+		if !ok && !c.HasCapability(unix.CAP_CHOWN) {
+			return unix.EPERM
+		}
+	}
+	if !st.IsDir() {
+		// Linux drops setuid always, and setgid when it means execution
+		// or the caller could not set it.
+		mode := st.Mode & 0o7777
+		if mode&unix.S_ISUID != 0 {
+			mode &^= unix.S_ISUID
+		}
+		if mode&unix.S_ISGID != 0 && (mode&unix.S_IXGRP != 0 ||
+			(!c.InGroup(st.GID) && !c.HasCapability(unix.CAP_FSETID))) {
+			mode &^= unix.S_ISGID
+		}
+		if mode != st.Mode&0o7777 {
+			opts.Mask |= SetAttrMode
+			opts.Mode = mode
+		}
+	}
+	return applySetAttr(ctx, vd.Dentry, &opts)
+}
+
+// Utimes implements utimensat(2) of the node at vd: times nil sets both
+// to now; otherwise each may be UTIME_NOW or UTIME_OMIT (checked valid by
+// the caller).
+func Utimes(ctx Context, vd VirtualDentry, times *[2]unix.Timespec) error {
+	if times != nil && times[0].Nsec == unix.UTIME_NOW && times[1].Nsec == unix.UTIME_NOW {
+		times = nil
+	}
+	if times != nil && times[0].Nsec == unix.UTIME_OMIT && times[1].Nsec == unix.UTIME_OMIT {
+		return nil
+	}
+	if err := writableMount(vd); err != nil {
+		return err
+	}
+	st, err := vd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	c := ctx.Credentials()
+	now := Now()
+	opts := SetAttrOptions{Mask: SetAttrAtime | SetAttrMtime, Atime: now, Mtime: now}
+	if times == nil {
+		if !ownerOrCapable(c, &st) {
+			if err := CheckPermission(c, &st, MayWrite); err != nil {
+				return unix.EACCES
+			}
+		}
+	} else {
+		if !ownerOrCapable(c, &st) {
+			return unix.EPERM
+		}
+		for i, ts := range times {
+			bit, dst := uint32(SetAttrAtime), &opts.Atime
+			if i == 1 {
+				bit, dst = SetAttrMtime, &opts.Mtime
+			}
+			switch ts.Nsec {
+			case unix.UTIME_OMIT:
+				opts.Mask &^= bit
+			case unix.UTIME_NOW:
+			default:
+				*dst = ts
+			}
+		}
+	}
+	return applySetAttr(ctx, vd.Dentry, &opts)
+}
+
+// Truncate implements truncate(2) of the node at vd (size >= 0).
+func Truncate(ctx Context, vd VirtualDentry, size int64) error {
+	st, err := vd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return unix.EISDIR
+	}
+	if !st.IsRegular() {
+		return unix.EINVAL
+	}
+	if err := writableMount(vd); err != nil {
+		return err
+	}
+	if err := CheckPermission(ctx.Credentials(), &st, MayWrite); err != nil {
+		return err
+	}
+	return applySetAttr(ctx, vd.Dentry, &SetAttrOptions{Mask: SetAttrSize, Size: size})
+}
+
+// Ftruncate implements ftruncate(2) of the open file fd (size >= 0).
+func Ftruncate(ctx Context, fd *FileDescription, size int64) error {
+	st, err := fd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.IsRegular() || !fd.Writable() {
+		return unix.EINVAL
+	}
+	return applySetAttr(ctx, fd.Dentry(), &SetAttrOptions{Mask: SetAttrSize, Size: size})
+}
+
+// truncateNode empties the regular file at d for open(O_TRUNC). Nodes
+// that cannot change ignore it, as Linux's /proc files do.
+func truncateNode(ctx Context, d *Dentry, size int64) error {
+	if _, ok := d.node.(SetAttrNode); !ok {
+		return nil
+	}
+	return applySetAttr(ctx, d, &SetAttrOptions{Mask: SetAttrSize, Size: size})
+}
+
+// fallocSupported are the FALLOC_FL_* bits Linux knows.
+const fallocSupported = unix.FALLOC_FL_KEEP_SIZE | unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_NO_HIDE_STALE |
+	unix.FALLOC_FL_COLLAPSE_RANGE | unix.FALLOC_FL_ZERO_RANGE | unix.FALLOC_FL_INSERT_RANGE | unix.FALLOC_FL_UNSHARE_RANGE
+
+// Fallocate implements fallocate(2) on the open file fd.
+func Fallocate(ctx Context, fd *FileDescription, mode uint32, off, length int64) error {
+	if off < 0 || length <= 0 {
+		return unix.EINVAL
+	}
+	if mode&^fallocSupported != 0 {
+		return unix.EOPNOTSUPP
+	}
+	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) == unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE {
+		return unix.EOPNOTSUPP
+	}
+	if mode&unix.FALLOC_FL_PUNCH_HOLE != 0 && mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
+		return unix.EOPNOTSUPP
+	}
+	if mode&unix.FALLOC_FL_COLLAPSE_RANGE != 0 && mode&^unix.FALLOC_FL_COLLAPSE_RANGE != 0 {
+		return unix.EINVAL
+	}
+	if mode&unix.FALLOC_FL_INSERT_RANGE != 0 && mode&^unix.FALLOC_FL_INSERT_RANGE != 0 {
+		return unix.EINVAL
+	}
+	if mode&unix.FALLOC_FL_UNSHARE_RANGE != 0 && mode&^(unix.FALLOC_FL_UNSHARE_RANGE|unix.FALLOC_FL_KEEP_SIZE) != 0 {
+		return unix.EINVAL
+	}
+	if !fd.Writable() {
+		return unix.EBADF
+	}
+	st, err := fd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	switch st.Type() {
+	case unix.S_IFIFO:
+		return unix.ESPIPE
+	case unix.S_IFDIR:
+		return unix.EISDIR
+	case unix.S_IFREG, unix.S_IFBLK:
+	default:
+		return unix.ENODEV
+	}
+	if off+length < 0 {
+		return unix.EFBIG
+	}
+	a, ok := fd.impl.(Allocator)
+	if !ok {
+		return unix.EOPNOTSUPP
+	}
+	return a.Fallocate(ctx, fd, mode, off, length)
+}
+
+// Fsync implements fsync(2) (fdatasync(2) if dataOnly): regular files
+// and directories flush through their Syncer if they have one; pipes,
+// sockets and devices have no fsync (EINVAL).
+func Fsync(ctx Context, fd *FileDescription, dataOnly bool) error {
+	st, err := fd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	if !st.IsRegular() && !st.IsDir() {
+		return unix.EINVAL
+	}
+	if s, ok := fd.impl.(Syncer); ok {
+		return s.Sync(ctx, fd, dataOnly)
+	}
+	return nil
+}
+
+// SyncFS implements syncfs(2) for the file system fd is on.
+func SyncFS(ctx Context, fd *FileDescription) error {
+	d := fd.Dentry()
+	if d.fs == nil {
+		return nil
+	}
+	if s, ok := d.fs.impl.(FilesystemSyncer); ok {
+		return s.SyncFS(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package linux
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel"
+)
+
+// fileChangeSyscalls are the entries of the file-changing syscalls whose
+// handlers live in sys_file.go and sys_xattr.go (fallocate,
+// sync_file_range, the xattr family). Merged into AMD64 by init after
+// linux64.go's, replacing its entries for these numbers.
+var fileChangeSyscalls = map[uintptr]kernel.Syscall{
+	unix.SYS_FALLOCATE:       full("fallocate", Fallocate),
+	unix.SYS_SYNC_FILE_RANGE: partial("sync_file_range", SyncFileRange, "flushes the whole file's data"),
+	unix.SYS_GETXATTR:        full("getxattr", Getxattr),
+	unix.SYS_LGETXATTR:       full("lgetxattr", Lgetxattr),
+	unix.SYS_FGETXATTR:       full("fgetxattr", Fgetxattr),
+	unix.SYS_LISTXATTR:       full("listxattr", Listxattr),
+	unix.SYS_LLISTXATTR:      full("llistxattr", Llistxattr),
+	unix.SYS_FLISTXATTR:      full("flistxattr", Flistxattr),
+	unix.SYS_SETXATTR:        partial("setxattr", Setxattr, "system.* (POSIX ACLs) is EOPNOTSUPP"),
+	unix.SYS_LSETXATTR:       partial("lsetxattr", Lsetxattr, "system.* (POSIX ACLs) is EOPNOTSUPP"),
+	unix.SYS_FSETXATTR:       partial("fsetxattr", Fsetxattr, "system.* (POSIX ACLs) is EOPNOTSUPP"),
+	unix.SYS_REMOVEXATTR:     full("removexattr", Removexattr),
+	unix.SYS_LREMOVEXATTR:    full("lremovexattr", Lremovexattr),
+	unix.SYS_FREMOVEXATTR:    full("fremovexattr", Fremovexattr),
+}
+
+func init() {
+	for n, s := range fileChangeSyscalls {
+		AMD64.Table[n] = s
+	}
+}
