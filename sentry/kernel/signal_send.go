@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/syserror"
+	"github.com/moat-sandbox/moat/sentry/waiter"
 )
 
 // mayKillLocked is Linux's check_kill_permission for ids.
@@ -234,4 +235,42 @@ func (t *Task) SignalSuspend(mask SignalSet) error {
 			return syserror.ERESTARTNOHAND
 		}
 	}
+}
+
+// Signalfd support. A signalfd is readable while a signal of its mask is
+// pending for the thread that reads it. The hook: whenever a signal is
+// queued on a thread group or one of its threads (sendSignalToTaskLocked,
+// sendSignalToGroupLocked), notifySignalPendingLocked wakes the group's
+// signalEvents queue, on which signalfds register (Task.SignalEvents).
+
+// notifySignalPendingLocked tells the group's signalfd waiters that a
+// signal became pending. Callbacks run with k.mu held: waiter callbacks
+// never take Kernel.mu (they signal channels or mark epoll items ready).
+// Preconditions: k.mu is held.
+func (tg *ThreadGroup) notifySignalPendingLocked() {
+	tg.signalEvents.Notify(waiter.EventIn | waiter.EventRdNorm)
+}
+
+// SignalEvents returns the queue notified when a signal becomes pending
+// for t's thread group or any of its threads.
+func (t *Task) SignalEvents() *waiter.Queue { return &t.tg.signalEvents }
+
+// PendingIn reports whether a signal of set is pending for t or its
+// thread group, blocked or not (signalfd's poll).
+func (t *Task) PendingIn(set SignalSet) bool {
+	t.k.mu.Lock()
+	defer t.k.mu.Unlock()
+	return (t.pending.set|t.tg.pending.set)&set != 0
+}
+
+// DequeueSignalIn removes and returns a signal of set pending for t (its
+// own first, then its group's), or nil: what a signalfd read takes.
+func (t *Task) DequeueSignalIn(set SignalSet) *SignalInfo {
+	set &^= UnblockableSignals
+	t.k.mu.Lock()
+	defer t.k.mu.Unlock()
+	if info := t.pending.dequeue(^set); info != nil {
+		return info
+	}
+	return t.tg.pending.dequeue(^set)
 }

@@ -235,6 +235,7 @@ func (k *Kernel) sendSignalToTaskLocked(t *Task, info *SignalInfo) error {
 	if !t.pending.enqueue(info) {
 		return nil
 	}
+	t.tg.notifySignalPendingLocked()
 	if t.sigMask&SignalSetOf(s) == 0 || s == SIGKILL {
 		t.interrupt()
 	} else {
@@ -272,6 +273,7 @@ func (k *Kernel) sendSignalToGroupLocked(tg *ThreadGroup, s Signal, info *Signal
 	if !tg.pending.enqueue(info) {
 		return nil
 	}
+	tg.notifySignalPendingLocked()
 	// Wake a thread that can take it: the leader first, as Linux does.
 	if l := tg.leader; l.exitState == taskRunning && l.sigMask&SignalSetOf(s) == 0 {
 		l.interrupt()

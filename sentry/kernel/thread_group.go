@@ -48,6 +48,9 @@ type ThreadGroup struct {
 
 	// childEvents is notified when a child changes state (for wait).
 	childEvents waiter.Queue
+	// signalEvents is notified when a signal becomes pending for the
+	// group or one of its threads (signalfd readiness; signal_send.go).
+	signalEvents waiter.Queue
 
 	limits *Limits
 	// procAttrs are dumpable and THP-disable (task_sched.go).

@@ -216,6 +216,10 @@ static void timerfd_settime_errors(void)
 	/* Nothing to write. */
 	uint64_t n = 1;
 	CHECK_ERR(write(fd, &n, sizeof(n)), EINVAL);
+	/* lseek is a no-op reporting 0; pread and pwrite have no offset. */
+	CHECK_EQ(lseek(fd, 5, SEEK_SET), 0);
+	CHECK_ERR(pread(fd, &n, sizeof(n), 0), ESPIPE);
+	CHECK_ERR(pwrite(fd, &n, sizeof(n), 0), ESPIPE);
 }
 
 static void timerfd_proc_link(void)

@@ -81,7 +81,7 @@ func New(clockID int32, flags uint32, newTimer func(fire func(n uint64)) Timer) 
 	}
 	f := &File{clockID: clockID}
 	f.timer = newTimer(f.expired)
-	return fs.NewAnonFile("timerfd", f, unix.O_RDWR|flags&unix.O_NONBLOCK, fs.FDOptions{Stream: true}), nil
+	return fs.NewAnonFile("timerfd", f, unix.O_RDWR|flags&unix.O_NONBLOCK, fs.FDOptions{ImplOffset: true}), nil
 }
 
 // FromFile returns the timerfd of fd, or nil if fd is not one.
@@ -133,7 +133,10 @@ func (f *File) Ticks() uint64 {
 
 // Read implements fs.FileImpl: the 8-byte count of expirations since the
 // last read, which it resets. EINVAL for a buffer under 8 bytes.
-func (f *File) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, _ int64) (int, error) {
+func (f *File) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int64) (int, error) {
+	if off >= 0 {
+		return 0, unix.ESPIPE
+	}
 	if len(dst) < 8 {
 		return 0, unix.EINVAL
 	}
@@ -188,3 +191,21 @@ func (f *File) EventUnregister(e *waiter.Entry) { f.queue.EventUnregister(e) }
 
 // Release implements fs.FileImpl: the timer stops.
 func (f *File) Release() { f.timer.Stop() }
+
+// The file has no offset, but as on Linux (noop_llseek) lseek succeeds
+// and reports 0, while pread and pwrite fail with ESPIPE: the description
+// keeps the offset itself (ImplOffset), so plain reads and writes come
+// with offset -1 and positioned ones with their offset.
+
+// Seek implements fs.FileImpl: always 0.
+func (f *File) Seek(fs.Context, *fs.FileDescription, int64, int64, int) (int64, error) {
+	return 0, nil
+}
+
+// Write implements fs.FileImpl: EINVAL (ESPIPE for pwrite).
+func (f *File) Write(_ fs.Context, _ *fs.FileDescription, _ []byte, off int64) (int, error) {
+	if off >= 0 {
+		return 0, unix.ESPIPE
+	}
+	return 0, unix.EINVAL
+}

@@ -15,6 +15,10 @@ var fdKindSyscalls = map[uintptr]kernel.Syscall{
 		Note: "TFD_TIMER_CANCEL_ON_SET is accepted but never cancels: the sandbox's realtime clock cannot be set"},
 	unix.SYS_TIMERFD_SETTIME: {Name: "timerfd_settime", Fn: TimerfdSettime, Support: kernel.SupportFull},
 	unix.SYS_TIMERFD_GETTIME: {Name: "timerfd_gettime", Fn: TimerfdGettime, Support: kernel.SupportFull},
+	unix.SYS_SIGNALFD: {Name: "signalfd", Fn: Signalfd, Support: kernel.SupportPartial,
+		Note: "poll and epoll report the pending signals of the thread that last created, updated or read the descriptor"},
+	unix.SYS_SIGNALFD4: {Name: "signalfd4", Fn: Signalfd4, Support: kernel.SupportPartial,
+		Note: "poll and epoll report the pending signals of the thread that last created, updated or read the descriptor"},
 }
 
 func init() {
