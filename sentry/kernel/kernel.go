@@ -220,6 +220,7 @@ func (k *Kernel) SignalInit(sig Signal) error {
 		return nil
 	}
 	info := NewSignalInfo(sig, SI_USER)
+	info.reachesInit = true
 	k.hostSend = true
 	defer func() { k.hostSend = false }()
 	return k.sendSignalToGroupLocked(k.init, sig, info)

@@ -42,6 +42,11 @@ func (t *Task) handleSignals() bool {
 			k.mu.Unlock()
 			continue
 		case SIG_DFL:
+			if t.tg == k.init && !info.reachesInit && s != SIGKILL && s != SIGSTOP {
+				// Queued while blocked; init discards it now.
+				k.mu.Unlock()
+				continue
+			}
 			switch defaultActionOf(s) {
 			case actIgnore, actContinue:
 				k.mu.Unlock()

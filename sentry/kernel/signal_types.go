@@ -91,6 +91,11 @@ type SignalInfo struct {
 	// faultErr is the x86 page-fault error code of a fault signal, for
 	// sigcontext.err (fault_code_amd64.go).
 	faultErr uint64
+	// reachesInit marks a signal that init gets even with the default
+	// action: forced fault signals and signals sent from the host. Any
+	// other one with the default action is discarded when init dequeues
+	// it (it was queued while blocked), as Linux's SIGNAL_UNKILLABLE.
+	reachesInit bool
 }
 
 // si_code values.

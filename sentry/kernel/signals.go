@@ -447,6 +447,7 @@ func (t *Task) forceSignal(info *SignalInfo, toDefault bool) {
 		a.Handler = SIG_DFL
 		t.sigMask &^= SignalSetOf(s)
 	}
+	info.reachesInit = true
 	t.pending.queues[s] = append([]*SignalInfo{info}, t.pending.queues[s]...)
 	t.pending.set |= SignalSetOf(s)
 	t.pending.count++
