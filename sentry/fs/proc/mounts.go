@@ -130,5 +130,6 @@ func mountInfoText(t Task) []byte {
 	return []byte(b.String())
 }
 
-// filesystemsText is /proc/filesystems.
-const filesystemsText = "nodev\tproc\nnodev\tdevtmpfs\nnodev\tpipefs\nnodev\tanon_inodefs\nnodev\t9p\n"
+// filesystemsText is /proc/filesystems: the file system types the Sentry
+// has, in Linux's format.
+const filesystemsText = "nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\nnodev\tdevpts\nnodev\tpipefs\nnodev\tanon_inodefs\nnodev\t9p\n"
