@@ -58,6 +58,10 @@ func Call(stateDir string, req boot.Request, timeout time.Duration) (*boot.Respo
 			break
 		}
 	}
+	if errors.Is(err, unix.ECONNRESET) {
+		// Connected but never accepted: the sandbox exited meanwhile.
+		return nil, ErrNoSandbox
+	}
 	if errors.Is(err, unix.EAGAIN) {
 		return nil, fmt.Errorf("control call %s: no answer in %v", req.Method, timeout)
 	}

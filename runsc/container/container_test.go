@@ -1,0 +1,540 @@
+package container
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moat-sandbox/moat/runsc/config"
+	"github.com/moat-sandbox/moat/runsc/specutils"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// The tests here run real containers: the runsc binary, built once, with
+// a root file system made of the host's static busybox.
+
+var (
+	runscOnce sync.Once
+	runscPath string
+	runscErr  error
+)
+
+func buildRunsc(t *testing.T) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := os.Stat("/bin/busybox"); err != nil {
+		t.Skip("no /bin/busybox")
+	}
+	runscOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "moat-container-")
+		if err != nil {
+			runscErr = err
+			return
+		}
+		runscPath = filepath.Join(dir, "runsc")
+		cmd := exec.Command("go", "build", "-o", runscPath, "github.com/moat-sandbox/moat/runsc")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			runscErr = fmt.Errorf("building runsc: %v\n%s", err, out)
+		}
+	})
+	if runscErr != nil {
+		t.Fatal(runscErr)
+	}
+	return runscPath
+}
+
+var (
+	rootfsOnce sync.Once
+	rootfsDir  string
+	rootfsErr  error
+)
+
+// busyboxRootfs returns a root file system (shared by the tests, which
+// only read it) holding /bin/busybox and its applets.
+func busyboxRootfs(t *testing.T) string {
+	t.Helper()
+	rootfsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "moat-rootfs-")
+		if err != nil {
+			rootfsErr = err
+			return
+		}
+		os.Chmod(dir, 0o755) // for the tests' non-root users
+		for _, d := range []string{"bin", "proc", "dev", "tmp", "etc"} {
+			os.MkdirAll(filepath.Join(dir, d), 0o755)
+		}
+		os.Chmod(filepath.Join(dir, "tmp"), 0o1777)
+		b, err := os.ReadFile("/bin/busybox")
+		if err != nil {
+			rootfsErr = err
+			return
+		}
+		if err := os.WriteFile(filepath.Join(dir, "bin", "busybox"), b, 0o755); err != nil {
+			rootfsErr = err
+			return
+		}
+		for _, app := range []string{"sh", "echo", "sleep", "cat", "true", "false", "id", "hostname", "pwd", "grep", "env"} {
+			os.Symlink("busybox", filepath.Join(dir, "bin", app))
+		}
+		rootfsDir = dir
+	})
+	if rootfsErr != nil {
+		t.Fatal(rootfsErr)
+	}
+	return rootfsDir
+}
+
+// bundle writes a bundle running args whose root is the busybox root.
+func bundle(t *testing.T, edit func(*specs.Spec), args ...string) string {
+	t.Helper()
+	spec := specutils.Default(false, 0, 0)
+	spec.Root.Path = busyboxRootfs(t)
+	spec.Process.Args = args
+	if edit != nil {
+		edit(spec)
+	}
+	dir := t.TempDir()
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// env is one test's state root and the runsc binary.
+type env struct {
+	t    *testing.T
+	exe  string
+	conf *config.Config
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	exe := buildRunsc(t)
+	conf := config.Default()
+	conf.RootDir = t.TempDir()
+	e := &env{t: t, exe: exe, conf: conf}
+	t.Cleanup(e.cleanup)
+	return e
+}
+
+// cleanup deletes what a failed test left.
+func (e *env) cleanup() {
+	cs, _ := List(e.conf.RootDir)
+	for _, c := range cs {
+		c.Delete(true)
+	}
+}
+
+// create makes container id from bundle; its stdout and stderr go to a
+// file, returned.
+func (e *env) create(id, bundle string) (*Container, string, error) {
+	e.t.Helper()
+	out := filepath.Join(e.t.TempDir(), "out")
+	f, err := os.Create(out)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer f.Close()
+	devNull, _ := os.Open(os.DevNull)
+	defer devNull.Close()
+	c, err := Create(CreateArgs{Config: e.conf, ID: id, Bundle: bundle, Exe: e.exe, Stdin: devNull, Stdout: f, Stderr: f})
+	return c, out, err
+}
+
+func (e *env) mustCreate(id, bundle string) (*Container, string) {
+	e.t.Helper()
+	c, out, err := e.create(id, bundle)
+	if err != nil {
+		e.t.Fatalf("create %s: %v", id, err)
+	}
+	return c, out
+}
+
+// waitOutput waits until file holds want.
+func waitOutput(t *testing.T, file, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		if strings.Contains(string(b), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("output %q never held %q", b, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// assertGone checks that the container left no state and no process.
+func assertGone(t *testing.T, c *Container) {
+	t.Helper()
+	if _, err := os.Stat(c.dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state directory %s still there (%v)", c.dir, err)
+	}
+	for _, p := range []hostProcess{c.rec.Sandbox, c.rec.Gofer} {
+		if p.alive() {
+			t.Errorf("pid %d still alive", p.Pid)
+		}
+	}
+}
+
+func status(t *testing.T, root, id string) Status {
+	t.Helper()
+	c, err := Load(root, id)
+	if err != nil {
+		t.Fatalf("load %s: %v", id, err)
+	}
+	return c.Status()
+}
+
+const trapLoop = `trap "exit 7" TERM; echo started; while :; do sleep 0.1; done`
+
+func TestLifecycle(t *testing.T) {
+	e := newEnv(t)
+	c, out := e.mustCreate("life", bundle(t, nil, "sh", "-c", trapLoop))
+	if got := status(t, e.conf.RootDir, "life"); got != Created {
+		t.Fatalf("after create: %s, want created", got)
+	}
+	st := c.State()
+	if st.Pid != c.rec.Sandbox.Pid || st.Pid <= 0 || st.Version != specs.Version || st.Bundle == "" {
+		t.Errorf("state %+v", st)
+	}
+	if !c.rec.Sandbox.alive() || !c.rec.Gofer.alive() {
+		t.Fatal("sandbox or gofer not running after create")
+	}
+	if b, _ := os.ReadFile(out); len(b) != 0 {
+		t.Errorf("init ran before start: output %q", b)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	waitOutput(t, out, "started")
+	if got := status(t, e.conf.RootDir, "life"); got != Running {
+		t.Fatalf("after start: %s, want running", got)
+	}
+	procs, err := c.Processes()
+	if err != nil || len(procs) == 0 || procs[0].PID != 1 || !strings.HasPrefix(procs[0].Cmdline, "sh -c") {
+		t.Errorf("processes %+v, %v", procs, err)
+	}
+	if err := c.Kill(unix.SIGTERM, false); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+	if code, err := c.Wait(); err != nil || code != 7 {
+		t.Errorf("wait: %d, %v; want 7", code, err)
+	}
+	if got := status(t, e.conf.RootDir, "life"); got != Stopped {
+		t.Errorf("after exit: %s, want stopped", got)
+	}
+	// Wait again, on a stopped container: the recorded status.
+	c2, _ := Load(e.conf.RootDir, "life")
+	if code, err := c2.Wait(); err != nil || code != 7 {
+		t.Errorf("second wait: %d, %v; want 7", code, err)
+	}
+	if err := c.Delete(false); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	assertGone(t, c)
+	if _, err := Load(e.conf.RootDir, "life"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("load after delete: %v", err)
+	}
+}
+
+func TestWrongTransitions(t *testing.T) {
+	e := newEnv(t)
+	b := bundle(t, nil, "sh", "-c", trapLoop)
+	running, _ := e.mustCreate("running", b)
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped, _ := e.mustCreate("stopped", bundle(t, nil, "true"))
+	if err := stopped.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := stopped.Wait(); err != nil || code != 0 {
+		t.Fatalf("wait: %d, %v", code, err)
+	}
+	tests := []struct {
+		name    string
+		c       *Container
+		op      func(*Container) error
+		wantErr string
+	}{
+		{"start running", running, (*Container).Start, "cannot start an already running container"},
+		{"delete running", running, func(c *Container) error { return c.Delete(false) }, "cannot delete container running that is not stopped: running"},
+		{"start stopped", stopped, (*Container).Start, "cannot start a container that has stopped"},
+		{"kill stopped", stopped, func(c *Container) error { return c.Kill(unix.SIGTERM, false) }, "container not running"},
+		{"kill all stopped", stopped, func(c *Container) error { return c.Kill(unix.SIGKILL, true) }, "container not running"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.op(tc.c)
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+	t.Run("duplicate id", func(t *testing.T) {
+		_, _, err := e.create("running", b)
+		if err == nil || err.Error() != "container with id exists: running" {
+			t.Errorf("error %v", err)
+		}
+		if got := status(t, e.conf.RootDir, "running"); got != Running {
+			t.Errorf("the first container is %s after a duplicate create", got)
+		}
+	})
+	t.Run("missing", func(t *testing.T) {
+		_, err := Load(e.conf.RootDir, "nope")
+		if err == nil || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), `container "nope" does not exist`) {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("force delete running", func(t *testing.T) {
+		if err := running.Delete(true); err != nil {
+			t.Fatal(err)
+		}
+		assertGone(t, running)
+	})
+}
+
+func TestKillCreated(t *testing.T) {
+	e := newEnv(t)
+	b := bundle(t, nil, "sh", "-c", trapLoop)
+	c, out := e.mustCreate("k", b)
+	// Ignored by default: nothing happens.
+	if err := c.Kill(unix.SIGCHLD, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(t, e.conf.RootDir, "k"); got != Created {
+		t.Fatalf("after SIGCHLD: %s", got)
+	}
+	if err := c.Kill(unix.SIGTERM, false); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := c.Wait(); err != nil || code != 128+int(unix.SIGTERM) {
+		t.Errorf("wait: %d, %v", code, err)
+	}
+	if got := status(t, e.conf.RootDir, "k"); got != Stopped {
+		t.Errorf("after kill: %s", got)
+	}
+	if err := c.Start(); err == nil {
+		t.Error("started a killed container")
+	}
+	if b, _ := os.ReadFile(out); len(b) != 0 {
+		t.Errorf("init ran: %q", b)
+	}
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, c)
+}
+
+func TestDeleteCreated(t *testing.T) {
+	e := newEnv(t)
+	c, _ := e.mustCreate("dc", bundle(t, nil, "true"))
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, c)
+}
+
+// TestSandboxKilled: kill -9 of the sandbox or of the gofer.
+func TestSandboxKilled(t *testing.T) {
+	for _, victim := range []string{"sandbox", "gofer"} {
+		t.Run(victim, func(t *testing.T) {
+			e := newEnv(t)
+			c, out := e.mustCreate("v", bundle(t, nil, "sh", "-c", trapLoop))
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitOutput(t, out, "started")
+			p := c.rec.Sandbox
+			if victim == "gofer" {
+				p = c.rec.Gofer
+			}
+			unix.Kill(p.Pid, unix.SIGKILL)
+			if victim == "sandbox" {
+				if !p.waitGone(10 * time.Second) {
+					t.Fatal("sandbox survived SIGKILL")
+				}
+				if got := status(t, e.conf.RootDir, "v"); got != Stopped {
+					t.Errorf("state %s, want stopped", got)
+				}
+				if _, err := c.Wait(); err == nil {
+					t.Error("wait of a killed sandbox reported a status")
+				}
+			} else {
+				// The Sentry loses its files: the container ends one
+				// way or another, or is still running; either way
+				// delete --force cleans up.
+				p.waitGone(10 * time.Second)
+			}
+			if err := c.Delete(true); err != nil {
+				t.Fatal(err)
+			}
+			assertGone(t, c)
+		})
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	e := newEnv(t)
+	b := bundle(t, nil, "sh", "-c", "echo hi; exit 3")
+	const n = 10
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	cs := make([]*Container, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			id := fmt.Sprintf("c%d", i)
+			c, _, err := e.create(id, b)
+			if err != nil {
+				errs <- fmt.Errorf("create %s: %w", id, err)
+				return
+			}
+			cs[i] = c
+			if err := c.Start(); err != nil {
+				errs <- fmt.Errorf("start %s: %w", id, err)
+				return
+			}
+			if code, err := c.Wait(); err != nil || code != 3 {
+				errs <- fmt.Errorf("wait %s: %d, %v", id, code, err)
+				return
+			}
+			if err := c.Delete(false); err != nil {
+				errs <- fmt.Errorf("delete %s: %w", id, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for _, c := range cs {
+		if c != nil {
+			assertGone(t, c)
+		}
+	}
+	if ents, _ := os.ReadDir(e.conf.RootDir); len(ents) != 0 {
+		t.Errorf("state root holds %d entries", len(ents))
+	}
+}
+
+// TestConcurrentSameID: of several creates of one id, exactly one wins.
+func TestConcurrentSameID(t *testing.T) {
+	e := newEnv(t)
+	b := bundle(t, nil, "true")
+	const n = 4
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := 0
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, err := e.create("same", b)
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				wins++
+			} else if err.Error() != "container with id exists: same" {
+				t.Errorf("create: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Errorf("%d creates won, want 1", wins)
+	}
+}
+
+func TestMalformedBundles(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name    string
+		id      string
+		bundle  func(t *testing.T) string
+		wantErr string
+	}{
+		{"missing config.json", "m1", func(t *testing.T) string { return t.TempDir() }, "has no config.json"},
+		{"bad JSON", "m2", func(t *testing.T) string {
+			d := t.TempDir()
+			os.WriteFile(filepath.Join(d, "config.json"), []byte("{"), 0o644)
+			return d
+		}, "parsing config.json"},
+		{"no args", "m3", func(t *testing.T) string { return bundle(t, nil) }, "process.args is missing"},
+		{"root escapes", "m4", func(t *testing.T) string {
+			return bundle(t, func(s *specs.Spec) { s.Root.Path = "../../../../../../etc" })
+		}, "outside the bundle"},
+		{"unknown namespace", "m5", func(t *testing.T) string {
+			return bundle(t, func(s *specs.Spec) { s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "bogus"}) }, "true")
+		}, `"bogus" is not a namespace type`},
+		{"id with slash", "a/b", func(t *testing.T) string { return bundle(t, nil, "true") }, "must not contain '/'"},
+		{"terminal", "m6", func(t *testing.T) string {
+			return bundle(t, func(s *specs.Spec) { s.Process.Terminal = true }, "sh")
+		}, "process.terminal is not supported yet"},
+		{"command not found", "m7", func(t *testing.T) string { return bundle(t, nil, "no-such-command") }, "executable file not found"},
+		{"bad cwd", "m8", func(t *testing.T) string { return bundle(t, func(s *specs.Spec) { s.Process.Cwd = "/nope" }, "true") }, "working directory"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := e.create(tc.id, tc.bundle(t))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+			if ents, _ := os.ReadDir(e.conf.RootDir); len(ents) != 0 {
+				t.Errorf("state root holds %d entries after a failed create", len(ents))
+			}
+		})
+	}
+}
+
+func TestProcessSettings(t *testing.T) {
+	e := newEnv(t)
+	umask := uint32(0o027)
+	b := bundle(t, func(s *specs.Spec) {
+		s.Process.User = specs.User{UID: 1000, GID: 100, AdditionalGids: []uint32{5, 6}, Umask: &umask}
+		s.Process.Env = append(s.Process.Env, "FOO=bar baz")
+		s.Process.Cwd = "/tmp"
+		s.Hostname = "boxy"
+		s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Soft: 123, Hard: 456}}
+		s.Process.Capabilities = &specs.LinuxCapabilities{
+			Bounding: []string{"CAP_KILL", "CAP_CHOWN"}, Effective: []string{"CAP_KILL"}, Permitted: []string{"CAP_KILL"},
+		}
+		// init (sh) holds the capabilities; a non-root exec drops them.
+	}, "sh", "-c", `id; echo "$FOO"; pwd; hostname; ulimit -n; ulimit -Hn; umask; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/1/status; exit 0`)
+	c, out := e.mustCreate("ps", b)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := c.Wait(); err != nil || code != 0 {
+		t.Fatalf("wait: %d, %v", code, err)
+	}
+	got, _ := os.ReadFile(out)
+	want := "uid=1000 gid=100 groups=5,6\nbar baz\n/tmp\nboxy\n123\n456\n0027\n" +
+		"CapEff:\t0000000000000020\nCapBnd:\t0000000000000021\nNoNewPrivs:\t1\n"
+	if string(got) != want {
+		t.Errorf("output\n%s\nwant\n%s", got, want)
+	}
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+}
