@@ -75,6 +75,27 @@ print(json.loads('{"a": [1, 2, {"b": null}]}'))
 print(os.getpid(), os.getcwd())
 `
 
+// pythonProcScript checks what Python learns about the sandbox from /proc
+// and /sys (issue #3): CPU counts that agree, its descriptors, its status.
+const pythonProcScript = `
+import os, multiprocessing
+n = os.cpu_count()
+print("cpus", n == multiprocessing.cpu_count() == len(os.sched_getaffinity(0)), n > 0)
+fd = os.open("/etc/passwd", os.O_RDONLY)
+names = os.listdir("/proc/self/fd")
+print("fds", all(str(i) in names for i in (0, 1, 2, fd)), os.readlink("/proc/self/fd/%d" % fd))
+with open("/proc/cpuinfo") as f:
+    print("cpuinfo", sum(1 for l in f if l.startswith("processor")) == n)
+with open("/proc/self/status") as f:
+    st = dict(l.rstrip("\n").split(":\t", 1) for l in f if ":\t" in l)
+print("status", st["Name"], int(st["Pid"]) == os.getpid(), st["PPid"])
+print("exe", os.readlink("/proc/self/exe"))
+with open("/proc/meminfo") as f:
+    print("meminfo", int(f.readline().split()[1]) > 0)
+with open("/proc/self/comm") as f:
+    print("comm", f.read().strip())
+`
+
 func programs() []program {
 	return []program{
 		{
@@ -154,6 +175,16 @@ func programs() []program {
 			check: func(t *testing.T, out string) {
 				if !strings.Contains(out, `"passwd_in_etc": true`) || !strings.Contains(out, "\n0 x\n") ||
 					!strings.Contains(out, "\n1 /\n") {
+					t.Errorf("native python output unexpected:\n%s", out)
+				}
+			},
+		},
+		{
+			name:  "python3_proc",
+			argv:  []string{"/usr/bin/python3", "-I", "-B", "-c", pythonProcScript},
+			needs: "/usr/bin/python3",
+			check: func(t *testing.T, out string) {
+				if !strings.HasPrefix(out, "cpus True True\nfds True /etc/passwd\ncpuinfo True\nstatus python3 True 0\n") {
 					t.Errorf("native python output unexpected:\n%s", out)
 				}
 			},
