@@ -58,6 +58,9 @@ func NewMemoryFile() (*MemoryFile, error) {
 // as Linux's heuristic overcommit refuses one larger than RAM plus swap.
 func (f *MemoryFile) CanCommit(length uint64) bool { return length <= memFileSize }
 
+// Capacity returns the most bytes of memory the file can hold.
+func (f *MemoryFile) Capacity() uint64 { return memFileSize }
+
 // FD returns the memory file's host descriptor.
 func (f *MemoryFile) FD() int { return f.fd }
 

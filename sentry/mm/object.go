@@ -173,8 +173,9 @@ const sealsKnown = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | un
 
 // AddSeals implements fcntl(F_ADD_SEALS) with Linux's errors: EINVAL for
 // unknown seals, EPERM once F_SEAL_SEAL is set, EBUSY for F_SEAL_WRITE
-// while a shared mapping may write.
-func (o *Object) AddSeals(seals int) error {
+// while a shared mapping may write. F_SEAL_EXEC on an executable file
+// (exec) implies the write, shrink and grow seals, as on Linux.
+func (o *Object) AddSeals(seals int, exec bool) error {
 	if seals&^sealsKnown != 0 {
 		return unix.EINVAL
 	}
@@ -185,6 +186,9 @@ func (o *Object) AddSeals(seals int) error {
 	}
 	if seals&unix.F_SEAL_WRITE != 0 && o.seals&unix.F_SEAL_WRITE == 0 && o.writable > 0 {
 		return unix.EBUSY
+	}
+	if seals&unix.F_SEAL_EXEC != 0 && exec {
+		seals |= unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE | unix.F_SEAL_FUTURE_WRITE
 	}
 	o.seals |= seals
 	return nil

@@ -187,10 +187,10 @@ func TestObjectSeekDataHole(t *testing.T) {
 func TestObjectSeals(t *testing.T) {
 	o, _ := newTestObject(t, 0)
 	o.WriteAt([]byte("hello"), 0)
-	if err := o.AddSeals(0x100); err != unix.EINVAL {
+	if err := o.AddSeals(0x100, false); err != unix.EINVAL {
 		t.Fatalf("unknown seal: %v", err)
 	}
-	if err := o.AddSeals(unix.F_SEAL_SHRINK | unix.F_SEAL_GROW); err != nil {
+	if err := o.AddSeals(unix.F_SEAL_SHRINK | unix.F_SEAL_GROW, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Truncate(2); err != unix.EPERM {
@@ -215,11 +215,11 @@ func TestObjectSeals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.AddSeals(unix.F_SEAL_WRITE); err != unix.EBUSY {
+	if err := o.AddSeals(unix.F_SEAL_WRITE, false); err != unix.EBUSY {
 		t.Fatalf("F_SEAL_WRITE with a writable mapping: %v", err)
 	}
 	m.MUnmap(addr, pageSize)
-	if err := o.AddSeals(unix.F_SEAL_WRITE); err != nil {
+	if err := o.AddSeals(unix.F_SEAL_WRITE, false); err != nil {
 		t.Fatalf("F_SEAL_WRITE after munmap: %v", err)
 	}
 	if _, err := o.WriteAt([]byte("x"), 0); err != unix.EPERM {
@@ -241,10 +241,10 @@ func TestObjectSeals(t *testing.T) {
 	if _, err := m.MMap(MMapOpts{Length: pageSize, Prot: unix.PROT_READ | unix.PROT_WRITE, Private: true, Object: o}); err != nil {
 		t.Fatalf("private writable mmap of a sealed object: %v", err)
 	}
-	if err := o.AddSeals(unix.F_SEAL_SEAL); err != nil {
+	if err := o.AddSeals(unix.F_SEAL_SEAL, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.AddSeals(unix.F_SEAL_SHRINK); err != unix.EPERM {
+	if err := o.AddSeals(unix.F_SEAL_SHRINK, false); err != unix.EPERM {
 		t.Fatalf("sealing after F_SEAL_SEAL: %v", err)
 	}
 	if got, want := o.Seals(), unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE; got != want {

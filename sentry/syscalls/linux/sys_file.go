@@ -303,6 +303,9 @@ func Fcntl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return uintptr(n), err
 	case unix.F_GETLK, unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_GETLK, unix.F_OFD_SETLK, unix.F_OFD_SETLKW:
 		return fcntlLock(t, f, cmd, arg.Pointer())
+	case unix.F_ADD_SEALS, unix.F_GET_SEALS:
+		// Seals of memfds and tmpfs files (sys_memfd.go).
+		return fcntlSeals(f, cmd, int(arg.Int()))
 	}
 	t.Log().Info("fcntl: command not implemented", "cmd", cmd)
 	return 0, unix.EINVAL

@@ -14,14 +14,17 @@ const mapIgnored = unix.MAP_DENYWRITE | unix.MAP_EXECUTABLE | unix.MAP_STACK | u
 // Mmap implements mmap(2).
 func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	addr, length, prot, flags, fd, off := a[0].Pointer(), a[1].Uint64(), int(a[2].Int()), int(a[3].Int()), a[4].Int(), a[5].Int64()
-	if prot&^(unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC|unix.PROT_GROWSDOWN|unix.PROT_GROWSUP) != 0 {
-		return 0, unix.EINVAL
-	}
+	// Linux's mmap ignores protection bits it does not know (mprotect
+	// refuses them).
+	prot &= unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
 	typ := flags & unix.MAP_TYPE
 	private := typ == unix.MAP_PRIVATE
 	switch typ {
 	case unix.MAP_PRIVATE, unix.MAP_SHARED:
 	case unix.MAP_SHARED_VALIDATE:
+		if flags&unix.MAP_ANONYMOUS != 0 {
+			return 0, unix.EINVAL // Linux validates file mappings only
+		}
 		known := unix.MAP_SHARED_VALIDATE | unix.MAP_FIXED | unix.MAP_ANONYMOUS | unix.MAP_GROWSDOWN |
 			unix.MAP_FIXED_NOREPLACE | unix.MAP_32BIT | unix.MAP_HUGETLB | mapIgnored | (0x3f << 26)
 		if flags&^known != 0 {
@@ -40,7 +43,7 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	o := mm.MMapOpts{
 		Addr:      addr,
 		Length:    uintptr(length),
-		Prot:      prot &^ (unix.PROT_GROWSDOWN | unix.PROT_GROWSUP),
+		Prot:      prot,
 		Private:   private,
 		Fixed:     flags&unix.MAP_FIXED != 0,
 		NoReplace: flags&unix.MAP_FIXED_NOREPLACE != 0 && flags&unix.MAP_FIXED == 0,
@@ -84,7 +87,7 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			}
 			o.MaxProt &^= unix.PROT_WRITE
 		}
-		if f.VirtualDentry().Mount.Flags().NoExec {
+		if mnt := f.VirtualDentry().Mount; mnt != nil && mnt.Flags().NoExec {
 			if prot&unix.PROT_EXEC != 0 {
 				return 0, unix.EPERM
 			}

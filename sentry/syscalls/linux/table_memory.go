@@ -1,0 +1,23 @@
+package linux
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel"
+)
+
+// memorySyscalls are the entries of memfd_create (sys_memfd.go) and the
+// mmap entry now that shared file mappings are real (sys_mmap.go). Merged
+// into AMD64 by init, replacing linux64.go's mmap entry.
+var memorySyscalls = map[uintptr]kernel.Syscall{
+	unix.SYS_MEMFD_CREATE: {Name: "memfd_create", Fn: MemfdCreate, Support: kernel.SupportPartial,
+		Note: "MFD_HUGETLB is refused (EINVAL)"},
+	unix.SYS_MMAP: {Name: "mmap", Fn: Mmap, Support: kernel.SupportPartial,
+		Note: "MAP_SHARED mappings of gofer files are snapshots of read-only files (tmpfs files and memfds are shared for real); MAP_HUGETLB unsupported"},
+}
+
+func init() {
+	for n, s := range memorySyscalls {
+		AMD64.Table[n] = s
+	}
+}
