@@ -190,7 +190,7 @@ func TestObjectSeals(t *testing.T) {
 	if err := o.AddSeals(0x100, false); err != unix.EINVAL {
 		t.Fatalf("unknown seal: %v", err)
 	}
-	if err := o.AddSeals(unix.F_SEAL_SHRINK | unix.F_SEAL_GROW, false); err != nil {
+	if err := o.AddSeals(unix.F_SEAL_SHRINK|unix.F_SEAL_GROW, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := o.Truncate(2); err != unix.EPERM {

@@ -25,7 +25,7 @@ func newTestFS(t *testing.T, opts Options) (*fs.Filesystem, *dir, *mm.MemoryFile
 }
 
 func reg(mode uint32) fs.CreateOptions { return fs.CreateOptions{Mode: unix.S_IFREG | mode} }
-func dirOpts() fs.CreateOptions       { return fs.CreateOptions{Mode: unix.S_IFDIR | 0o755} }
+func dirOpts() fs.CreateOptions        { return fs.CreateOptions{Mode: unix.S_IFDIR | 0o755} }
 
 func stat(t *testing.T, n fs.Node) fs.Stat {
 	t.Helper()
