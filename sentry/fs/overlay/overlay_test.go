@@ -57,7 +57,7 @@ type view struct {
 }
 
 func (w *world) at(root fs.VirtualDentry) view { return view{w, root} }
-func (w *world) top() view                      { return view{w, w.root} }
+func (w *world) top() view                     { return view{w, w.root} }
 
 func (v view) lookup(path string) *fs.Lookup {
 	return &fs.Lookup{Root: v.root, Start: v.root, Path: path}
