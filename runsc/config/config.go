@@ -38,13 +38,53 @@ type Config struct {
 	// Network is the sandbox's network mode (--network); only "none" is
 	// supported yet.
 	Network string
-	// Overlay puts a memory-backed overlay over the root (--overlay).
-	Overlay bool
+	// Overlay says what lies over the container's root (--overlay):
+	// OverlayDefault and OverlayMemory (a memory-backed overlay, not
+	// implemented yet: the root is served read-only meanwhile) keep the
+	// host's files unchanged; OverlayNone serves the root read-write, so
+	// the sandbox's changes reach the host directory.
+	Overlay Overlay
 	// SeccompDebug replaces the kill of unlisted syscalls in runsc's own
 	// seccomp filters by "trap" or "log", to discover missing entries
 	// (--seccomp-debug, hidden; never for real workloads).
 	SeccompDebug string
 }
+
+// Overlay is the value of --overlay.
+type Overlay string
+
+// Overlay values.
+const (
+	OverlayDefault Overlay = ""       // no flag: the root is read-only
+	OverlayMemory  Overlay = "memory" // --overlay, --overlay=memory, --overlay=true
+	OverlayNone    Overlay = "none"   // --overlay=none: the root is writable
+)
+
+// String implements flag.Value.
+func (o *Overlay) String() string { return string(*o) }
+
+// Set implements flag.Value. "true" (a bare --overlay) means memory and
+// "false" the default, as for the boolean flag --overlay once was.
+func (o *Overlay) Set(v string) error {
+	switch v {
+	case "memory", "true":
+		*o = OverlayMemory
+	case "none":
+		*o = OverlayNone
+	case "false", "":
+		*o = OverlayDefault
+	default:
+		return fmt.Errorf("invalid overlay %q: want memory or none", v)
+	}
+	return nil
+}
+
+// IsBoolFlag lets --overlay stand alone, as runc callers pass it.
+func (o *Overlay) IsBoolFlag() bool { return true }
+
+// WritableRoot reports whether the container's root is served
+// read-write, so that its changes reach the host.
+func (c *Config) WritableRoot() bool { return c.Overlay == OverlayNone }
 
 // Default returns the configuration used when no flag is given.
 func Default() *Config {
@@ -76,7 +116,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.SystemdCgroup, "systemd-cgroup", d.SystemdCgroup, "use systemd to manage cgroups (accepted for runc compatibility)")
 	fs.StringVar(&c.Platform, "platform", d.Platform, "how application system calls are trapped: ptrace")
 	fs.StringVar(&c.Network, "network", d.Network, "network mode: none (loopback only); sandbox and host are not supported yet")
-	fs.BoolVar(&c.Overlay, "overlay", d.Overlay, "put a memory-backed overlay over the container's root")
+	c.Overlay = d.Overlay
+	fs.Var(&c.Overlay, "overlay", "what lies over the container's root: memory (also --overlay alone; the root stays read-only until the overlay exists) or none (the root is writable and changes reach the host)")
 	fs.StringVar(&c.SeccompDebug, "seccomp-debug", d.SeccompDebug, "internal: trap or log instead of killing on syscalls runsc's own seccomp filters do not list")
 }
 

@@ -78,7 +78,7 @@ func TestToFlagsRoundTrip(t *testing.T) {
 		SystemdCgroup: true,
 		Platform:      "ptrace",
 		Network:       "none",
-		Overlay:       true,
+		Overlay:       OverlayNone,
 		SeccompDebug:  "trap",
 	}
 	args := in.ToFlags()
@@ -145,4 +145,38 @@ func TestOpenLog(t *testing.T) {
 			t.Errorf("stderr got %q; --strace must let info through", buf.String())
 		}
 	})
+}
+
+func TestOverlayFlag(t *testing.T) {
+	tests := []struct {
+		args     []string
+		want     Overlay
+		writable bool
+		wantErr  bool
+	}{
+		{nil, OverlayDefault, false, false},
+		{[]string{"--overlay"}, OverlayMemory, false, false},
+		{[]string{"--overlay=true"}, OverlayMemory, false, false},
+		{[]string{"--overlay=memory"}, OverlayMemory, false, false},
+		{[]string{"--overlay=false"}, OverlayDefault, false, false},
+		{[]string{"--overlay=none"}, OverlayNone, true, false},
+		{[]string{"--overlay=disk"}, "", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			c, err := parse(t, tc.args...)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Overlay != tc.want || c.WritableRoot() != tc.writable {
+				t.Errorf("Overlay = %q, WritableRoot = %v; want %q, %v", c.Overlay, c.WritableRoot(), tc.want, tc.writable)
+			}
+		})
+	}
 }

@@ -1,14 +1,30 @@
 // Package gofer is the container's root file system as the gofer serves
 // it: nodes are gofer handles, directories list through Getdents, symlinks
-// read through Readlink, and regular files are read with pread on the
-// host descriptor the gofer donates (one per node, shared by its opens).
-// The file system is read-only: the gofer serves it so.
+// read through Readlink, and regular files are read and written with
+// pread and pwrite on the host descriptor the gofer donates (one per node,
+// shared by its opens).
 //
-// Attributes, listings and link targets are cached: nothing changes a
-// read-only tree. Device nodes, fifos and sockets show in stat but cannot
-// be opened (the Sentry serves its own /dev).
+// The file system is read-only (New) or writable (NewWritable, over a
+// gofer serving read-write). Changes go to the gofer one request each
+// (change.go): creates, links, removals, renames, attributes, xattrs;
+// data goes straight to the donated descriptor, which a writable file
+// system asks for read-write.
 //
-// Locks: node.mu guards a node's caches and its host descriptor; it is
+// Caches: attributes, listings and link targets. Nothing changes a
+// read-only tree. On a writable one, every change made through this file
+// system drops the listing of the directories it touches and marks the
+// attributes of the nodes it touches stale, to be fetched again at the
+// next Stat; link targets never change (a new link is a new node).
+// Changes made on the host behind the sandbox's back are not noticed.
+// Device nodes, fifos and sockets show in stat but cannot be opened (the
+// Sentry serves its own /dev).
+//
+// Kept descriptors: a node keeps its donated descriptor while files are
+// open on it, and after, up to maxIdleFDs for the whole file system, for
+// the next open. A read-only descriptor that must make way for a
+// read-write one is retired and closed once no file uses it.
+//
+// Locks: node.mu guards a node's caches and its host descriptors; it is
 // held across the gofer call that fills them, and never while another
 // node's is.
 package gofer
@@ -30,8 +46,9 @@ import (
 const FSType = "9p"
 
 type filesystem struct {
-	client *proto.Client
-	root   proto.Handle
+	client   *proto.Client
+	root     proto.Handle
+	writable bool
 	// idleFDs counts donated fds kept open by files nobody has open, so a
 	// program that opens and closes one file again and again asks the
 	// gofer once (at most maxIdleFDs are kept).
@@ -44,6 +61,17 @@ const maxIdleFDs = 256
 // New attaches to the gofer behind client and returns its tree as a
 // read-only file system.
 func New(client *proto.Client) (*fs.Filesystem, error) {
+	return newFS(client, false)
+}
+
+// NewWritable attaches to the gofer behind client, which must serve
+// read-write, and returns its tree as a writable file system: changes
+// reach the host directory.
+func NewWritable(client *proto.Client) (*fs.Filesystem, error) {
+	return newFS(client, true)
+}
+
+func newFS(client *proto.Client, writable bool) (*fs.Filesystem, error) {
 	h, attr, err := client.Attach()
 	if err != nil {
 		return nil, fmt.Errorf("gofer attach: %w", err)
@@ -51,8 +79,8 @@ func New(client *proto.Client) (*fs.Filesystem, error) {
 	if attr.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil, fmt.Errorf("gofer attach: root is not a directory (mode %#o)", attr.Mode)
 	}
-	gfs := &filesystem{client: client, root: h}
-	return fs.NewFilesystem(FSType, gfs, gfs.newNode(h, attr), true), nil
+	gfs := &filesystem{client: client, root: h, writable: writable}
+	return fs.NewFilesystem(FSType, gfs, gfs.newNode(h, attr), !writable), nil
 }
 
 // errno turns a client error into the errno it carries.
@@ -73,32 +101,51 @@ func (g *filesystem) StatFS(fs.Context) (fs.StatFS, error) {
 	if err != nil {
 		return fs.StatFS{}, errno(err)
 	}
+	var flags int64
+	if !g.writable {
+		flags = unix.ST_RDONLY
+	}
 	return fs.StatFS{
 		Type: s.Type, Bsize: s.Bsize, Blocks: s.Blocks, Bfree: s.Bfree, Bavail: s.Bavail,
 		Files: s.Files, Ffree: s.Ffree, NameLen: s.Namelen, Frsize: s.Frsize,
-		Flags: unix.ST_RDONLY,
+		Flags: flags,
 	}, nil
 }
 
 // node is one gofer handle.
 type node struct {
-	fs   *filesystem
-	h    proto.Handle
-	attr proto.Attr
+	fs *filesystem
+	h  proto.Handle
+	// typ is the file type (S_IFMT bits), which never changes.
+	typ uint32
+
+	// attrStale says a change made through this file system has made attr
+	// out of date.
+	attrStale atomic.Bool
 
 	mu        sync.Mutex
+	attr      proto.Attr
 	target    string
 	hasTarget bool
 	dirents   []fs.Dirent
 	listed    bool
-	hostFD    int // -1 until a regular file is first opened
+	hostFD    int  // -1 until a regular file is first opened (or created)
+	hostRW    bool // hostFD is open read-write
+	// retired are earlier host fds that files opened before the switch to
+	// a read-write one still use; closed when openCount drops to 0.
+	retired   []int
 	openCount int
 }
 
 // newNode returns the node of handle h, of the kind its mode says.
 func (g *filesystem) newNode(h proto.Handle, attr proto.Attr) fs.Node {
-	n := &node{fs: g, h: h, attr: attr, hostFD: -1}
-	switch attr.Mode & unix.S_IFMT {
+	n := &node{fs: g, h: h, typ: attr.Mode & unix.S_IFMT, attr: attr, hostFD: -1}
+	return n.kind()
+}
+
+// kind returns n wrapped as the node kind its type calls for.
+func (n *node) kind() fs.Node {
+	switch n.typ {
 	case unix.S_IFDIR:
 		return dirNode{n}
 	case unix.S_IFLNK:
@@ -107,14 +154,64 @@ func (g *filesystem) newNode(h proto.Handle, attr proto.Attr) fs.Node {
 	return n
 }
 
+// nodeOf returns the gofer node behind an fs.Node of this package.
+func nodeOf(n fs.Node) (*node, bool) {
+	switch n := n.(type) {
+	case *node:
+		return n, true
+	case dirNode:
+		return n.node, true
+	case symlinkNode:
+		return n.node, true
+	}
+	return nil, false
+}
+
 // Stat implements fs.Node.
 func (n *node) Stat(fs.Context) (fs.Stat, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.attrStale.Load() {
+		if err := n.refreshAttr(); err != nil {
+			return fs.Stat{}, err
+		}
+	}
 	a := &n.attr
 	return fs.Stat{
 		Mode: a.Mode, Nlink: uint32(a.Nlink), UID: auth.KUID(a.UID), GID: auth.KGID(a.GID),
 		Ino: a.Ino, Rdev: a.Rdev, Size: a.Size, Blocks: a.Blocks, Blksize: uint32(a.Blksize),
 		Atime: a.Atime, Mtime: a.Mtime, Ctime: a.Ctime,
 	}, nil
+}
+
+// refreshAttr fetches the attributes again: from the host fd when there
+// is one (no round trip), else from the gofer.
+//
+// Preconditions: n.mu is held.
+func (n *node) refreshAttr() error {
+	n.attrStale.Store(false)
+	if n.hostFD >= 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(n.hostFD, &st); err == nil {
+			n.attr = proto.AttrFromStat(&st)
+			return nil
+		}
+	}
+	a, err := n.fs.client.Stat(n.h)
+	if err != nil {
+		n.attrStale.Store(true)
+		return errno(err)
+	}
+	n.attr = a
+	return nil
+}
+
+// setAttr records fresh attributes from the gofer.
+func (n *node) setAttr(a proto.Attr) {
+	n.mu.Lock()
+	n.attr = a
+	n.attrStale.Store(false)
+	n.mu.Unlock()
 }
 
 // Lookup implements fs.DirNode.
@@ -160,45 +257,103 @@ func (l symlinkNode) Readlink(fs.Context) (string, error) {
 	return n.target, nil
 }
 
-// Open implements fs.OpenNode.
+// Open implements fs.OpenNode. It never truncates: the VFS does that for
+// O_TRUNC with SetAttr.
 func (n *node) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
-	switch n.attr.Mode & unix.S_IFMT {
+	switch n.typ {
 	case unix.S_IFDIR:
 		return fs.NewDirFile(vd, flags), nil
 	case unix.S_IFREG:
 	default:
 		return nil, unix.ENXIO
 	}
-	if flags&unix.O_ACCMODE != unix.O_RDONLY || flags&unix.O_TRUNC != 0 {
+	write := flags&unix.O_ACCMODE != unix.O_RDONLY
+	if write && !n.fs.writable {
 		return nil, unix.EROFS
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.hostFD < 0 {
-		fd, err := n.fs.client.Open(n.h, unix.O_RDONLY)
+	if n.hostFD < 0 || (write && !n.hostRW) {
+		fd, rw, err := n.openHost(write)
 		if err != nil {
-			return nil, errno(err)
+			return nil, err
 		}
-		n.hostFD = fd
+		if n.hostFD >= 0 {
+			if n.openCount == 0 {
+				n.fs.idleFDs.Add(-1)
+				unix.Close(n.hostFD)
+			} else {
+				n.retired = append(n.retired, n.hostFD)
+			}
+		}
+		n.hostFD, n.hostRW = fd, rw
 	} else if n.openCount == 0 {
 		n.fs.idleFDs.Add(-1)
 	}
 	n.openCount++
-	return fs.NewFileDescription(&regularFile{node: n, hostFD: n.hostFD}, vd, flags, fs.FDOptions{}), nil
+	return fs.NewFileDescription(&regularFile{node: n, hostFD: n.hostFD, hostRW: n.hostRW}, vd, flags, fs.FDOptions{}), nil
+}
+
+// openHost asks the gofer for a host fd of n: read-write on a writable
+// file system (so one fd serves every later open), falling back to
+// read-only for a read-only open of a file the host will not open for
+// writing (a read-only host mount, a busy executable).
+//
+// Preconditions: n.mu is held.
+func (n *node) openHost(write bool) (int, bool, error) {
+	if n.fs.writable {
+		fd, err := n.fs.client.Open(n.h, unix.O_RDWR)
+		if err == nil {
+			return fd, true, nil
+		}
+		if write {
+			return -1, false, errno(err)
+		}
+	}
+	fd, err := n.fs.client.Open(n.h, unix.O_RDONLY)
+	if err != nil {
+		return -1, false, errno(err)
+	}
+	return fd, false, nil
+}
+
+// keepHostFD makes fd (read-write) the host fd of a node no file has open
+// yet, as an idle one (or closes it if too many are kept).
+func (n *node) keepHostFD(fd int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.hostFD >= 0 {
+		unix.Close(fd)
+		return
+	}
+	if n.fs.idleFDs.Add(1) > maxIdleFDs {
+		n.fs.idleFDs.Add(-1)
+		unix.Close(fd)
+		return
+	}
+	n.hostFD, n.hostRW = fd, true
 }
 
 func (n *node) release() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.openCount--
-	if n.openCount == 0 && n.hostFD >= 0 {
+	if n.openCount > 0 {
+		return
+	}
+	for _, fd := range n.retired {
+		unix.Close(fd)
+	}
+	n.retired = nil
+	if n.hostFD >= 0 {
 		if n.fs.idleFDs.Add(1) <= maxIdleFDs {
-			// Keep it for the next open: the file is read-only.
+			// Keep it for the next open.
 			return
 		}
 		n.fs.idleFDs.Add(-1)
 		unix.Close(n.hostFD)
 		n.hostFD = -1
+		n.hostRW = false
 	}
 }
 
@@ -215,12 +370,14 @@ type HostFile interface {
 	HostFD() int
 }
 
-// regularFile is an open regular file.
+// regularFile is an open regular file. hostFD stays open as long as the
+// file is (the node retires, never closes, an fd a file uses).
 type regularFile struct {
 	fs.FileDefaults
 	fs.NotPollable
 	node   *node
 	hostFD int
+	hostRW bool
 }
 
 // HostFD implements HostFile.
@@ -248,14 +405,63 @@ func (f *regularFile) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off 
 	return total, nil
 }
 
-// Write implements fs.FileImpl: the file was opened read-only.
-func (f *regularFile) Write(fs.Context, *fs.FileDescription, []byte, int64) (int, error) {
-	return 0, unix.EBADF
+// Write implements fs.FileImpl with pwrite on the donated descriptor,
+// which a file opened for writing always holds read-write.
+func (f *regularFile) Write(_ fs.Context, _ *fs.FileDescription, src []byte, off int64) (int, error) {
+	if !f.hostRW {
+		return 0, unix.EBADF
+	}
+	total := 0
+	for total < len(src) {
+		n, err := unix.Pwrite(f.hostFD, src[total:], off+int64(total))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			if total > 0 {
+				break
+			}
+			return 0, err
+		}
+		total += n
+	}
+	if total > 0 {
+		f.node.attrStale.Store(true)
+	}
+	return total, nil
 }
 
-// Seek implements fs.FileImpl.
+// Seek implements fs.FileImpl. On a writable file system the size is the
+// host file's now (O_APPEND writes seek to it).
 func (f *regularFile) Seek(_ fs.Context, _ *fs.FileDescription, cur, offset int64, whence int) (int64, error) {
-	return fs.SeekWithSize(cur, offset, whence, f.node.attr.Size)
+	if !f.node.fs.writable {
+		return fs.SeekWithSize(cur, offset, whence, f.node.attr.Size) // never changes
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(f.hostFD, &st); err != nil {
+		return 0, err
+	}
+	return fs.SeekWithSize(cur, offset, whence, st.Size)
+}
+
+// Fallocate implements fs.Allocator on the donated descriptor.
+func (f *regularFile) Fallocate(_ fs.Context, _ *fs.FileDescription, mode uint32, off, length int64) error {
+	if !f.hostRW {
+		return unix.EBADF
+	}
+	if err := unix.Fallocate(f.hostFD, mode, off, length); err != nil {
+		return err
+	}
+	f.node.attrStale.Store(true)
+	return nil
+}
+
+// Sync implements fs.Syncer on the donated descriptor.
+func (f *regularFile) Sync(_ fs.Context, _ *fs.FileDescription, dataOnly bool) error {
+	if dataOnly {
+		return unix.Fdatasync(f.hostFD)
+	}
+	return unix.Fsync(f.hostFD)
 }
 
 // Release implements fs.FileImpl.

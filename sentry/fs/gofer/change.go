@@ -1,0 +1,225 @@
+package gofer
+
+import (
+	"sort"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/sentry/fs"
+)
+
+// This file implements the VFS's change interfaces (fs.MutableDir,
+// fs.SetAttrNode, fs.XattrNode) with one gofer request each. The VFS has
+// checked permissions and holds its locks on the directories; what is
+// left here is the request and keeping the caches right: each change
+// drops the listing of the directories it touches and marks stale the
+// attributes of every node whose nlink, size or times it moved.
+
+var (
+	_ fs.MutableDir  = dirNode{}
+	_ fs.SetAttrNode = (*node)(nil)
+	_ fs.XattrNode   = (*node)(nil)
+	_ fs.Allocator   = (*regularFile)(nil)
+	_ fs.Syncer      = (*regularFile)(nil)
+)
+
+// changed drops n's listing (for a directory) and marks its attributes
+// stale.
+func (n *node) changed() {
+	n.mu.Lock()
+	n.listed = false
+	n.dirents = nil
+	n.mu.Unlock()
+	n.attrStale.Store(true)
+}
+
+// touched marks the attributes of the nodes given (some may be nil)
+// stale.
+func touched(nodes ...fs.Node) {
+	for _, x := range nodes {
+		if n, ok := nodeOf(x); ok {
+			n.attrStale.Store(true)
+		}
+	}
+}
+
+// Mknod implements fs.MutableDir. A regular file is created with the
+// gofer's Create, whose read-write fd the node keeps for the open that
+// usually follows.
+func (d dirNode) Mknod(_ fs.Context, name string, opts fs.CreateOptions) (fs.Node, error) {
+	uid, gid := uint32(opts.UID), uint32(opts.GID)
+	perm := opts.Mode & 07777
+	switch opts.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		h, attr, fd, err := d.fs.client.Create(d.h, name, unix.O_RDWR, perm, uid, gid)
+		if err != nil {
+			return nil, errno(err)
+		}
+		d.changed()
+		n := d.fs.newNode(h, attr)
+		n.(*node).keepHostFD(fd)
+		return n, nil
+	case unix.S_IFIFO, unix.S_IFSOCK:
+	case unix.S_IFCHR, unix.S_IFBLK:
+		// The Sentry serves its own devices; the host gets none.
+		return nil, unix.EPERM
+	default:
+		return nil, unix.EINVAL
+	}
+	h, attr, err := d.fs.client.Mknod(d.h, name, opts.Mode&unix.S_IFMT|perm, uid, gid)
+	if err != nil {
+		return nil, errno(err)
+	}
+	d.changed()
+	return d.fs.newNode(h, attr), nil
+}
+
+// Mkdir implements fs.MutableDir.
+func (d dirNode) Mkdir(_ fs.Context, name string, opts fs.CreateOptions) (fs.Node, error) {
+	h, attr, err := d.fs.client.Mkdir(d.h, name, opts.Mode&07777, uint32(opts.UID), uint32(opts.GID))
+	if err != nil {
+		return nil, errno(err)
+	}
+	d.changed()
+	return d.fs.newNode(h, attr), nil
+}
+
+// Symlink implements fs.MutableDir.
+func (d dirNode) Symlink(_ fs.Context, name, target string, opts fs.CreateOptions) (fs.Node, error) {
+	h, attr, err := d.fs.client.Symlink(d.h, name, target, uint32(opts.UID), uint32(opts.GID))
+	if err != nil {
+		return nil, errno(err)
+	}
+	d.changed()
+	n := d.fs.newNode(h, attr)
+	if l, ok := n.(symlinkNode); ok {
+		l.target, l.hasTarget = target, true
+	}
+	return n, nil
+}
+
+// Link implements fs.MutableDir.
+func (d dirNode) Link(_ fs.Context, name string, target fs.Node) error {
+	t, ok := nodeOf(target)
+	if !ok || t.fs != d.fs {
+		return unix.EXDEV
+	}
+	h, _, err := d.fs.client.Link(d.h, name, t.h)
+	if err != nil {
+		return errno(err)
+	}
+	// The VFS names the target node itself; the new handle is not needed.
+	d.fs.client.Close(h)
+	d.changed()
+	t.attrStale.Store(true)
+	return nil
+}
+
+// Unlink implements fs.MutableDir.
+func (d dirNode) Unlink(_ fs.Context, name string, child fs.Node) error {
+	if err := d.fs.client.Unlink(d.h, name, 0); err != nil {
+		return errno(err)
+	}
+	d.changed()
+	touched(child)
+	return nil
+}
+
+// Rmdir implements fs.MutableDir.
+func (d dirNode) Rmdir(_ fs.Context, name string, child fs.Node) error {
+	if err := d.fs.client.Unlink(d.h, name, unix.AT_REMOVEDIR); err != nil {
+		return errno(err)
+	}
+	d.changed()
+	touched(child)
+	return nil
+}
+
+// Rename implements fs.MutableDir. The gofer moves its handles along, so
+// renamed keeps working under its new name.
+func (d dirNode) Rename(_ fs.Context, oldName string, renamed fs.Node, newDir fs.MutableDir, newName string, replaced fs.Node, flags uint32) error {
+	nd, ok := newDir.(dirNode)
+	if !ok || nd.fs != d.fs {
+		return unix.EXDEV
+	}
+	if err := d.fs.client.Rename(d.h, oldName, nd.h, newName, flags); err != nil {
+		return errno(err)
+	}
+	d.changed()
+	if nd.node != d.node {
+		nd.changed()
+	}
+	touched(renamed, replaced)
+	return nil
+}
+
+// setattrMask maps the VFS's mask to the protocol's (the same ATTR_*
+// bits). The host stamps ctime itself on any change, so SetAttrCtime has
+// no counterpart.
+const setattrMask = fs.SetAttrMode | fs.SetAttrUID | fs.SetAttrGID | fs.SetAttrSize |
+	fs.SetAttrAtime | fs.SetAttrMtime
+
+// SetAttr implements fs.SetAttrNode. The gofer applies the fields in
+// Linux's order (owner, mode, size, times); a failure part way leaves the
+// earlier fields changed.
+func (n *node) SetAttr(_ fs.Context, opts *fs.SetAttrOptions) error {
+	mask := opts.Mask & setattrMask
+	if mask == 0 {
+		n.attrStale.Store(true)
+		return nil
+	}
+	attr, err := n.fs.client.Setattr(proto.Tsetattr{
+		Node:  n.h,
+		Mask:  mask,
+		Mode:  opts.Mode & 07777,
+		UID:   uint32(opts.UID),
+		GID:   uint32(opts.GID),
+		Size:  opts.Size,
+		Atime: opts.Atime,
+		Mtime: opts.Mtime,
+	})
+	if err != nil {
+		n.attrStale.Store(true)
+		return errno(err)
+	}
+	n.setAttr(attr)
+	return nil
+}
+
+// GetXattr implements fs.XattrNode.
+func (n *node) GetXattr(_ fs.Context, name string) ([]byte, error) {
+	v, err := n.fs.client.Getxattr(n.h, name)
+	if err != nil {
+		return nil, errno(err)
+	}
+	return []byte(v), nil
+}
+
+// SetXattr implements fs.XattrNode.
+func (n *node) SetXattr(_ fs.Context, name string, value []byte, flags int) error {
+	if err := n.fs.client.Setxattr(n.h, name, string(value), flags); err != nil {
+		return errno(err)
+	}
+	n.attrStale.Store(true)
+	return nil
+}
+
+// ListXattr implements fs.XattrNode.
+func (n *node) ListXattr(fs.Context) ([]string, error) {
+	names, err := n.fs.client.Listxattr(n.h)
+	if err != nil {
+		return nil, errno(err)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// RemoveXattr implements fs.XattrNode.
+func (n *node) RemoveXattr(_ fs.Context, name string) error {
+	if err := n.fs.client.Removexattr(n.h, name); err != nil {
+		return errno(err)
+	}
+	n.attrStale.Store(true)
+	return nil
+}
