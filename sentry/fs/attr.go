@@ -206,32 +206,36 @@ func truncateNode(ctx Context, d *Dentry, size int64) error {
 	return applySetAttr(ctx, d, &SetAttrOptions{Mask: SetAttrSize, Size: size})
 }
 
-// fallocSupported are the FALLOC_FL_* bits Linux knows.
-const fallocSupported = unix.FALLOC_FL_KEEP_SIZE | unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_NO_HIDE_STALE |
-	unix.FALLOC_FL_COLLAPSE_RANGE | unix.FALLOC_FL_ZERO_RANGE | unix.FALLOC_FL_INSERT_RANGE | unix.FALLOC_FL_UNSHARE_RANGE
+// fallocWriteZeroes is FALLOC_FL_WRITE_ZEROES (Linux 6.17).
+const fallocWriteZeroes = 0x80
 
-// Fallocate implements fallocate(2) on the open file fd.
+// fallocModeMask are the FALLOC_FL_* bits that choose the operation.
+const fallocModeMask = unix.FALLOC_FL_PUNCH_HOLE | unix.FALLOC_FL_COLLAPSE_RANGE | unix.FALLOC_FL_ZERO_RANGE |
+	unix.FALLOC_FL_INSERT_RANGE | unix.FALLOC_FL_UNSHARE_RANGE | fallocWriteZeroes
+
+// Fallocate implements fallocate(2) on the open file fd, with the mode
+// checks of Linux 6.17 and later: one operation, KEEP_SIZE required by
+// PUNCH_HOLE and refused by COLLAPSE_RANGE, INSERT_RANGE and
+// WRITE_ZEROES. File systems give EOPNOTSUPP for operations they lack.
 func Fallocate(ctx Context, fd *FileDescription, mode uint32, off, length int64) error {
 	if off < 0 || length <= 0 {
 		return unix.EINVAL
 	}
-	if mode&^fallocSupported != 0 {
+	if mode&^(fallocModeMask|unix.FALLOC_FL_KEEP_SIZE) != 0 {
 		return unix.EOPNOTSUPP
 	}
-	if mode&(unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE) == unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_ZERO_RANGE {
+	switch mode & fallocModeMask {
+	case 0, unix.FALLOC_FL_UNSHARE_RANGE, unix.FALLOC_FL_ZERO_RANGE:
+	case unix.FALLOC_FL_PUNCH_HOLE:
+		if mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
+			return unix.EOPNOTSUPP
+		}
+	case unix.FALLOC_FL_COLLAPSE_RANGE, unix.FALLOC_FL_INSERT_RANGE, fallocWriteZeroes:
+		if mode&unix.FALLOC_FL_KEEP_SIZE != 0 {
+			return unix.EOPNOTSUPP
+		}
+	default:
 		return unix.EOPNOTSUPP
-	}
-	if mode&unix.FALLOC_FL_PUNCH_HOLE != 0 && mode&unix.FALLOC_FL_KEEP_SIZE == 0 {
-		return unix.EOPNOTSUPP
-	}
-	if mode&unix.FALLOC_FL_COLLAPSE_RANGE != 0 && mode&^unix.FALLOC_FL_COLLAPSE_RANGE != 0 {
-		return unix.EINVAL
-	}
-	if mode&unix.FALLOC_FL_INSERT_RANGE != 0 && mode&^unix.FALLOC_FL_INSERT_RANGE != 0 {
-		return unix.EINVAL
-	}
-	if mode&unix.FALLOC_FL_UNSHARE_RANGE != 0 && mode&^(unix.FALLOC_FL_UNSHARE_RANGE|unix.FALLOC_FL_KEEP_SIZE) != 0 {
-		return unix.EINVAL
 	}
 	if !fd.Writable() {
 		return unix.EBADF

@@ -350,6 +350,11 @@ func nativeInit() {
 	if err := unix.Mount("/", "/", "", flags, ""); err != nil {
 		fail("remount / read-only: %v", err)
 	}
+	// The one writable place, as in the sandbox: a fresh tmpfs at
+	// /dev/shm, so programs never touch the host's.
+	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		fail("mount /dev/shm: %v", err)
+	}
 	if err := os.Chdir(dir); err != nil {
 		fail("chdir %s: %v", dir, err)
 	}

@@ -1,0 +1,379 @@
+//go:build ignore
+
+/* files_rw: regular files on a writable file system: O_CREAT/O_EXCL/
+ * O_TRUNC/O_APPEND opens, creat, write/pwrite/writev and reads back,
+ * truncate/ftruncate, fallocate, fsync/fdatasync/syncfs/sync_file_range,
+ * O_TMPFILE with linkat, umask, statfs. Works in /dev/shm. */
+#include "moattest.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Each case works in a fresh directory under /dev/shm (the writable
+ * tmpfs both runs have), entered with ENTER(). */
+static int enter_scratch(const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/dev/shm/moat-%s-%d", name, (int)getpid());
+	if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+		mt_fail(__FILE__, __LINE__, "mkdir %s: %s", path, mt_errname(errno));
+		return -1;
+	}
+	if (chdir(path) < 0) {
+		mt_fail(__FILE__, __LINE__, "chdir %s: %s", path, mt_errname(errno));
+		return -1;
+	}
+	return 0;
+}
+
+#define ENTER()                                   \
+	do {                                      \
+		if (enter_scratch(__func__) < 0)  \
+			return;                   \
+	} while (0)
+
+/* as_user runs fn in a child with uid and gid 1000 (no capabilities) and
+ * checks that it exits 0. */
+#define AS_USER(body)                                                        \
+	do {                                                                 \
+		pid_t __p = fork();                                          \
+		CHECK(__p >= 0);                                             \
+		if (__p == 0) {                                              \
+			if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 || \
+			    setresuid(1000, 1000, 1000) < 0)                 \
+				_exit(98);                                   \
+			body;                                                \
+			_exit(0);                                            \
+		}                                                            \
+		int __st;                                                    \
+		CHECK_SYS(waitpid(__p, &__st, 0));                           \
+		if (!WIFEXITED(__st) || WEXITSTATUS(__st) != 0)              \
+			FAIL("user child: %s", mt_status_str(__st));         \
+	} while (0)
+
+/* CHILD_ERR(expr, E): in a forked child, expr must fail with errno E. */
+#define CHILD_ERR(expr, E)                                                   \
+	do {                                                                 \
+		errno = 0;                                                   \
+		long __r = (long)(expr);                                     \
+		if (__r != -1 || errno != (E))                               \
+			mt_child_fail(__FILE__, __LINE__, #expr " expected " #E, \
+				      __r == -1 ? errno : 0);                \
+	} while (0)
+
+static void create_excl_and_exists(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("f", O_CREAT | O_EXCL | O_WRONLY, 0640));
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_mode, S_IFREG | 0640);
+	CHECK_EQ(st.st_size, 0);
+	CHECK_EQ(st.st_nlink, 1);
+	CHECK_EQ(st.st_uid, getuid());
+	close(fd);
+	CHECK_ERR(open("f", O_CREAT | O_EXCL | O_WRONLY, 0640), EEXIST);
+	/* O_CREAT of an existing file opens it, the mode ignored. */
+	fd = CHECK_SYS(open("f", O_CREAT | O_RDONLY, 0777));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_mode, S_IFREG | 0640);
+	close(fd);
+	CHECK_ERR(open("f/", O_CREAT | O_WRONLY, 0640), EISDIR);
+	CHECK_ERR(open("new/", O_CREAT | O_WRONLY, 0640), EISDIR);
+	CHECK_ERR(open("nodir/f", O_CREAT | O_WRONLY, 0640), ENOENT);
+	CHECK_ERR(open("f/x", O_CREAT | O_WRONLY, 0640), ENOTDIR);
+	CHECK_ERR(open(".", O_CREAT | O_RDONLY, 0640), EISDIR);
+	CHECK_SYS(unlink("f"));
+}
+
+static void create_mode_and_umask(void)
+{
+	ENTER();
+	umask(027);
+	int fd = CHECK_SYS(open("u", O_CREAT | O_WRONLY, 0777));
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_mode & 07777, 0750);
+	close(fd);
+	/* A file created without write permission is still opened for
+	 * writing by the open that made it. */
+	fd = CHECK_SYS(open("ro", O_CREAT | O_RDWR, 0400));
+	CHECK_EQ(write(fd, "x", 1), 1);
+	close(fd);
+	fd = CHECK_SYS(creat("c", 0644));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_mode & 07777, 0640);
+	CHECK_EQ(fcntl(fd, F_GETFL) & O_ACCMODE, O_WRONLY);
+	close(fd);
+	unlink("u");
+	unlink("ro");
+	unlink("c");
+}
+
+static void write_read_back(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("w", O_CREAT | O_RDWR | O_TRUNC, 0644));
+	CHECK_EQ(write(fd, "hello world", 11), 11);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), 11);
+	CHECK_EQ(lseek(fd, 0, SEEK_END), 11);
+	char buf[32] = {0};
+	CHECK_EQ(pread(fd, buf, sizeof(buf), 0), 11);
+	CHECK_STREQ(buf, "hello world");
+	CHECK_EQ(pwrite(fd, "W", 1, 6), 1);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), 11);
+	/* Writing past the end leaves a hole of zeros. */
+	CHECK_EQ(pwrite(fd, "!", 1, 20), 1);
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 21);
+	memset(buf, 'x', sizeof(buf));
+	CHECK_EQ(pread(fd, buf, sizeof(buf), 0), 21);
+	CHECK_MEMEQ(buf, "hello World\0\0\0\0\0\0\0\0\0!", 21);
+	struct iovec iov[2] = {{"ab", 2}, {"cd", 2}};
+	CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+	CHECK_EQ(writev(fd, iov, 2), 4);
+	CHECK_EQ(pread(fd, buf, 4, 0), 4);
+	CHECK_MEMEQ(buf, "abcd", 4);
+	close(fd);
+	/* A second open sees the data. */
+	fd = CHECK_SYS(open("w", O_RDONLY));
+	CHECK_EQ(read(fd, buf, 5), 5);
+	CHECK_MEMEQ(buf, "abcdo", 5);
+	CHECK_ERR(write(fd, "x", 1), EBADF);
+	close(fd);
+	unlink("w");
+}
+
+static void append_mode(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("a", O_CREAT | O_RDWR | O_TRUNC, 0644));
+	CHECK_EQ(write(fd, "12345", 5), 5);
+	int ap = CHECK_SYS(open("a", O_WRONLY | O_APPEND));
+	CHECK_EQ(lseek(ap, 0, SEEK_SET), 0);
+	CHECK_EQ(write(ap, "ab", 2), 2);
+	CHECK_EQ(lseek(ap, 0, SEEK_CUR), 7);
+	CHECK_EQ(write(fd, "X", 1), 1); /* at offset 5 of the other fd */
+	CHECK_EQ(write(ap, "c", 1), 1);
+	char buf[16];
+	CHECK_EQ(pread(fd, buf, sizeof(buf), 0), 8);
+	CHECK_MEMEQ(buf, "12345Xbc", 8);
+	/* F_SETFL turns O_APPEND on. */
+	CHECK_SYS(fcntl(fd, F_SETFL, O_APPEND));
+	CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);
+	CHECK_EQ(write(fd, "Z", 1), 1);
+	CHECK_EQ(pread(fd, buf, sizeof(buf), 0), 9);
+	CHECK_EQ(buf[8], 'Z');
+	close(fd);
+	close(ap);
+	unlink("a");
+}
+
+static void trunc_on_open(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("t", O_CREAT | O_WRONLY, 0644));
+	CHECK_EQ(write(fd, "data", 4), 4);
+	close(fd);
+	struct stat st;
+	CHECK_SYS(stat("t", &st));
+	CHECK_EQ(st.st_size, 4);
+	fd = CHECK_SYS(open("t", O_WRONLY | O_TRUNC));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 0);
+	close(fd);
+	/* O_RDONLY|O_TRUNC truncates too (it needs write permission). */
+	fd = CHECK_SYS(open("t", O_WRONLY));
+	CHECK_EQ(write(fd, "data", 4), 4);
+	close(fd);
+	fd = CHECK_SYS(open("t", O_RDONLY | O_TRUNC));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 0);
+	close(fd);
+	CHECK_SYS(chmod("t", 0444));
+	AS_USER({
+		CHILD_ERR(open("t", O_RDONLY | O_TRUNC), EACCES);
+	});
+	unlink("t");
+}
+
+static void truncate_family(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("t", O_CREAT | O_RDWR, 0644));
+	CHECK_EQ(write(fd, "0123456789", 10), 10);
+	CHECK_SYS(ftruncate(fd, 4));
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 4);
+	CHECK_SYS(truncate("t", 100));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 100);
+	char buf[8];
+	CHECK_EQ(pread(fd, buf, 8, 2), 8);
+	CHECK_MEMEQ(buf, "23\0\0\0\0\0\0", 8);
+	/* The offset stays past the new end. */
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), 10);
+	CHECK_ERR(ftruncate(fd, -1), EINVAL);
+	CHECK_ERR(truncate("t", -1), EINVAL);
+	CHECK_SYS(mkdir("d", 0755));
+	CHECK_ERR(truncate("d", 0), EISDIR);
+	CHECK_ERR(truncate("nope", 0), ENOENT);
+	int ro = CHECK_SYS(open("t", O_RDONLY));
+	CHECK_ERR(ftruncate(ro, 0), EINVAL);
+	close(ro);
+	int dfd = CHECK_SYS(open("d", O_RDONLY | O_DIRECTORY));
+	CHECK_ERR(ftruncate(dfd, 0), EINVAL);
+	close(dfd);
+	CHECK_SYS(mkfifo("p", 0644));
+	CHECK_ERR(truncate("p", 0), EINVAL);
+	CHECK_SYS(chmod("t", 0444));
+	AS_USER({
+		CHILD_ERR(truncate("t", 0), EACCES);
+	});
+	close(fd);
+	unlink("t");
+	unlink("p");
+	rmdir("d");
+}
+
+static void fallocate_modes(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("f", O_CREAT | O_RDWR, 0644));
+	CHECK_SYS(fallocate(fd, 0, 0, 8192));
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 8192);
+	CHECK_SYS(fallocate(fd, FALLOC_FL_KEEP_SIZE, 8192, 4096));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 8192);
+	CHECK_ERR(fallocate(fd, 0, -1, 10), EINVAL);
+	CHECK_ERR(fallocate(fd, 0, 0, 0), EINVAL);
+	CHECK_ERR(fallocate(fd, FALLOC_FL_PUNCH_HOLE, 0, 10), EOPNOTSUPP);
+	CHECK_ERR(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 0, 10), EOPNOTSUPP);
+	CHECK_ERR(fallocate(fd, FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_KEEP_SIZE, 0, 4096), EOPNOTSUPP);
+	CHECK_ERR(fallocate(fd, FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE, 0, 4096), EOPNOTSUPP);
+	CHECK_ERR(fallocate(fd, 0x1000, 0, 10), EOPNOTSUPP);
+	int ro = CHECK_SYS(open("f", O_RDONLY));
+	CHECK_ERR(fallocate(ro, 0, 0, 10), EBADF);
+	close(ro);
+	int p[2];
+	CHECK_SYS(pipe(p));
+	CHECK_ERR(fallocate(p[1], 0, 0, 10), ESPIPE);
+	close(fd);
+	unlink("f");
+}
+
+static void sync_family(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("s", O_CREAT | O_RDWR, 0644));
+	CHECK_EQ(write(fd, "x", 1), 1);
+	CHECK_SYS(fsync(fd));
+	CHECK_SYS(fdatasync(fd));
+	CHECK_SYS(syncfs(fd));
+	CHECK_SYS(sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE));
+	CHECK_ERR(sync_file_range(fd, -1, 0, 0), EINVAL);
+	CHECK_ERR(sync_file_range(fd, 0, 0, 0x100), EINVAL);
+	sync();
+	int dfd = CHECK_SYS(open(".", O_RDONLY | O_DIRECTORY));
+	CHECK_SYS(fsync(dfd));
+	close(dfd);
+	int p[2];
+	CHECK_SYS(pipe(p));
+	CHECK_ERR(fsync(p[0]), EINVAL);
+	CHECK_ERR(sync_file_range(p[0], 0, 0, 0), ESPIPE);
+	CHECK_ERR(fsync(-1), EBADF);
+	close(fd);
+	unlink("s");
+}
+
+static void tmpfile_and_linkat(void)
+{
+	ENTER();
+	int fd = open(".", O_TMPFILE | O_RDWR, 0600);
+	if (fd < 0 && errno == EOPNOTSUPP)
+		SKIP("O_TMPFILE unsupported here");
+	CHECK(fd >= 0);
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_nlink, 0);
+	CHECK(S_ISREG(st.st_mode));
+	CHECK_EQ(write(fd, "tmp", 3), 3);
+	CHECK_SYS(linkat(fd, "", AT_FDCWD, "named", AT_EMPTY_PATH));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_nlink, 1);
+	char buf[4] = {0};
+	int r = CHECK_SYS(open("named", O_RDONLY));
+	CHECK_EQ(read(r, buf, 3), 3);
+	CHECK_STREQ(buf, "tmp");
+	close(r);
+	close(fd);
+	fd = CHECK_SYS(open(".", O_TMPFILE | O_RDWR | O_EXCL, 0600));
+	CHECK_ERR(linkat(fd, "", AT_FDCWD, "named2", AT_EMPTY_PATH), ENOENT);
+	close(fd);
+	CHECK_ERR(open(".", O_TMPFILE | O_RDONLY, 0600), EINVAL);
+	CHECK_ERR(open("named", O_TMPFILE | O_RDWR, 0600), ENOTDIR);
+	unlink("named");
+}
+
+static void statfs_shm(void)
+{
+	ENTER();
+	struct statfs sf;
+	CHECK_SYS(statfs(".", &sf));
+	CHECK_EQ(sf.f_type, 0x01021994); /* TMPFS_MAGIC */
+	CHECK_EQ(sf.f_flags & ST_RDONLY, 0);
+	int fd = CHECK_SYS(open(".", O_RDONLY));
+	CHECK_SYS(fstatfs(fd, &sf));
+	CHECK_EQ(sf.f_type, 0x01021994);
+	close(fd);
+}
+
+static void times_follow_writes(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("m", O_CREAT | O_RDWR, 0644));
+	struct timespec old[2] = {{1000, 0}, {1000, 0}};
+	CHECK_SYS(futimens(fd, old));
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_mtim.tv_sec, 1000);
+	CHECK_EQ(write(fd, "x", 1), 1);
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_GT(st.st_mtim.tv_sec, 1000);
+	CHECK_GT(st.st_ctim.tv_sec, 1000);
+	CHECK_SYS(futimens(fd, old));
+	CHECK_SYS(ftruncate(fd, 0));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_GT(st.st_mtim.tv_sec, 1000);
+	close(fd);
+	unlink("m");
+}
+
+static const struct mt_case cases[] = {
+	MT_CASE(create_excl_and_exists),
+	MT_CASE(create_mode_and_umask),
+	MT_CASE(write_read_back),
+	MT_CASE(append_mode),
+	MT_CASE(trunc_on_open),
+	MT_CASE(truncate_family),
+	MT_CASE(fallocate_modes),
+	MT_CASE(sync_family),
+	MT_CASE(tmpfile_and_linkat),
+	MT_CASE(statfs_shm),
+	MT_CASE(times_follow_writes),
+};
+
+MT_MAIN(cases)
