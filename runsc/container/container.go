@@ -19,8 +19,9 @@
 //
 // Locks: one per state directory, an exclusive flock on its lock file,
 // taken by Create (from the directory's creation to the end), Start,
-// Kill and Delete, and briefly by Load and List to read a consistent
-// record. Wait does not hold it while it waits.
+// Kill and Delete, which re-read the record once they hold it. Load and
+// List take no lock: state.json is replaced atomically. Wait does not
+// hold the lock while it waits.
 package container
 
 import (
@@ -125,7 +126,7 @@ func Create(a CreateArgs) (c *Container, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Container{root: root, dir: dir, rec: record{
+	c = &Container{Log: a.Log, root: root, dir: dir, rec: record{
 		ID:          a.ID,
 		Status:      Creating,
 		Bundle:      bundle,
@@ -134,6 +135,7 @@ func Create(a CreateArgs) (c *Container, err error) {
 		Created:     time.Now().UTC(),
 		Owner:       owner(),
 		Creator:     me,
+		Hooks:       spec.Hooks,
 	}}
 	if err := c.save(); err != nil {
 		return nil, fmt.Errorf("writing the state: %w", err)
@@ -166,6 +168,18 @@ func Create(a CreateArgs) (c *Container, err error) {
 	if c.rec.Gofer, err = newHostProcess(created.GoferPid); err != nil {
 		killAll()
 		return nil, fmt.Errorf("the gofer: %w", err)
+	}
+	if h := spec.Hooks; h != nil {
+		st := c.State()
+		for _, k := range []struct {
+			name  string
+			hooks []specs.Hook
+		}{{"prestart", h.Prestart}, {"createRuntime", h.CreateRuntime}, {"createContainer", h.CreateContainer}} {
+			if err := runHooks(k.name, k.hooks, st); err != nil {
+				killAll()
+				return nil, err
+			}
+		}
 	}
 	c.rec.Status = Created
 	c.rec.Creator = hostProcess{}
@@ -258,19 +272,12 @@ func Load(root, id string) (*Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, id)
-	if _, err := os.Stat(dir); err != nil {
-		return nil, errNotExist(id)
-	}
-	l, err := lockDir(dir)
-	if err != nil {
-		return nil, errNotExist(id)
-	}
-	defer l.unlock()
 	return load(root, id)
 }
 
-// load reads the record. Preconditions: the lock is held.
+// load reads the record. state.json is replaced atomically, so no lock
+// is needed to read a consistent one (and a container being created can
+// be seen as creating).
 func load(root, id string) (*Container, error) {
 	dir := filepath.Join(root, id)
 	rec, err := readRecord(dir)
@@ -338,6 +345,12 @@ func (c *Container) Start() error {
 		default:
 			return fmt.Errorf("cannot start a container in the %s state", c.rec.Status)
 		}
+		if h := c.rec.Hooks; h != nil {
+			if err := runHooks("startContainer", h.StartContainer, c.State()); err != nil {
+				c.rec.Sandbox.kill(unix.SIGKILL)
+				return err
+			}
+		}
 		if _, err := sandbox.Call(c.dir, boot.Request{Method: "start"}, callTimeout); err != nil {
 			if errors.Is(err, sandbox.ErrNoSandbox) {
 				c.rec.Status = Stopped
@@ -346,7 +359,15 @@ func (c *Container) Start() error {
 			return fmt.Errorf("starting container %s: %w", c.rec.ID, err)
 		}
 		c.rec.Status = Running
-		return c.save()
+		if err := c.save(); err != nil {
+			return err
+		}
+		if h := c.rec.Hooks; h != nil {
+			if err := runHooks("poststart", h.Poststart, c.State()); err != nil {
+				c.log().Warn(err.Error())
+			}
+		}
+		return nil
 	})
 }
 
@@ -440,6 +461,14 @@ func (c *Container) destroy() error {
 	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		return fmt.Errorf("removing the state of %s: %w", c.rec.ID, err)
+	}
+	if h := c.rec.Hooks; h != nil && c.rec.Status != Creating {
+		st := c.State()
+		st.Status = specs.StateStopped
+		st.Pid = 0
+		if err := runHooks("poststop", h.Poststop, st); err != nil {
+			c.log().Warn(err.Error())
+		}
 	}
 	return nil
 }

@@ -485,7 +485,9 @@ func TestMalformedBundles(t *testing.T) {
 			return bundle(t, func(s *specs.Spec) { s.Root.Path = "../../../../../../etc" })
 		}, "outside the bundle"},
 		{"unknown namespace", "m5", func(t *testing.T) string {
-			return bundle(t, func(s *specs.Spec) { s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "bogus"}) }, "true")
+			return bundle(t, func(s *specs.Spec) {
+				s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: "bogus"})
+			}, "true")
 		}, `"bogus" is not a namespace type`},
 		{"id with slash", "a/b", func(t *testing.T) string { return bundle(t, nil, "true") }, "must not contain '/'"},
 		{"terminal", "m6", func(t *testing.T) string {
@@ -536,5 +538,80 @@ func TestProcessSettings(t *testing.T) {
 	}
 	if err := c.Delete(false); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// hook returns a hook that appends its name and the state it reads to
+// log, then exits with status.
+func hook(t *testing.T, log, name string, status int) specs.Hook {
+	t.Helper()
+	script := fmt.Sprintf(`echo "%s $(cat)" >> %s; exit %d`, name, log, status)
+	return specs.Hook{Path: "/bin/sh", Args: []string{"sh", "-c", script}}
+}
+
+func TestHooks(t *testing.T) {
+	e := newEnv(t)
+	log := filepath.Join(t.TempDir(), "hooks.log")
+	b := bundle(t, func(s *specs.Spec) {
+		s.Hooks = &specs.Hooks{
+			Prestart:      []specs.Hook{hook(t, log, "prestart", 0)},
+			CreateRuntime: []specs.Hook{hook(t, log, "createRuntime", 0)},
+			Poststart:     []specs.Hook{hook(t, log, "poststart", 1)}, // a failure is only logged
+			Poststop:      []specs.Hook{hook(t, log, "poststop", 0)},
+		}
+	}, "true")
+	c, _ := e.mustCreate("h", b)
+	pid := c.Pid()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(log)
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	wantStatus := []string{"creating", "creating", "running", "stopped"}
+	wantNames := []string{"prestart", "createRuntime", "poststart", "poststop"}
+	if len(lines) != len(wantNames) {
+		t.Fatalf("hook log:\n%s", got)
+	}
+	for i, l := range lines {
+		name, js, _ := strings.Cut(l, " ")
+		var st specs.State
+		if err := json.Unmarshal([]byte(js), &st); err != nil {
+			t.Fatalf("%s got %q: %v", name, js, err)
+		}
+		if name != wantNames[i] || string(st.Status) != wantStatus[i] || st.ID != "h" {
+			t.Errorf("hook %d: %s with %+v, want %s with status %s", i, name, st, wantNames[i], wantStatus[i])
+		}
+		if st.Status != specs.StateStopped && st.Pid != pid {
+			t.Errorf("%s: pid %d, want %d", name, st.Pid, pid)
+		}
+	}
+}
+
+func TestHookFailures(t *testing.T) {
+	e := newEnv(t)
+	log := filepath.Join(t.TempDir(), "hooks.log")
+	one := 1
+	tests := []struct {
+		name    string
+		hooks   specs.Hooks
+		wantErr string
+	}{
+		{"createRuntime fails", specs.Hooks{CreateRuntime: []specs.Hook{hook(t, log, "boom", 3)}}, "createRuntime hook #0 (/bin/sh): exit status 3"},
+		{"timeout", specs.Hooks{Prestart: []specs.Hook{{Path: "/bin/sleep", Args: []string{"sleep", "10"}, Timeout: &one}}}, "timed out after 1s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := e.create("hf", bundle(t, func(s *specs.Spec) { s.Hooks = &tc.hooks }, "true"))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			}
+			if ents, _ := os.ReadDir(e.conf.RootDir); len(ents) != 0 {
+				t.Errorf("state root holds %d entries after a failed create", len(ents))
+			}
+		})
 	}
 }

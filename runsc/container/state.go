@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,14 +48,27 @@ type record struct {
 	Creator hostProcess `json:"creator"`
 	Sandbox hostProcess `json:"sandbox"`
 	Gofer   hostProcess `json:"gofer"`
+	// Hooks are the spec's, run by start and delete too.
+	Hooks *specs.Hooks `json:"hooks,omitempty"`
 }
 
 // Container is one container's state, read from its state directory.
 // Methods that change it take the directory's lock themselves.
 type Container struct {
+	// Log receives warnings, such as a failed poststart or poststop
+	// hook; nil means slog.Default().
+	Log *slog.Logger
+
 	root string
 	dir  string
 	rec  record
+}
+
+func (c *Container) log() *slog.Logger {
+	if c.Log == nil {
+		return slog.Default()
+	}
+	return c.Log
 }
 
 // ID returns the container's id.
@@ -65,7 +79,7 @@ func (c *Container) Bundle() string { return c.rec.Bundle }
 
 // Pid is the host pid of the container's sandbox, 0 once stopped.
 func (c *Container) Pid() int {
-	if c.rec.Status == Stopped || c.rec.Status == Creating {
+	if c.rec.Status == Stopped {
 		return 0
 	}
 	return c.rec.Sandbox.Pid

@@ -157,6 +157,9 @@ func Validate(spec *specs.Spec, bundle string) error {
 			return fmt.Errorf("mounts[%d].destination %q is not an absolute path", i, m.Destination)
 		}
 	}
+	if err := validateHooks(spec.Hooks); err != nil {
+		return err
+	}
 	if spec.Linux != nil {
 		seen := map[specs.LinuxNamespaceType]bool{}
 		for i, ns := range spec.Linux.Namespaces {
@@ -261,4 +264,27 @@ func RootPath(spec *specs.Spec, bundle string) (string, error) {
 		return "", fmt.Errorf("root.path %q is not a directory", p)
 	}
 	return p, nil
+}
+
+func validateHooks(h *specs.Hooks) error {
+	if h == nil {
+		return nil
+	}
+	for _, k := range []struct {
+		name  string
+		hooks []specs.Hook
+	}{
+		{"prestart", h.Prestart}, {"createRuntime", h.CreateRuntime}, {"createContainer", h.CreateContainer},
+		{"startContainer", h.StartContainer}, {"poststart", h.Poststart}, {"poststop", h.Poststop},
+	} {
+		for i, hk := range k.hooks {
+			if !filepath.IsAbs(hk.Path) {
+				return fmt.Errorf("hooks.%s[%d].path %q is not an absolute path", k.name, i, hk.Path)
+			}
+			if hk.Timeout != nil && *hk.Timeout <= 0 {
+				return fmt.Errorf("hooks.%s[%d].timeout %d is not positive", k.name, i, *hk.Timeout)
+			}
+		}
+	}
+	return nil
 }

@@ -90,6 +90,15 @@ func TestReadBundle(t *testing.T) {
 				s.Linux.Namespaces = append(s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.PIDNamespace})
 			})
 		}, "given twice"},
+		{"relative hook path", func(t *testing.T) []byte {
+			return specJSON(t, func(s *specs.Spec) { s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "true"}}} })
+		}, "hooks.poststop[0].path"},
+		{"zero hook timeout", func(t *testing.T) []byte {
+			zero := 0
+			return specJSON(t, func(s *specs.Spec) {
+				s.Hooks = &specs.Hooks{Prestart: []specs.Hook{{Path: "/bin/true", Timeout: &zero}}}
+			})
+		}, "hooks.prestart[0].timeout"},
 		{"relative mount", func(t *testing.T) []byte {
 			return specJSON(t, func(s *specs.Spec) { s.Mounts = append(s.Mounts, specs.Mount{Destination: "data"}) })
 		}, "mounts[7].destination"},
@@ -178,7 +187,7 @@ func TestCheck(t *testing.T) {
 	s.Process.Terminal = false
 	s.Linux.Seccomp = &specs.LinuxSeccomp{}
 	s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind", Source: "/tmp"})
-	s.Hooks = &specs.Hooks{Poststop: []specs.Hook{{Path: "/bin/true"}}}
+	s.Hooks = &specs.Hooks{StartContainer: []specs.Hook{{Path: "/bin/true"}}}
 	notes, _ = Check(s)
 	all := strings.Join(notes, "\n")
 	for _, want := range []string{"linux.seccomp", "/data", "hooks"} {

@@ -60,8 +60,8 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 	}
 	if spec.Hooks != nil {
 		h := spec.Hooks
-		if len(h.Prestart)+len(h.CreateRuntime)+len(h.CreateContainer)+len(h.StartContainer)+len(h.Poststart)+len(h.Poststop) > 0 {
-			notes = append(notes, "hooks are not run yet")
+		if len(h.CreateContainer)+len(h.StartContainer) > 0 {
+			notes = append(notes, "createContainer and startContainer hooks run on the host: the container's namespaces are the Sentry's")
 		}
 	}
 	if l := spec.Linux; l != nil {
