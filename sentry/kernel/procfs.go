@@ -25,6 +25,19 @@ type ProcKernel struct {
 	MemTotal func() uint64
 }
 
+// The optional interfaces /proc looks for.
+var (
+	_ proc.System        = ProcKernel{}
+	_ proc.StatTask      = procTask{}
+	_ proc.MemTask       = procTask{}
+	_ proc.ThreadsTask   = procTask{}
+	_ proc.LimitsTask    = procTask{}
+	_ proc.OOMTask       = procTask{}
+	_ proc.CommTask      = procTask{}
+	_ proc.ResidentTask  = procTask{}
+	_ proc.ThreadContext = (*Task)(nil)
+)
+
 // Values Linux exposes in /proc/sys that the Sentry enforces elsewhere.
 const (
 	// procPIDMax is allocID's pidMax.
@@ -317,33 +330,6 @@ func (p procTask) StatText() string {
 	return fmt.Sprintf("%d (%s) %c %d %d %d 0 -1 4194560 0 0 0 0 %d %d %d %d 20 0 %d 0 %d %d %d 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
 		p.PID(), t.Name(), p.state().Letter(), p.tg.ParentID(), p.tg.ProcessGroupID(), p.tg.SessionID(),
 		ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), len(p.tg.Tasks()), start.Nanoseconds()/1e7, vsize, rss)
-}
-
-// StatusText implements proc.StatTask.
-func (p procTask) StatusText() string {
-	t := p.leader()
-	if t == nil {
-		return ""
-	}
-	c := t.Credentials()
-	st := p.state()
-	var vm, rss uint64
-	if m := p.memory(); m != nil {
-		vm, rss = m.VirtualSize()/1024, m.ResidentSize()/1024
-	}
-	umask := 0
-	if fc := t.FSContext(); fc != nil {
-		umask = int(fc.Umask())
-	}
-	return fmt.Sprintf("Name:\t%s\nUmask:\t%04o\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n"+
-		"Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nFDSize:\t64\nGroups:\t\nVmSize:\t%8d kB\nVmRSS:\t%8d kB\nThreads:\t%d\n"+
-		"SigQ:\t0/0\nCapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t0\n",
-		t.Name(), umask, st.Letter(), st.Name(), p.tg.id, p.PID(), p.tg.ParentID(),
-		c.RealUID, c.EffectiveUID, c.SavedUID, c.FilesystemUID,
-		c.RealGID, c.EffectiveGID, c.SavedGID, c.FilesystemGID,
-		vm, rss, len(p.tg.Tasks()),
-		uint64(c.InheritableCaps), uint64(c.PermittedCaps), uint64(c.EffectiveCaps), uint64(c.BoundingCaps), uint64(c.AmbientCaps),
-		boolInt(t.noNewPrivs))
 }
 
 // Limits implements proc.LimitsTask.

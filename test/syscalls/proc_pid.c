@@ -11,6 +11,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -155,6 +158,70 @@ static void status_fields(void)
 	CHECK_EQ(strtol(field(big, "Umask"), NULL, 8), 022);
 	CHECK(field(big, "VmRSS") != NULL);
 	CHECK(field(big, "CapEff") != NULL);
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+}
+
+static unsigned long long hexfield(const char *name)
+{
+	const char *v = field(big, name);
+	return v ? strtoull(v, NULL, 16) : ~0ULL;
+}
+
+static void status_signals_and_cpus(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGRTMIN + 1);
+	CHECK_SYS(sigprocmask(SIG_BLOCK, &set, NULL));
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGUSR2, on_usr2);
+	signal(SIGUSR1, on_usr2);
+	raise(SIGUSR1);
+	ssize_t got = slurp("/proc/self/status", big, sizeof(big));
+	/* Consume the pending signal before any check can return. */
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, SIGUSR1);
+	struct timespec zero = {0, 0};
+	int taken = sigtimedwait(&one, NULL, &zero);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
+	CHECK_SYS(got);
+	CHECK_EQ(taken, SIGUSR1);
+	/* Bit n-1 stands for signal n. */
+	CHECK_EQ(hexfield("SigBlk"), (1ULL << (SIGUSR1 - 1)) | (1ULL << (SIGRTMIN + 1 - 1)));
+	CHECK_EQ(hexfield("SigPnd") | hexfield("ShdPnd"), 1ULL << (SIGUSR1 - 1));
+	CHECK(hexfield("SigIgn") & (1ULL << (SIGPIPE - 1)));
+	CHECK(hexfield("SigCgt") & (1ULL << (SIGUSR2 - 1)));
+	CHECK_EQ(hexfield("SigCgt") & (1ULL << (SIGPIPE - 1)), 0);
+	CHECK_EQ(strcspn(field(big, "SigBlk"), "\n"), 16);
+	CHECK_EQ(atoi(field(big, "NSpid")), getpid());
+	CHECK_EQ(atoi(field(big, "NStgid")), getpid());
+	/* Cpus_allowed_list names the affinity set. */
+	cpu_set_t cpus;
+	CHECK_SYS(sched_getaffinity(0, sizeof(cpus), &cpus));
+	char want[64];
+	int n = CPU_COUNT(&cpus);
+	if (n == 1)
+		snprintf(want, sizeof(want), "0\n");
+	else
+		snprintf(want, sizeof(want), "0-%d\n", n - 1);
+	const char *list = field(big, "Cpus_allowed_list");
+	CHECK(list != NULL);
+	CHECK_EQ(strncmp(list, want, strlen(want)), 0);
+	CHECK_EQ(hexfield("Cpus_allowed"), (1ULL << n) - 1);
+	CHECK(field(big, "Mems_allowed_list") != NULL);
+	/* The groups list ends with a space, as Linux writes it. */
+	const char *g = field(big, "Groups");
+	CHECK(g != NULL);
+	const char *nl = strchr(g, '\n');
+	CHECK(nl != NULL && nl[-1] == ' ');
 }
 
 static void statm_consistent(void)
@@ -581,6 +648,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(thread_self_in_thread),
 	MT_CASE(stat_fields),
 	MT_CASE(status_fields),
+	MT_CASE(status_signals_and_cpus),
 	MT_CASE(statm_consistent),
 	MT_CASE(maps_and_smaps_agree),
 	MT_CASE(limits_match_getrlimit),
