@@ -1,0 +1,278 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/opencontainers/runtime-spec/specs-go/features"
+)
+
+// These tests run the runsc binary's OCI commands as a caller such as
+// containerd does, checking outputs and exit statuses.
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+func runscBin(t *testing.T) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := os.Stat("/bin/busybox"); err != nil {
+		t.Skip("no /bin/busybox")
+	}
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "moat-cmd-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "runsc")
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/moat-sandbox/moat/runsc")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("building runsc: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// ociEnv is a state root and a busybox bundle.
+type ociEnv struct {
+	t      *testing.T
+	bin    string
+	root   string
+	bundle string
+}
+
+func newOCIEnv(t *testing.T) *ociEnv {
+	t.Helper()
+	e := &ociEnv{t: t, bin: runscBin(t), root: t.TempDir(), bundle: t.TempDir()}
+	rootfs := filepath.Join(e.bundle, "rootfs")
+	for _, d := range []string{"bin", "proc", "dev", "tmp"} {
+		os.MkdirAll(filepath.Join(rootfs, d), 0o755)
+	}
+	b, _ := os.ReadFile("/bin/busybox")
+	os.WriteFile(filepath.Join(rootfs, "bin", "busybox"), b, 0o755)
+	for _, app := range []string{"sh", "sleep", "echo", "true"} {
+		os.Symlink("busybox", filepath.Join(rootfs, "bin", app))
+	}
+	if code, _, stderr := e.run("spec", "--bundle", e.bundle); code != 0 {
+		t.Fatalf("runsc spec: %d\n%s", code, stderr)
+	}
+	t.Cleanup(func() {
+		e.run("delete", "--force", "a", "b", "c")
+	})
+	return e
+}
+
+// setArgs rewrites the bundle's process.args.
+func (e *ociEnv) setArgs(args ...string) {
+	e.t.Helper()
+	path := filepath.Join(e.bundle, "config.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var s specs.Spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		e.t.Fatal(err)
+	}
+	s.Process.Args = args
+	b, _ = json.Marshal(&s)
+	os.WriteFile(path, b, 0o644)
+}
+
+// run runs runsc --root ROOT args with files for its stdio (a container
+// keeps them open), and returns its status, stdout and stderr.
+func (e *ociEnv) run(args ...string) (int, string, string) {
+	e.t.Helper()
+	dir := e.t.TempDir()
+	stdout, _ := os.Create(filepath.Join(dir, "stdout"))
+	stderr, _ := os.Create(filepath.Join(dir, "stderr"))
+	defer stdout.Close()
+	defer stderr.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.bin, append([]string{"--root", e.root}, args...)...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		e.t.Fatalf("runsc %q: %v", args, err)
+	}
+	o, _ := os.ReadFile(stdout.Name())
+	s, _ := os.ReadFile(stderr.Name())
+	return cmd.ProcessState.ExitCode(), string(o), string(s)
+}
+
+func (e *ociEnv) mustRun(args ...string) string {
+	e.t.Helper()
+	code, stdout, stderr := e.run(args...)
+	if code != 0 {
+		e.t.Fatalf("runsc %q: status %d\n%s", args, code, stderr)
+	}
+	return stdout
+}
+
+func (e *ociEnv) state(id string) specs.State {
+	e.t.Helper()
+	var st specs.State
+	if err := json.Unmarshal([]byte(e.mustRun("state", id)), &st); err != nil {
+		e.t.Fatal(err)
+	}
+	return st
+}
+
+func TestOCIRun(t *testing.T) {
+	e := newOCIEnv(t)
+	e.setArgs("sh", "-c", "echo hello; exit 42")
+	code, stdout, stderr := e.run("run", "--bundle", e.bundle, "a")
+	if code != 42 || stdout != "hello\n" {
+		t.Errorf("run: status %d, stdout %q, want 42 and hello; stderr:\n%s", code, stdout, stderr)
+	}
+	if ents, _ := os.ReadDir(e.root); len(ents) != 0 {
+		t.Errorf("run left %d state entries", len(ents))
+	}
+}
+
+func TestOCICommands(t *testing.T) {
+	e := newOCIEnv(t)
+	e.setArgs("sh", "-c", `trap "exit 9" USR1; echo up; while :; do sleep 0.1; done`)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	e.mustRun("create", "--bundle", e.bundle, "--pid-file", pidFile, "a")
+	st := e.state("a")
+	if st.Status != specs.StateCreated || st.ID != "a" || st.Bundle != e.bundle {
+		t.Errorf("state after create: %+v", st)
+	}
+	if b, _ := os.ReadFile(pidFile); string(b) != fmt.Sprint(st.Pid) {
+		t.Errorf("pid file %q, state pid %d", b, st.Pid)
+	}
+	e.mustRun("start", "a")
+	if st := e.state("a"); st.Status != specs.StateRunning {
+		t.Errorf("state after start: %s", st.Status)
+	}
+
+	var list []specs.State
+	if err := json.Unmarshal([]byte(e.mustRun("list", "--format", "json")), &list); err != nil || len(list) != 1 || list[0].ID != "a" {
+		t.Errorf("list json: %+v, %v", list, err)
+	}
+	if out := e.mustRun("list"); !strings.HasPrefix(out, "ID ") || !strings.Contains(out, "running") {
+		t.Errorf("list table:\n%s", out)
+	}
+	if out := e.mustRun("list", "-q"); out != "a\n" {
+		t.Errorf("list -q: %q", out)
+	}
+	var pids []int
+	if err := json.Unmarshal([]byte(e.mustRun("ps", "--format", "json", "a")), &pids); err != nil || len(pids) == 0 || pids[0] != 1 {
+		t.Errorf("ps json: %v, %v", pids, err)
+	}
+	if out := e.mustRun("ps", "a"); !strings.Contains(out, "PID") || !strings.Contains(out, "sh -c") {
+		t.Errorf("ps table:\n%s", out)
+	}
+
+	errTests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"start", "a"}, "cannot start an already running container"},
+		{[]string{"delete", "a"}, "cannot delete container a that is not stopped: running"},
+		{[]string{"state", "nope"}, `container "nope" does not exist`},
+		{[]string{"kill", "a", "NOSUCHSIG"}, `unknown signal "NOSUCHSIG"`},
+		{[]string{"create", "--bundle", e.bundle, "a"}, "container with id exists: a"},
+		{[]string{"state"}, "requires exactly 1 argument"},
+	}
+	for _, tc := range errTests {
+		code, _, stderr := e.run(tc.args...)
+		if code != 1 || !strings.Contains(stderr, tc.wantErr) {
+			t.Errorf("runsc %q: status %d, stderr %q; want 1 and %q", tc.args, code, stderr, tc.wantErr)
+		}
+	}
+
+	e.mustRun("kill", "a", "SIGUSR1")
+	var w struct {
+		ID         string `json:"id"`
+		ExitStatus int    `json:"exitStatus"`
+	}
+	if err := json.Unmarshal([]byte(e.mustRun("wait", "a")), &w); err != nil || w.ExitStatus != 9 {
+		t.Errorf("wait: %+v, %v", w, err)
+	}
+	if st := e.state("a"); st.Status != specs.StateStopped || st.Pid != 0 {
+		t.Errorf("state after exit: %+v", st)
+	}
+	code, _, stderr := e.run("kill", "a", "KILL")
+	if code != 1 || !strings.Contains(stderr, "container not running") {
+		t.Errorf("kill stopped: %d %q", code, stderr)
+	}
+	e.mustRun("delete", "a")
+	if code, _, _ := e.run("state", "a"); code != 1 {
+		t.Errorf("state after delete: status %d", code)
+	}
+	// --force ignores containers that do not exist.
+	e.mustRun("delete", "--force", "a")
+}
+
+func TestOCIRunDetachAndKillAll(t *testing.T) {
+	e := newOCIEnv(t)
+	e.setArgs("sh", "-c", `sleep 100 & sleep 100 & wait`)
+	e.mustRun("run", "--detach", "--bundle", e.bundle, "b")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var pids []int
+		json.Unmarshal([]byte(e.mustRun("ps", "--format", "json", "b")), &pids)
+		if len(pids) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ps: %v, want 3 processes", pids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.mustRun("kill", "--all", "b", "9")
+	var w struct{ ExitStatus int }
+	json.Unmarshal([]byte(e.mustRun("wait", "b")), &w)
+	if w.ExitStatus != 128+9 {
+		t.Errorf("exit status %d, want 137", w.ExitStatus)
+	}
+	e.mustRun("delete", "b")
+}
+
+func TestOCISpecAndFeatures(t *testing.T) {
+	e := newOCIEnv(t)
+	// spec refuses to overwrite.
+	code, _, stderr := e.run("spec", "--bundle", e.bundle)
+	if code != 1 || !strings.Contains(stderr, "exists") {
+		t.Errorf("second spec: %d %q", code, stderr)
+	}
+	dir := t.TempDir()
+	e.mustRun("spec", "--rootless", "--bundle", dir)
+	b, _ := os.ReadFile(filepath.Join(dir, "config.json"))
+	var s specs.Spec
+	if err := json.Unmarshal(b, &s); err != nil || len(s.Linux.UIDMappings) != 1 {
+		t.Errorf("rootless spec: %v, %+v", err, s.Linux)
+	}
+	var f features.Features
+	if err := json.Unmarshal([]byte(e.mustRun("features")), &f); err != nil || f.OCIVersionMax != "1.3.0" || len(f.Linux.Capabilities) == 0 {
+		t.Errorf("features: %+v, %v", f, err)
+	}
+	if !bytes.Contains(b, []byte(`"ociVersion": "1.3.0"`)) {
+		t.Errorf("spec's version:\n%s", b)
+	}
+}
