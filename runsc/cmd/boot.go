@@ -80,6 +80,7 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 		Log:          log,
 		Confine:      sandbox.SentryConfine(conf),
 		SelfTestOpen: b.selfTestOpen,
+		WritableRoot: conf.WritableRoot(),
 	})
 	if err != nil {
 		return fail(conf, log, "boot", err)

@@ -21,10 +21,18 @@ import (
 // itself.
 var goferCaps = []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
 
+// goferWriteCaps are the further capabilities of a gofer serving the root
+// read-write (--overlay=none): giving new files the sandbox's owners
+// (CHOWN) and changing the mode, times and owner of files the gofer does
+// not own, keeping set-id bits (FOWNER, FSETID).
+var goferWriteCaps = []uintptr{unix.CAP_CHOWN, unix.CAP_FOWNER, unix.CAP_FSETID}
+
 // RunGofer is `runsc gofer`: it pivots into root (in its private mount
 // namespace), drops its capabilities but goferCaps, installs the gofer's
-// seccomp filter and serves root read-only on connFD until the Sentry
-// hangs up.
+// seccomp filter and serves root on connFD until the Sentry hangs up:
+// read-only, or read-write with --overlay=none (conf.WritableRoot), when
+// it also keeps goferWriteCaps, allows the calls that change files and
+// clears its umask (new files get exactly the mode the Sentry asks for).
 //
 // Serving "/" needs no pivot (there is nothing outside it to hide), and
 // gofer.Confine cannot pivot into the current root, so a root that
@@ -39,14 +47,22 @@ func RunGofer(conf *config.Config, root string, connFD int, log *slog.Logger) er
 			return err
 		}
 	}
-	if err := isolate.DropCapabilities(goferCaps...); err != nil {
+	writable := conf.WritableRoot()
+	caps := goferCaps
+	filter := isolate.GoferFilter(conf.SeccompMode(), os.Getpid())
+	if writable {
+		caps = append(append([]uintptr(nil), goferCaps...), goferWriteCaps...)
+		filter = isolate.GoferWriteFilter(conf.SeccompMode(), os.Getpid())
+		unix.Umask(0)
+	}
+	if err := isolate.DropCapabilities(caps...); err != nil {
 		return fmt.Errorf("gofer: %w", err)
 	}
-	if err := isolate.Install(isolate.GoferFilter(conf.SeccompMode(), os.Getpid())); err != nil {
+	if err := isolate.Install(filter); err != nil {
 		return fmt.Errorf("gofer: %w", err)
 	}
-	log.Debug("gofer confined, serving", "root", root, "fd", connFD, "seccomp", conf.SeccompMode())
-	return gofer.Serve(gofer.Config{Root: "/", ConnFD: connFD, ReadOnly: true})
+	log.Debug("gofer confined, serving", "root", root, "fd", connFD, "seccomp", conf.SeccompMode(), "writable", writable)
+	return gofer.Serve(gofer.Config{Root: "/", ConnFD: connFD, ReadOnly: !writable})
 }
 
 // ConfineSandbox is the first step of `runsc boot`, before the kernel is
