@@ -68,6 +68,10 @@ func (f *DirFile) IterDirents(ctx Context, fd *FileDescription, emit func(Dirent
 	defer fd.offMu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if fd.vd.Dentry.IsDead() {
+		// Linux lists nothing of a removed directory: ENOENT.
+		return unix.ENOENT
+	}
 	if f.entries == nil || fd.off == 0 {
 		ents, err := listDir(ctx, fd.vd)
 		if err != nil {
