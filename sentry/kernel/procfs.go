@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"encoding/binary"
-	"fmt"
 	"sort"
 	"time"
 
@@ -309,27 +308,6 @@ func (p procTask) cpuTimes() (u, s time.Duration) {
 		return p.thread.Utime(), p.thread.Stime()
 	}
 	return p.tg.CPUTimes()
-}
-
-// StatText implements proc.StatTask.
-func (p procTask) StatText() string {
-	t := p.leader()
-	if t == nil {
-		return ""
-	}
-	u, s := p.cpuTimes()
-	var cu, cs time.Duration
-	if p.thread == nil {
-		cu, cs = p.tg.ChildCPUTimes()
-	}
-	var vsize, rss uint64
-	if m := p.memory(); m != nil {
-		vsize, rss = m.VirtualSize(), m.ResidentSize()/4096
-	}
-	start := t.StartTime().Sub(p.tg.k.StartTime())
-	return fmt.Sprintf("%d (%s) %c %d %d %d 0 -1 4194560 0 0 0 0 %d %d %d %d 20 0 %d 0 %d %d %d 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
-		p.PID(), t.Name(), p.state().Letter(), p.tg.ParentID(), p.tg.ProcessGroupID(), p.tg.SessionID(),
-		ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), len(p.tg.Tasks()), start.Nanoseconds()/1e7, vsize, rss)
 }
 
 // Limits implements proc.LimitsTask.

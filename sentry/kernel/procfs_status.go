@@ -3,11 +3,13 @@ package kernel
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// This file builds /proc/[pid]/status, field by field in Linux's order.
+// This file builds /proc/[pid]/stat and status, field by field in Linux's
+// order.
 
 // mapsUsage sums the mappings as status's VmData, VmStk, VmExe and VmLib
 // count them: private writable memory, the stack, the program's
@@ -178,5 +180,54 @@ func (p procTask) StatusText() string {
 	mask, list := cpuSetText(t.Affinity(), NumCPUs())
 	fmt.Fprintf(&b, "Cpus_allowed:\t%s\nCpus_allowed_list:\t%s\nMems_allowed:\t%s\nMems_allowed_list:\t0\n", mask, list, memsAllowed)
 	fmt.Fprintf(&b, "voluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n")
+	return b.String()
+}
+
+// StatText implements proc.StatTask: the 52 fields of proc(5).
+func (p procTask) StatText() string {
+	t := p.leader()
+	if t == nil {
+		return ""
+	}
+	u, s := p.cpuTimes()
+	var cu, cs time.Duration
+	if p.thread == nil {
+		cu, cs = p.tg.ChildCPUTimes()
+	}
+	var vsize, rss uint64
+	var brk, argStart, argEnd, envStart, envEnd uintptr
+	if m := p.memory(); m != nil {
+		vsize, rss = m.VirtualSize(), m.ResidentSize()/4096
+		brk, _ = m.BrkRange()
+		argStart, argEnd, envStart, envEnd = m.ArgvStart, m.ArgvEnd, m.EnvvStart, m.EnvvEnd
+	}
+	start := t.StartTime().Sub(p.tg.k.StartTime())
+	sp := t.SchedParams()
+	pnd, shd, blk, ign, cgt, _ := signalSets(t)
+	p.tg.k.mu.Lock()
+	exitSig := p.tg.exitSignal
+	p.tg.k.mu.Unlock()
+	rssLim := p.tg.limits.Get(unix.RLIMIT_RSS).Cur
+	prio := 20 + sp.Nice
+	if sp.Policy == unix.SCHED_FIFO || sp.Policy == unix.SCHED_RR {
+		prio = -1 - sp.Priority
+	}
+	var b strings.Builder
+	// pid comm state ppid pgrp session tty_nr tpgid flags minflt cminflt
+	// majflt cmajflt utime stime cutime cstime priority nice num_threads
+	// itrealvalue starttime vsize rss rsslim
+	fmt.Fprintf(&b, "%d (%s) %c %d %d %d 0 -1 4194560 0 0 0 0 %d %d %d %d %d %d %d 0 %d %d %d %d",
+		p.PID(), t.Name(), p.state().Letter(), p.tg.ParentID(), p.tg.ProcessGroupID(), p.tg.SessionID(),
+		ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), prio, sp.Nice, len(p.tg.Tasks()),
+		start.Nanoseconds()/1e7, vsize, rss, rssLim)
+	// startcode endcode startstack kstkesp kstkeip signal blocked sigignore
+	// sigcatch wchan nswap cnswap exit_signal processor rt_priority policy
+	// delayacct_blkio_ticks guest_time cguest_time
+	fmt.Fprintf(&b, " 0 0 0 0 0 %d %d %d %d 0 0 0 %d 0 %d %d 0 0 0",
+		uint64(pnd|shd)&0xffffffff, uint64(blk)&0xffffffff, uint64(ign)&0xffffffff, uint64(cgt)&0xffffffff,
+		exitSig, sp.Priority, sp.Policy)
+	// start_data end_data start_brk arg_start arg_end env_start env_end
+	// exit_code
+	fmt.Fprintf(&b, " 0 0 %d %d %d %d %d 0\n", brk, argStart, argEnd, envStart, envEnd)
 	return b.String()
 }
