@@ -57,6 +57,7 @@ func (k *Kernel) NewTestTask(parent *Task, m *mm.MemoryManager, c *auth.Credenti
 	} else {
 		t.inheritAttrs(parent)
 		tg := k.newThreadGroupLocked(id, t, parent.tg, parent.tg.limits.Copy())
+		tg.tty = parent.tg.tty
 		k.joinProcessGroupLocked(tg, parent.tg.pg)
 	}
 	t.tg.tasks[t] = struct{}{}

@@ -145,6 +145,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		tg := k.newThreadGroupLocked(id, nt, parent, t.tg.limits.Copy())
 		tg.exitSignal = o.ExitSignal
 		tg.procAttrs.inherit(&t.tg.procAttrs)
+		tg.tty = t.tg.tty
 		k.joinProcessGroupLocked(tg, t.tg.pg)
 	}
 	nt.tg.tasks[nt] = struct{}{}

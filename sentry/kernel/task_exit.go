@@ -97,6 +97,7 @@ func (k *Kernel) processExitLocked(tg *ThreadGroup, status WaitStatus) {
 	tg.exited = true
 	tg.status = status
 	tg.timers.stopAll()
+	k.sessionLeaderExitLocked(tg) // hangs up a leader's terminal (tty.go)
 	// Orphans go to the nearest subreaper or init.
 	for c := range tg.children {
 		np := k.reaperFor(tg)

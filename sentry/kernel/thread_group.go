@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/moat-sandbox/moat/sentry/fs/devpts"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
 
@@ -51,6 +52,8 @@ type ThreadGroup struct {
 	// signalEvents is notified when a signal becomes pending for the
 	// group or one of its threads (signalfd readiness; signal_send.go).
 	signalEvents waiter.Queue
+	// tty is the controlling terminal, guarded by k.mu (tty.go).
+	tty *devpts.Terminal
 
 	limits *Limits
 	// procAttrs are dumpable and THP-disable (task_sched.go).
@@ -234,6 +237,7 @@ func (tg *ThreadGroup) SetSID() (ThreadID, error) {
 		return 0, errEPERM
 	}
 	k.newSessionLocked(tg)
+	tg.tty = nil // a new session starts without a controlling terminal
 	return tg.id, nil
 }
 

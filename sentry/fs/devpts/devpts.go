@@ -22,20 +22,52 @@ var (
 )
 
 // JobControl is implemented by the Contexts of tasks that belong to
-// sessions (the kernel's Task), for TIOCSCTTY, TIOCNOTTY, TIOCGPGRP,
-// TIOCSPGRP and TIOCGSID.
+// sessions (the kernel's Task). The kernel decides which terminal controls
+// which process and enforces the job-control rules; the terminal records
+// the session it controls and its foreground process group
+// (Terminal.SetControlling), which its line discipline signals.
 type JobControl interface {
-	ThreadGroupID() int32
-	ProcessGroupID() int32
-	SessionID() int32
-	// ControllingTerminal returns the caller's session's terminal.
-	ControllingTerminal() (*Terminal, bool)
-	// SetControllingTerminal binds (t non-nil) or unbinds the caller's
-	// session's terminal.
-	SetControllingTerminal(t *Terminal)
-	// ProcessGroupInSession reports whether pgid is a process group of
-	// the caller's session.
-	ProcessGroupInSession(pgid int32) bool
+	// IsControllingTTY reports whether t is the caller's controlling
+	// terminal.
+	IsControllingTTY(t *Terminal) bool
+	// SetControllingTTY implements TIOCSCTTY: t becomes the controlling
+	// terminal of the caller's session, which it must lead without one
+	// (EPERM); a terminal controlling another session is EPERM unless
+	// steal is set and the caller has CAP_SYS_ADMIN; a description not
+	// open for reading needs CAP_SYS_ADMIN too.
+	SetControllingTTY(t *Terminal, steal, readable bool) error
+	// AcquireTTYOnOpen is called when t is opened for reading without
+	// O_NOCTTY: a session leader without a controlling terminal
+	// acquires t if it controls no session.
+	AcquireTTYOnOpen(t *Terminal)
+	// ReleaseControllingTTY implements TIOCNOTTY: ENOTTY unless t is the
+	// caller's controlling terminal; the caller loses it, and if it
+	// leads the session the whole session does, its foreground group
+	// getting SIGHUP and SIGCONT.
+	ReleaseControllingTTY(t *Terminal) error
+	// SetForegroundProcessGroup implements TIOCSPGRP once the job
+	// control check passed: ENOTTY unless t controls the caller's
+	// session, ESRCH for no such group, EPERM for one of another session.
+	SetForegroundProcessGroup(t *Terminal, pgid int32) error
+	// CheckTTYAccess is Linux's tty_check_change for the caller's use of
+	// t: nil unless t is its controlling terminal and it is not in the
+	// foreground process group. Then, with sig (SIGTTIN for reads,
+	// SIGTTOU for output and changes) blocked or ignored: nil for
+	// SIGTTOU, EIO for SIGTTIN; from an orphaned process group: EIO;
+	// otherwise sig goes to the caller's process group and the call
+	// returns ERESTARTSYS, to be redone once the group is continued.
+	CheckTTYAccess(t *Terminal, sig unix.Signal) error
+}
+
+// Controller is the kernel side of a terminal that controls a session,
+// given to SetControlling: it delivers the terminal's signals and its
+// hang-up.
+type Controller interface {
+	Signaller
+	// Hangup is called when the master side closes: every process of
+	// the session loses the terminal, and the session leader gets
+	// SIGHUP and SIGCONT.
+	Hangup(t *Terminal)
 }
 
 // Devpts is an instance of the pseudo-terminal file system.
@@ -139,13 +171,9 @@ func (n *slaveNode) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs
 	t.opened = true
 	t.mu.Unlock()
 	fd := fs.NewFileDescription(&slaveFile{t: t}, vd, flags, fs.FDOptions{Stream: true})
-	if flags&unix.O_NOCTTY == 0 {
-		// A session leader without a terminal acquires this one.
-		if jc, ok := ctx.(JobControl); ok && jc.SessionID() == jc.ThreadGroupID() {
-			if _, has := jc.ControllingTerminal(); !has && t.Session() == 0 {
-				t.SetControlling(jc.SessionID(), jc.ProcessGroupID())
-				jc.SetControllingTerminal(t)
-			}
+	if flags&unix.O_NOCTTY == 0 && fd.Readable() {
+		if jc, ok := ctx.(JobControl); ok {
+			jc.AcquireTTYOnOpen(t)
 		}
 	}
 	return fd, nil
@@ -171,8 +199,9 @@ func copyInInt(ctx fs.Context, addr uintptr) (int32, error) {
 	return int32(binary.LittleEndian.Uint32(b[:])), nil
 }
 
-// commonIoctl serves the requests both ends answer.
-func (t *Terminal) commonIoctl(ctx fs.Context, cmd uint32, arg uintptr) (uintptr, error, bool) {
+// commonIoctl serves the requests both ends answer; master tells which
+// end fd is.
+func (t *Terminal) commonIoctl(ctx fs.Context, fd *fs.FileDescription, master bool, cmd uint32, arg uintptr) (uintptr, error, bool) {
 	switch cmd {
 	case unix.TCGETS:
 		tm := t.getTermios()
@@ -181,6 +210,9 @@ func (t *Terminal) commonIoctl(ctx fs.Context, cmd uint32, arg uintptr) (uintptr
 		}
 		return 0, nil, true
 	case unix.TCSETS, unix.TCSETSW, unix.TCSETSF:
+		if err := t.checkAccess(ctx, unix.SIGTTOU); err != nil {
+			return 0, err, true
+		}
 		b := make([]byte, termiosSize)
 		if _, err := ctx.CopyInBytes(arg, b); err != nil {
 			return 0, unix.EFAULT, true
@@ -207,60 +239,58 @@ func (t *Terminal) commonIoctl(ctx fs.Context, cmd uint32, arg uintptr) (uintptr
 			Xpixel: binary.LittleEndian.Uint16(b[4:]), Ypixel: binary.LittleEndian.Uint16(b[6:])})
 		return 0, nil, true
 	case unix.TIOCGPGRP, unix.TIOCSPGRP, unix.TIOCGSID, unix.TIOCSCTTY, unix.TIOCNOTTY:
-		r, err := t.jobIoctl(ctx, cmd, arg)
+		r, err := t.jobIoctl(ctx, fd, master, cmd, arg)
 		return r, err, true
 	}
 	return 0, nil, false
 }
 
-// jobIoctl serves the job-control requests.
-func (t *Terminal) jobIoctl(ctx fs.Context, cmd uint32, arg uintptr) (uintptr, error) {
+// checkAccess is the job-control check of the caller's use of t (see
+// JobControl.CheckTTYAccess); callers without sessions pass.
+func (t *Terminal) checkAccess(ctx fs.Context, sig unix.Signal) error {
+	if jc, ok := ctx.(JobControl); ok {
+		return jc.CheckTTYAccess(t, sig)
+	}
+	return nil
+}
+
+// jobIoctl serves the job-control requests. On the master end, TIOCSCTTY
+// binds the slave and TIOCGPGRP and TIOCGSID work for any caller, as on
+// Linux; TIOCNOTTY and TIOCSPGRP concern the slave only.
+func (t *Terminal) jobIoctl(ctx fs.Context, fd *fs.FileDescription, master bool, cmd uint32, arg uintptr) (uintptr, error) {
 	jc, ok := ctx.(JobControl)
 	if !ok {
 		return 0, unix.ENOTTY
 	}
-	mine := func() bool {
-		ct, ok := jc.ControllingTerminal()
-		return ok && ct == t
-	}
 	switch cmd {
 	case unix.TIOCSCTTY:
-		if mine() {
-			return 0, nil
-		}
-		if jc.SessionID() != jc.ThreadGroupID() {
-			return 0, unix.EPERM
-		}
-		if _, has := jc.ControllingTerminal(); has {
-			return 0, unix.EPERM
-		}
-		if s := t.Session(); s != 0 && !(arg == 1 && ctx.Credentials().HasCapability(unix.CAP_SYS_ADMIN)) {
-			return 0, unix.EPERM
-		}
-		t.SetControlling(jc.SessionID(), jc.ProcessGroupID())
-		jc.SetControllingTerminal(t)
-		return 0, nil
+		return 0, jc.SetControllingTTY(t, arg == 1, fd.Readable())
 	case unix.TIOCNOTTY:
-		if !mine() {
+		if master {
 			return 0, unix.ENOTTY
 		}
-		jc.SetControllingTerminal(nil)
-		if jc.SessionID() == jc.ThreadGroupID() {
-			t.signal(unix.SIGHUP)
-			t.signal(unix.SIGCONT)
-			t.SetControlling(0, 0)
-		}
-		return 0, nil
-	}
-	if !mine() {
-		return 0, unix.ENOTTY
-	}
-	switch cmd {
+		return 0, jc.ReleaseControllingTTY(t)
 	case unix.TIOCGPGRP:
+		if !master && !jc.IsControllingTTY(t) {
+			return 0, unix.ENOTTY
+		}
 		return 0, copyOutInt(ctx, arg, t.ForegroundPgrp())
 	case unix.TIOCGSID:
-		return 0, copyOutInt(ctx, arg, t.Session())
+		if !master && !jc.IsControllingTTY(t) {
+			return 0, unix.ENOTTY
+		}
+		sid := t.Session()
+		if sid == 0 {
+			return 0, unix.ENOTTY
+		}
+		return 0, copyOutInt(ctx, arg, sid)
 	default: // TIOCSPGRP
+		if err := jc.CheckTTYAccess(t, unix.SIGTTOU); err != nil {
+			if err == unix.EIO {
+				return 0, unix.ENOTTY
+			}
+			return 0, err
+		}
 		pg, err := copyInInt(ctx, arg)
 		if err != nil {
 			return 0, err
@@ -268,13 +298,11 @@ func (t *Terminal) jobIoctl(ctx fs.Context, cmd uint32, arg uintptr) (uintptr, e
 		if pg < 0 {
 			return 0, unix.EINVAL
 		}
-		if !jc.ProcessGroupInSession(pg) {
-			return 0, unix.EPERM
+		if master {
+			// The master is never a controlling terminal.
+			return 0, unix.ENOTTY
 		}
-		t.mu.Lock()
-		t.pgrp = pg
-		t.mu.Unlock()
-		return 0, nil
+		return 0, jc.SetForegroundProcessGroup(t, pg)
 	}
 }
 
@@ -292,7 +320,7 @@ func (f *masterFile) Write(_ fs.Context, _ *fs.FileDescription, src []byte, _ in
 	return f.t.masterWrite(src)
 }
 
-func (f *masterFile) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
+func (f *masterFile) Ioctl(ctx fs.Context, fd *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
 	t := f.t
 	switch cmd {
 	case unix.TIOCGPTN:
@@ -321,7 +349,7 @@ func (f *masterFile) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, ar
 		t.mu.Unlock()
 		return 0, copyOutInt(ctx, arg, int32(n))
 	}
-	if r, err, ok := t.commonIoctl(ctx, cmd, arg); ok {
+	if r, err, ok := t.commonIoctl(ctx, fd, true, cmd, arg); ok {
 		return r, err
 	}
 	return 0, unix.ENOTTY
@@ -354,7 +382,7 @@ func (f *masterFile) Release() {
 	gone := t.masters == 0
 	t.mu.Unlock()
 	if gone {
-		t.signal(unix.SIGHUP)
+		t.hangup()
 		t.dp.release(t)
 		t.slaveQ.Notify(waiter.EventIn | waiter.EventHUp)
 	}
@@ -366,19 +394,32 @@ type slaveFile struct {
 	t *Terminal
 }
 
-func (f *slaveFile) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, _ int64) (int, error) {
+// Read reads input; a background process of the terminal's session gets
+// SIGTTIN instead (checked again after every wait, as the wait loop
+// calls Read again).
+func (f *slaveFile) Read(ctx fs.Context, _ *fs.FileDescription, dst []byte, _ int64) (int, error) {
+	if err := f.t.checkAccess(ctx, unix.SIGTTIN); err != nil {
+		return 0, err
+	}
 	return f.t.slaveRead(dst)
 }
 
-func (f *slaveFile) Write(_ fs.Context, _ *fs.FileDescription, src []byte, _ int64) (int, error) {
+// Write writes output; with TOSTOP a background process of the
+// terminal's session gets SIGTTOU instead.
+func (f *slaveFile) Write(ctx fs.Context, _ *fs.FileDescription, src []byte, _ int64) (int, error) {
+	if f.t.getTermios().Lflag&unix.TOSTOP != 0 {
+		if err := f.t.checkAccess(ctx, unix.SIGTTOU); err != nil {
+			return 0, err
+		}
+	}
 	return f.t.slaveWrite(src)
 }
 
-func (f *slaveFile) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
+func (f *slaveFile) Ioctl(ctx fs.Context, fd *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
 	if cmd == unix.TIOCINQ {
 		return 0, copyOutInt(ctx, arg, int32(f.t.inq()))
 	}
-	if r, err, ok := f.t.commonIoctl(ctx, cmd, arg); ok {
+	if r, err, ok := f.t.commonIoctl(ctx, fd, false, cmd, arg); ok {
 		return r, err
 	}
 	return 0, unix.ENOTTY
@@ -410,4 +451,16 @@ func (f *slaveFile) Release() {
 	t.slaves--
 	t.mu.Unlock()
 	t.masterQ.Notify(waiter.EventIn | waiter.EventHUp)
+}
+
+// TerminalOf returns the terminal of a master or slave description, or
+// nil if fd is neither.
+func TerminalOf(fd *fs.FileDescription) *Terminal {
+	switch f := fd.Impl().(type) {
+	case *masterFile:
+		return f.t
+	case *slaveFile:
+		return f.t
+	}
+	return nil
 }

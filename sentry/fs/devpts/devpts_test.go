@@ -28,21 +28,52 @@ func (r *sigRecorder) SignalProcessGroup(pg int32, s unix.Signal) {
 	r.mu.Unlock()
 }
 
-// jobCtx is a session leader (pid = pgid = sid).
+// jobCtx is a session leader (pid = pgid = sid) of a one-process
+// session: a stand-in for the kernel's job control (which the kernel's own
+// tests cover with real tasks). Its terminal's signals go to the devpts
+// instance's Signaller.
 type jobCtx struct {
 	*fstest.Context
 	id   int32
 	ctty *Terminal
 }
 
-func (j *jobCtx) ProcessGroupID() int32 { return j.id }
-func (j *jobCtx) SessionID() int32      { return j.id }
-func (j *jobCtx) ControllingTerminal() (*Terminal, bool) {
-	return j.ctty, j.ctty != nil
+func (j *jobCtx) IsControllingTTY(t *Terminal) bool { return j.ctty == t }
+func (j *jobCtx) SetControllingTTY(t *Terminal, steal, readable bool) error {
+	if j.ctty == t {
+		return nil
+	}
+	if j.ctty != nil || t.Session() != 0 {
+		return unix.EPERM
+	}
+	t.SetControlling(j.id, j.id, nil)
+	j.ctty = t
+	return nil
 }
-func (j *jobCtx) SetControllingTerminal(t *Terminal)  { j.ctty = t }
-func (j *jobCtx) ProcessGroupInSession(pg int32) bool { return pg == j.id }
-func (j *jobCtx) ThreadGroupID() int32                { return j.id }
+func (j *jobCtx) AcquireTTYOnOpen(t *Terminal) {
+	if j.ctty == nil && t.Session() == 0 {
+		j.SetControllingTTY(t, false, true)
+	}
+}
+func (j *jobCtx) ReleaseControllingTTY(t *Terminal) error {
+	if j.ctty != t {
+		return unix.ENOTTY
+	}
+	t.SetControlling(0, 0, nil)
+	j.ctty = nil
+	return nil
+}
+func (j *jobCtx) SetForegroundProcessGroup(t *Terminal, pg int32) error {
+	if j.ctty != t {
+		return unix.ENOTTY
+	}
+	if pg != j.id {
+		return unix.EPERM
+	}
+	t.SetForeground(pg)
+	return nil
+}
+func (j *jobCtx) CheckTTYAccess(*Terminal, unix.Signal) error { return nil }
 func newJobCtx(id int32) *jobCtx                      { return &jobCtx{Context: fstest.NewContext(), id: id} }
 func (j *jobCtx) mem(off uintptr) uintptr             { return fstest.MemBase + off }
 func (j *jobCtx) putInt(off uintptr, v int32) {

@@ -58,9 +58,10 @@ type Terminal struct {
 	// out is output to the master: slave writes and echoes.
 	out []byte
 
-	// The session the terminal controls and its foreground process
-	// group (0: none).
+	// The session the terminal controls, its foreground process group
+	// (0: none) and the kernel side that binds them (nil: none).
 	sid, pgrp int32
+	ctl       Controller
 }
 
 // Index returns N of /dev/pts/N.
@@ -81,20 +82,58 @@ func (t *Terminal) ForegroundPgrp() int32 {
 }
 
 // SetControlling binds the terminal to session sid with foreground group
-// pgrp (TIOCSCTTY), or unbinds it (sid 0).
-func (t *Terminal) SetControlling(sid, pgrp int32) {
+// pgrp, c delivering its signals (TIOCSCTTY), or unbinds it (sid 0). The
+// kernel calls it while holding its own lock, which is why the terminal
+// never calls c with t.mu held.
+func (t *Terminal) SetControlling(sid, pgrp int32, c Controller) {
 	t.mu.Lock()
-	t.sid, t.pgrp = sid, pgrp
+	t.sid, t.pgrp, t.ctl = sid, pgrp, c
 	t.mu.Unlock()
 }
 
+// SetForeground sets the foreground process group (TIOCSPGRP, checked by
+// the kernel).
+func (t *Terminal) SetForeground(pgrp int32) {
+	t.mu.Lock()
+	t.pgrp = pgrp
+	t.mu.Unlock()
+}
+
+// signaller returns who delivers the terminal's signals: the controller
+// of its session, else the devpts instance's.
+// Preconditions: t.mu is locked.
+func (t *Terminal) signaller() Signaller {
+	if t.ctl != nil {
+		return t.ctl
+	}
+	if t.dp.sig != nil {
+		return t.dp.sig
+	}
+	return nil
+}
+
+// signal sends sig to the foreground process group.
 func (t *Terminal) signal(sig unix.Signal) {
 	t.mu.Lock()
-	pg := t.pgrp
+	pg, s := t.pgrp, t.signaller()
 	t.mu.Unlock()
-	if pg > 0 && t.dp.sig != nil {
-		t.dp.sig.SignalProcessGroup(pg, sig)
+	if pg > 0 && s != nil {
+		s.SignalProcessGroup(pg, sig)
 	}
+}
+
+// hangup is the master going away: the controller unbinds the session
+// (its leader gets SIGHUP and SIGCONT); a terminal without one sends
+// SIGHUP to its foreground group, if any.
+func (t *Terminal) hangup() {
+	t.mu.Lock()
+	c := t.ctl
+	t.mu.Unlock()
+	if c != nil {
+		c.Hangup(t)
+		return
+	}
+	t.signal(unix.SIGHUP)
 }
 
 // Preconditions: t.mu is locked.
