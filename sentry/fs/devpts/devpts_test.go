@@ -74,8 +74,8 @@ func (j *jobCtx) SetForegroundProcessGroup(t *Terminal, pg int32) error {
 	return nil
 }
 func (j *jobCtx) CheckTTYAccess(*Terminal, unix.Signal) error { return nil }
-func newJobCtx(id int32) *jobCtx                      { return &jobCtx{Context: fstest.NewContext(), id: id} }
-func (j *jobCtx) mem(off uintptr) uintptr             { return fstest.MemBase + off }
+func newJobCtx(id int32) *jobCtx                              { return &jobCtx{Context: fstest.NewContext(), id: id} }
+func (j *jobCtx) mem(off uintptr) uintptr                     { return fstest.MemBase + off }
 func (j *jobCtx) putInt(off uintptr, v int32) {
 	j.CopyOutBytes(j.mem(off), binary.LittleEndian.AppendUint32(nil, uint32(v)))
 }
