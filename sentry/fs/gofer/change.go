@@ -160,13 +160,23 @@ func (d dirNode) Rename(_ fs.Context, oldName string, renamed fs.Node, newDir fs
 const setattrMask = fs.SetAttrMode | fs.SetAttrUID | fs.SetAttrGID | fs.SetAttrSize |
 	fs.SetAttrAtime | fs.SetAttrMtime
 
-// SetAttr implements fs.SetAttrNode. The gofer applies the fields in
-// Linux's order (owner, mode, size, times); a failure part way leaves the
-// earlier fields changed.
+// SetAttr implements fs.SetAttrNode. A size change goes to the node's
+// read-write host fd when it has one (which also works once the file is
+// unlinked, when the gofer can no longer reopen it); the rest goes to the
+// gofer, which applies the fields in Linux's order (owner, mode, size,
+// times). A failure part way leaves the earlier fields changed.
 func (n *node) SetAttr(_ fs.Context, opts *fs.SetAttrOptions) error {
 	mask := opts.Mask & setattrMask
+	if mask&fs.SetAttrSize != 0 {
+		if done, err := n.truncateHost(opts.Size); done {
+			if err != nil {
+				return err
+			}
+			mask &^= fs.SetAttrSize
+		}
+	}
+	n.attrStale.Store(true)
 	if mask == 0 {
-		n.attrStale.Store(true)
 		return nil
 	}
 	attr, err := n.fs.client.Setattr(proto.Tsetattr{
@@ -180,11 +190,21 @@ func (n *node) SetAttr(_ fs.Context, opts *fs.SetAttrOptions) error {
 		Mtime: opts.Mtime,
 	})
 	if err != nil {
-		n.attrStale.Store(true)
 		return errno(err)
 	}
 	n.setAttr(attr)
 	return nil
+}
+
+// truncateHost sets the size through n's read-write host fd, if it has
+// one (done reports whether it did).
+func (n *node) truncateHost(size int64) (done bool, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.hostFD < 0 || !n.hostRW {
+		return false, nil
+	}
+	return true, unix.Ftruncate(n.hostFD, size)
 }
 
 // GetXattr implements fs.XattrNode.

@@ -283,9 +283,15 @@ func TestWritableTree(t *testing.T) {
 				t.Errorf("unlink %s: %v", p, err)
 			}
 		}
-		// The open file lives on.
-		if n, err := f.PWrite(ctx, []byte("x"), 0); n != 1 || err != nil {
+		// The open file lives on: it can be written, truncated, stat'ed.
+		if n, err := f.PWrite(ctx, []byte("xyz"), 0); n != 3 || err != nil {
 			t.Errorf("write to an unlinked open file = %d, %v", n, err)
+		}
+		if err := fs.Ftruncate(ctx, f, 2); err != nil {
+			t.Errorf("ftruncate of an unlinked open file: %v", err)
+		}
+		if st, err := f.Stat(ctx); err != nil || st.Size != 2 || st.Nlink != 0 {
+			t.Errorf("stat of an unlinked open file: size %d nlink %d, %v", st.Size, st.Nlink, err)
 		}
 		f.DecRef()
 		if err := fs.Rmdir(ctx, lookup("/d")); err != nil {
