@@ -26,6 +26,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/host"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/fs/sys"
+	"github.com/moat-sandbox/moat/sentry/fs/tmpfs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 	"github.com/moat-sandbox/moat/sentry/mm"
 	"github.com/moat-sandbox/moat/sentry/platform/ptrace"
@@ -55,9 +56,6 @@ type Config struct {
 	Process Process
 	// Hostname is the UTS hostname; empty means the kernel's default.
 	Hostname string
-	// WritableRoot mounts the gofer's root read-write (--overlay=none);
-	// the gofer must serve it so.
-	WritableRoot bool
 }
 
 // defaultPath is the PATH used to find the command when the environment
@@ -142,15 +140,11 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the gofer: %w", err)
 	}
-	newRoot := gofer.New
-	if cfg.WritableRoot {
-		newRoot = gofer.NewWritable
-	}
-	rootFS, err := newRoot(client)
+	rootFS, err := gofer.New(client)
 	if err != nil {
 		return nil, fmt.Errorf("mounting the root: %w", err)
 	}
-	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{ReadOnly: !cfg.WritableRoot})
+	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{ReadOnly: true})
 
 	var strace io.Writer
 	if cfg.Strace {
@@ -357,6 +351,14 @@ func mountSpecial(k *kernel.Kernel, mns *fs.MountNamespace, log *slog.Logger) er
 		noExec := m.path == "/proc" || m.path == "/sys"
 		if _, err := mns.Mount(ctx, at, m.f, fs.MountFlags{NoSUID: true, NoExec: noExec, NoDev: m.path == "/sys"}); err != nil {
 			return fmt.Errorf("mounting %s: %w", m.path, err)
+		}
+	}
+	// /dev/shm is a tmpfs (rw,nosuid,nodev), as Linux's container runtimes
+	// mount it.
+	if at, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: "/dev/shm", FollowFinal: true}); err == nil {
+		shm := tmpfs.New(k.MemFile, tmpfs.DefaultOptions(k.MemFile), nil)
+		if _, err := mns.Mount(ctx, at, shm, fs.MountFlags{NoSUID: true, NoDev: true}); err != nil {
+			return fmt.Errorf("mounting /dev/shm: %w", err)
 		}
 	}
 	return nil
