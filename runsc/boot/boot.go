@@ -56,6 +56,9 @@ type Config struct {
 	Process Process
 	// Hostname is the UTS hostname; empty means the kernel's default.
 	Hostname string
+	// WritableRoot mounts the gofer's root read-write (--overlay=none);
+	// the gofer must serve it so.
+	WritableRoot bool
 }
 
 // defaultPath is the PATH used to find the command when the environment
@@ -140,11 +143,15 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the gofer: %w", err)
 	}
-	rootFS, err := gofer.New(client)
+	newRoot := gofer.New
+	if cfg.WritableRoot {
+		newRoot = gofer.NewWritable
+	}
+	rootFS, err := newRoot(client)
 	if err != nil {
 		return nil, fmt.Errorf("mounting the root: %w", err)
 	}
-	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{ReadOnly: true})
+	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{ReadOnly: !cfg.WritableRoot})
 
 	var strace io.Writer
 	if cfg.Strace {
