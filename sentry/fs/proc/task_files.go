@@ -287,8 +287,17 @@ func parseOOMScoreAdj(data []byte) (int32, error) {
 		data = data[:23]
 	}
 	s := strings.TrimSpace(string(data))
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || strings.Contains(s, "_") {
+		return 0, unix.EINVAL
+	}
+	// Base 0 as the kernel has it: 0x for hexadecimal, 0 for octal; Go's
+	// 0b and 0o are not numbers there.
+	if len(digits) > 1 && digits[0] == '0' && strings.ContainsAny(digits[1:2], "bBoO") {
+		return 0, unix.EINVAL
+	}
 	v, err := strconv.ParseInt(s, 0, 32)
-	if err != nil || strings.Contains(s, "_") {
+	if err != nil {
 		return 0, unix.EINVAL
 	}
 	if v < -1000 || v > 1000 {
