@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"flag"
 
 	"github.com/google/subcommands"
@@ -29,7 +28,9 @@ func (*Create) Usage() string {
 
 Creates container ID from the bundle (default: the current directory):
 starts its sandbox and gofer and loads the spec's process without running
-it; ` + "`runsc start ID`" + ` runs it. The container's stdio is this command's.
+it; ` + "`runsc start ID`" + ` runs it. The container's stdio is this command's,
+or, when process.terminal is set, a new terminal whose master is sent to
+--console-socket.
 Exits 0 once the container is created, 1 on error.
 
 `
@@ -40,7 +41,7 @@ func (c *Create) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&c.bundle, "bundle", ".", "path to the bundle directory (holding config.json)")
 	f.StringVar(&c.bundle, "b", ".", "short for --bundle")
 	f.StringVar(&c.pidFile, "pid-file", "", "file to write the sandbox process's pid to")
-	f.StringVar(&c.consoleSocket, "console-socket", "", "unix socket to send the terminal's master to (not supported yet)")
+	f.StringVar(&c.consoleSocket, "console-socket", "", "unix socket to send the master of the container's terminal to (when process.terminal is set)")
 }
 
 // Execute implements subcommands.Command.
@@ -50,15 +51,13 @@ func (c *Create) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcom
 	if !ok {
 		return exitError
 	}
-	if c.consoleSocket != "" {
-		return ociFail(conf, log, "create", errors.New("--console-socket is not supported yet (no terminals): run the container without process.terminal"))
-	}
 	if _, err := container.Create(container.CreateArgs{
-		Config:  conf,
-		ID:      id,
-		Bundle:  c.bundle,
-		PidFile: c.pidFile,
-		Log:     log,
+		Config:        conf,
+		ID:            id,
+		Bundle:        c.bundle,
+		PidFile:       c.pidFile,
+		ConsoleSocket: c.consoleSocket,
+		Log:           log,
 	}); err != nil {
 		return ociFail(conf, log, "create", err)
 	}

@@ -96,6 +96,7 @@ func (e *ociEnv) setArgs(args ...string) {
 		e.t.Fatal(err)
 	}
 	s.Process.Args = args
+	s.Process.Terminal = false
 	b, _ = json.Marshal(&s)
 	os.WriteFile(path, b, 0o644)
 }

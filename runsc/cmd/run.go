@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"os"
 	"os/signal"
@@ -35,7 +34,9 @@ func (*Run) Usage() string {
 Creates container ID from the bundle and starts it. Without --detach,
 waits for its process, passes on the signals runsc gets, deletes the
 container and exits with the process's status (128+N if signal N killed
-it); with --detach, exits once it is started.
+it); with --detach, exits once it is started. A process asking for a
+terminal gets the one sent to --console-socket or, without it, runsc's own
+stdio (made the terminal's foreground job, when it is one).
 
 `
 }
@@ -45,7 +46,7 @@ func (r *Run) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&r.bundle, "bundle", ".", "path to the bundle directory (holding config.json)")
 	f.StringVar(&r.bundle, "b", ".", "short for --bundle")
 	f.StringVar(&r.pidFile, "pid-file", "", "file to write the sandbox process's pid to")
-	f.StringVar(&r.consoleSocket, "console-socket", "", "unix socket to send the terminal's master to (not supported yet)")
+	f.StringVar(&r.consoleSocket, "console-socket", "", "unix socket to send the master of the container's terminal to (when process.terminal is set)")
 	f.BoolVar(&r.detach, "detach", false, "return once the container is started")
 	f.BoolVar(&r.detach, "d", false, "short for --detach")
 }
@@ -57,9 +58,6 @@ func (r *Run) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomman
 	if !ok {
 		return exitError
 	}
-	if r.consoleSocket != "" {
-		return ociFail(conf, log, "run", errors.New("--console-socket is not supported yet (no terminals): run the container without process.terminal"))
-	}
 	// Receive the signals to pass on from now on, so that none arriving
 	// while the container starts kills runsc instead.
 	sigs := make(chan os.Signal, 16)
@@ -68,11 +66,13 @@ func (r *Run) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomman
 		defer signal.Stop(sigs)
 	}
 	c, err := container.Create(container.CreateArgs{
-		Config:  conf,
-		ID:      id,
-		Bundle:  r.bundle,
-		PidFile: r.pidFile,
-		Log:     log,
+		Config:        conf,
+		ID:            id,
+		Bundle:        r.bundle,
+		PidFile:       r.pidFile,
+		ConsoleSocket: r.consoleSocket,
+		Foreground:    !r.detach,
+		Log:           log,
 	})
 	if err != nil {
 		return ociFail(conf, log, "run", err)
@@ -92,6 +92,9 @@ func (r *Run) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomman
 		}
 	}()
 	status, err := c.Wait()
+	if c.RestoreTerminal != nil {
+		c.RestoreTerminal()
+	}
 	if err != nil {
 		c.Delete(true)
 		return ociFail(conf, log, "run", err)

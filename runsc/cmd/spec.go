@@ -30,9 +30,8 @@ func (*Spec) Usage() string {
 	return `spec [--bundle DIR] [--rootless]
 
 Writes a default OCI spec, config.json, into the bundle directory (default:
-the current one), as runc's: it runs "sh" in ./rootfs. Unlike runc's it asks
-for no terminal (not supported yet). --rootless adds a user namespace
-mapping the caller's ids to root.
+the current one), as runc's: it runs "sh" in ./rootfs on a terminal.
+--rootless adds a user namespace mapping the caller's ids to root.
 
 `
 }

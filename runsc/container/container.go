@@ -58,6 +58,15 @@ type CreateArgs struct {
 	// Stdin, Stdout and Stderr become the container's stdio; nil means
 	// the caller's own.
 	Stdin, Stdout, Stderr *os.File
+	// ConsoleSocket is the unix socket a container whose process asks
+	// for a terminal sends its terminal's master to (runc's
+	// --console-socket); the terminal is then its stdio.
+	ConsoleSocket string
+	// Foreground says the caller stays and its stdio may serve as the
+	// container's terminal (runsc run without --detach): a process asking
+	// for a terminal then gets the caller's, made the sandbox's
+	// foreground job when it is the caller's controlling terminal.
+	Foreground bool
 	// Exe is the runsc binary; empty means /proc/self/exe.
 	Exe string
 	// Log receives notes about the spec and debug messages.
@@ -95,6 +104,13 @@ func Create(a CreateArgs) (c *Container, err error) {
 	bs, err := BootSpec(spec)
 	if err != nil {
 		return nil, err
+	}
+	term := spec.Process.Terminal
+	switch {
+	case term && a.ConsoleSocket == "" && !a.Foreground:
+		return nil, errors.New("process.terminal is set but no --console-socket was given to send the terminal to")
+	case !term && a.ConsoleSocket != "":
+		return nil, errors.New("--console-socket was given but process.terminal is not set")
 	}
 
 	root, err := filepath.Abs(a.Config.RootDir)
@@ -141,7 +157,7 @@ func Create(a CreateArgs) (c *Container, err error) {
 		return nil, fmt.Errorf("writing the state: %w", err)
 	}
 
-	created, err := sandbox.Create(sandbox.CreateOptions{
+	opts := sandbox.CreateOptions{
 		Config:   a.Config,
 		StateDir: dir,
 		Rootfs:   rootfs,
@@ -151,10 +167,27 @@ func Create(a CreateArgs) (c *Container, err error) {
 		Stderr:   a.Stderr,
 		Exe:      a.Exe,
 		Log:      a.Log,
-	})
+	}
+	if term && a.ConsoleSocket != "" {
+		var rows, cols uint16
+		if sz := spec.Process.ConsoleSize; sz != nil {
+			rows, cols = uint16(sz.Height), uint16(sz.Width)
+		}
+		replica, err := sandbox.NewConsole(a.ConsoleSocket, rows, cols)
+		if err != nil {
+			return nil, err
+		}
+		defer replica.Close()
+		opts.Stdin, opts.Stdout, opts.Stderr = replica, replica, replica
+		opts.Terminal = true
+	} else if term {
+		opts.JobControl = true
+	}
+	created, err := sandbox.Create(opts)
 	if err != nil {
 		return nil, err
 	}
+	c.RestoreTerminal = created.RestoreTerminal
 	killAll := func() {
 		created.Sandbox.Kill()
 		created.Gofer.Kill()

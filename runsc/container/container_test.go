@@ -101,6 +101,7 @@ func bundle(t *testing.T, edit func(*specs.Spec), args ...string) string {
 	spec := specutils.Default(false, 0, 0)
 	spec.Root.Path = busyboxRootfs(t)
 	spec.Process.Args = args
+	spec.Process.Terminal = false
 	if edit != nil {
 		edit(spec)
 	}
@@ -492,7 +493,7 @@ func TestMalformedBundles(t *testing.T) {
 		{"id with slash", "a/b", func(t *testing.T) string { return bundle(t, nil, "true") }, "must not contain '/'"},
 		{"terminal", "m6", func(t *testing.T) string {
 			return bundle(t, func(s *specs.Spec) { s.Process.Terminal = true }, "sh")
-		}, "process.terminal is not supported yet"},
+		}, "process.terminal is set but no --console-socket"},
 		{"command not found", "m7", func(t *testing.T) string { return bundle(t, nil, "no-such-command") }, "executable file not found"},
 		{"bad cwd", "m8", func(t *testing.T) string { return bundle(t, func(s *specs.Spec) { s.Process.Cwd = "/nope" }, "true") }, "working directory"},
 	}
@@ -614,4 +615,93 @@ func TestHookFailures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// consoleSocket listens on a unix socket and returns its path and a
+// channel that gets the first descriptor sent to it.
+func consoleSocket(t *testing.T) (string, <-chan *os.File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "console.sock")
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	unix.Listen(fd, 1)
+	ch := make(chan *os.File, 1)
+	go func() {
+		defer unix.Close(fd)
+		nfd, _, err := unix.Accept(fd)
+		if err != nil {
+			return
+		}
+		defer unix.Close(nfd)
+		buf, oob := make([]byte, 256), make([]byte, unix.CmsgSpace(4))
+		n, oobn, _, _, err := unix.Recvmsg(nfd, buf, oob, 0)
+		if err != nil {
+			return
+		}
+		msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+		if len(msgs) != 1 {
+			return
+		}
+		fds, _ := unix.ParseUnixRights(&msgs[0])
+		if len(fds) == 1 {
+			ch <- os.NewFile(uintptr(fds[0]), string(buf[:n]))
+		}
+	}()
+	return path, ch
+}
+
+func TestConsoleSocket(t *testing.T) {
+	e := newEnv(t)
+	sock, masters := consoleSocket(t)
+	b := bundle(t, func(s *specs.Spec) {
+		s.Process.Terminal = true
+		s.Process.ConsoleSize = &specs.Box{Height: 30, Width: 100}
+	}, "sh", "-c", `[ -t 0 ] && [ -t 1 ] && echo on a tty; stty size; read line; echo "got $line"`)
+	devNull, _ := os.Open(os.DevNull)
+	defer devNull.Close()
+	c, err := Create(CreateArgs{Config: e.conf, ID: "tty", Bundle: b, Exe: e.exe, ConsoleSocket: sock, Stdin: devNull, Stdout: devNull, Stderr: devNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var master *os.File
+	select {
+	case master = <-masters:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no terminal master on the console socket")
+	}
+	defer master.Close()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	master.Write([]byte("hello\n"))
+	var out []byte
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(string(out), "got hello") && time.Now().Before(deadline) {
+		master.SetReadDeadline(time.Now().Add(time.Second))
+		n, _ := master.Read(buf)
+		out = append(out, buf[:n]...)
+	}
+	for _, want := range []string{"on a tty", "30 100", "got hello"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("terminal output %q lacks %q", out, want)
+		}
+	}
+	if code, err := c.Wait(); err != nil || code != 0 {
+		t.Errorf("wait: %d, %v", code, err)
+	}
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("console socket without terminal", func(t *testing.T) {
+		_, err := Create(CreateArgs{Config: e.conf, ID: "tty2", Bundle: bundle(t, nil, "true"), Exe: e.exe, ConsoleSocket: sock})
+		if err == nil || !strings.Contains(err.Error(), "process.terminal is not set") {
+			t.Errorf("error %v", err)
+		}
+	})
 }

@@ -58,6 +58,10 @@ type Container struct {
 	// Log receives warnings, such as a failed poststart or poststop
 	// hook; nil means slog.Default().
 	Log *slog.Logger
+	// RestoreTerminal, set by a Create with Foreground that gave the
+	// caller's terminal to the container, gives it back to the caller's
+	// process group; call it once the container has exited.
+	RestoreTerminal func()
 
 	root string
 	dir  string

@@ -55,6 +55,15 @@ type CreateOptions struct {
 	// Stdin, Stdout and Stderr become the container's stdio; nil means
 	// the caller's own.
 	Stdin, Stdout, Stderr *os.File
+	// Terminal makes Stdin, which must be a terminal's replica, the
+	// sandbox's controlling terminal, in a session of its own (see
+	// NewConsole).
+	Terminal bool
+	// JobControl keeps the sandbox in the caller's session (for a caller
+	// that stays, like runsc run) and, when Stdin is the caller's
+	// controlling terminal, makes it the terminal's foreground job, as
+	// Do does; Created.RestoreTerminal undoes that.
+	JobControl bool
 	// NoUserNS keeps the sandbox process in the caller's user namespace.
 	NoUserNS bool
 	// Exe is the runsc binary to start; empty means /proc/self/exe.
@@ -70,6 +79,9 @@ type Created struct {
 	// Sandbox and Gofer are the processes, for a caller that stays their
 	// parent (runsc run) and wants to reap them.
 	Sandbox, Gofer *os.Process
+	// RestoreTerminal, with JobControl, gives the caller's terminal back
+	// to its process group (never nil).
+	RestoreTerminal func()
 }
 
 // bootReport is what the sandbox writes on the sync pipe.
@@ -221,6 +233,15 @@ func Create(o CreateOptions) (*Created, error) {
 	boot.ExtraFiles = []*os.File{sentryEnd, specR, listener, syncW, exitFile}
 	boot.Stdin, boot.Stdout, boot.Stderr = o.Stdin, o.Stdout, o.Stderr
 	boot.SysProcAttr = &syscall.SysProcAttr{Cloneflags: sandboxNamespaces, Setsid: true}
+	var restoreTTY func()
+	switch {
+	case o.Terminal:
+		boot.SysProcAttr.Setctty = true
+		boot.SysProcAttr.Ctty = 0 // the child's stdin
+	case o.JobControl:
+		boot.SysProcAttr.Setsid = false
+		restoreTTY = setJobControl(boot.SysProcAttr, o.Stdin, o.Log)
+	}
 	if !o.NoUserNS {
 		boot.SysProcAttr.Cloneflags |= unix.CLONE_NEWUSER
 		boot.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
@@ -231,9 +252,15 @@ func Create(o CreateOptions) (*Created, error) {
 		return nil, fmt.Errorf("starting sandbox: %w", err)
 	}
 	if err := boot.Start(); err != nil {
+		if restoreTTY != nil {
+			restoreTTY()
+		}
 		return nil, fmt.Errorf("starting sandbox: %w", err)
 	}
 	o.Log.Debug("sandbox started", "pid", boot.Process.Pid, "argv", o.Spec.Argv)
+	if restoreTTY != nil {
+		undo.add(restoreTTY)
+	}
 	undo.add(func() {
 		boot.Process.Kill()
 		boot.Wait()
@@ -266,7 +293,10 @@ func Create(o CreateOptions) (*Created, error) {
 		return nil, errors.New(rep.Error)
 	}
 	undo = nil // success: everything stays
-	return &Created{Pid: boot.Process.Pid, GoferPid: gofer.Process.Pid, Sandbox: boot.Process, Gofer: gofer.Process}, nil
+	if restoreTTY == nil {
+		restoreTTY = func() {}
+	}
+	return &Created{Pid: boot.Process.Pid, GoferPid: gofer.Process.Pid, Sandbox: boot.Process, Gofer: gofer.Process, RestoreTerminal: restoreTTY}, nil
 }
 
 // maxSocketPath is the longest path a sockaddr_un holds, without its NUL.

@@ -180,11 +180,6 @@ func TestCheck(t *testing.T) {
 	if len(notes) != 0 {
 		t.Errorf("default spec gave notes %q", notes)
 	}
-	s.Process.Terminal = true
-	if _, err := Check(s); err == nil || !strings.Contains(err.Error(), "process.terminal") {
-		t.Errorf("terminal: %v", err)
-	}
-	s.Process.Terminal = false
 	s.Linux.Seccomp = &specs.LinuxSeccomp{}
 	s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind", Source: "/tmp"})
 	s.Hooks = &specs.Hooks{StartContainer: []specs.Hook{{Path: "/bin/true"}}}

@@ -25,9 +25,6 @@ var specialMounts = map[string]string{
 // have accepted spec.
 func Check(spec *specs.Spec) (notes []string, err error) {
 	p := spec.Process
-	if p.Terminal {
-		return nil, fmt.Errorf("process.terminal is not supported yet: run the container without a terminal")
-	}
 	if p.User.Username != "" {
 		notes = append(notes, "process.user.username is ignored (Windows only)")
 	}
@@ -95,8 +92,8 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 }
 
 // Default returns the spec `runsc spec` writes, as runc's: a shell in
-// ./rootfs, with the usual mounts, capabilities and namespaces. Unlike
-// runc's it asks for no terminal, which runsc does not support yet.
+// ./rootfs on a terminal, with the usual mounts, capabilities and
+// namespaces.
 // rootless adds a user namespace mapping the caller's uid and gid to root
 // and leaves out what an unprivileged user cannot have.
 func Default(rootless bool, uid, gid uint32) *specs.Spec {
@@ -104,10 +101,11 @@ func Default(rootless bool, uid, gid uint32) *specs.Spec {
 	spec := &specs.Spec{
 		Version: specs.Version,
 		Process: &specs.Process{
-			User: specs.User{UID: 0, GID: 0},
-			Args: []string{"sh"},
-			Env:  []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm"},
-			Cwd:  "/",
+			Terminal: true,
+			User:     specs.User{UID: 0, GID: 0},
+			Args:     []string{"sh"},
+			Env:      []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "TERM=xterm"},
+			Cwd:      "/",
 			Capabilities: &specs.LinuxCapabilities{
 				Bounding: caps, Effective: caps, Permitted: caps,
 			},
