@@ -350,6 +350,14 @@ func (p procTask) SetComm(ctx fs.Context, name string) error {
 	return nil
 }
 
+// Personality implements proc.PersonalityTask.
+func (p procTask) Personality() uint32 {
+	if t := p.leader(); t != nil {
+		return t.Personality()
+	}
+	return 0
+}
+
 // ResidentIn implements proc.ResidentTask.
 func (p procTask) ResidentIn(start, end uint64) uint64 {
 	if m := p.memory(); m != nil {

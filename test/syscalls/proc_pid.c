@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -549,6 +550,22 @@ static void id_maps(void)
 	}
 }
 
+static void audit_and_misc_files(void)
+{
+	char buf[64];
+	CHECK_EQ(slurp("/proc/self/loginuid", buf, sizeof(buf)), 10);
+	CHECK_STREQ(buf, "4294967295");
+	CHECK_SYS(slurp("/proc/self/setgroups", buf, sizeof(buf)));
+	CHECK_STREQ(buf, "allow\n");
+	CHECK_SYS(slurp("/proc/self/personality", buf, sizeof(buf)));
+	char want[16];
+	snprintf(want, sizeof(want), "%08x\n", personality(0xffffffff));
+	CHECK_STREQ(buf, want);
+	CHECK_SYS(slurp("/proc/self/coredump_filter", buf, sizeof(buf)));
+	CHECK_EQ(strlen(buf), 9);
+	CHECK_SYS(slurp("/proc/self/wchan", buf, sizeof(buf)));
+}
+
 static void ns_links(void)
 {
 	static const char *kinds[] = {"cgroup", "ipc", "mnt", "net", "pid", "user", "uts"};
@@ -661,6 +678,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(cgroup_format),
 	MT_CASE(oom_score_adj_kept_and_inherited),
 	MT_CASE(id_maps),
+	MT_CASE(audit_and_misc_files),
 	MT_CASE(ns_links),
 	MT_CASE(only_own_processes),
 	MT_CASE(mounts_show_proc),

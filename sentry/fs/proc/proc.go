@@ -8,8 +8,9 @@
 // process itself), mounts, mountinfo, cgroup, uid_map, gid_map, ns/, and
 // from optional interfaces stat and status (StatTask), environ, auxv,
 // maps, smaps and statm (MemTask, ResidentTask), limits (LimitsTask),
-// oom_score_adj (OOMTask) and task/ (ThreadsTask). Only the sandbox's
-// processes ever appear.
+// oom_score_adj (OOMTask), personality (PersonalityTask) and task/
+// (ThreadsTask), and the fixed setgroups, loginuid, sessionid, wchan and
+// coredump_filter. Only the sandbox's processes ever appear.
 //
 // The calling task is known through the Context: it must implement
 // ProcContext. Every directory here is dynamic: lookups are never cached

@@ -38,6 +38,12 @@ type CommTask interface {
 	SetComm(ctx fs.Context, name string) error
 }
 
+// PersonalityTask is implemented by processes that show their
+// personality(2) in /proc/[pid]/personality.
+type PersonalityTask interface {
+	Personality() uint32
+}
+
 // ResidentTask is implemented by processes that can say how much of a
 // range of their address space is backed by memory (smaps' Rss).
 type ResidentTask interface {
@@ -321,6 +327,26 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 		}}
 	}
 	entries["ns"] = nsDir(owned(0o511))
+	static := func(mode uint32, text string, werr error) *synth.File {
+		f := &synth.File{Attr: owned(mode), SizeZero: true, Generate: func(fs.Context) ([]byte, error) { return []byte(text), nil }}
+		if werr != nil {
+			f.Write = func(fs.Context, []byte) (int, error) { return 0, werr }
+		}
+		return f
+	}
+	// setgroups cannot change once the id maps are written (they are).
+	entries["setgroups"] = static(0o644, "allow\n", unix.EPERM)
+	// No audit subsystem: no login uid or session (changing them takes
+	// CAP_AUDIT_CONTROL, which nothing in the sandbox is granted).
+	entries["loginuid"] = static(0o644, "4294967295", unix.EPERM)
+	entries["sessionid"] = static(0o444, "4294967295", nil)
+	entries["wchan"] = static(0o444, "0", nil)
+	entries["coredump_filter"] = static(0o444, "00000033\n", nil)
+	if pt, ok := t.(PersonalityTask); ok {
+		entries["personality"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+			return []byte(fmt.Sprintf("%08x\n", pt.Personality())), nil
+		}}
+	}
 	if ct, ok := t.(CommTask); ok {
 		entries["comm"] = &synth.File{Attr: owned(0o644), SizeZero: true,
 			Generate: func(fs.Context) ([]byte, error) { return []byte(t.Comm() + "\n"), nil },
