@@ -190,6 +190,7 @@ func (n *node) SetAttr(_ fs.Context, opts *fs.SetAttrOptions) error {
 		Mtime: opts.Mtime,
 	})
 	if err != nil {
+		n.idsStale.Store(true)
 		return errno(err)
 	}
 	n.setAttr(attr)

@@ -120,8 +120,10 @@ type node struct {
 	typ uint32
 
 	// attrStale says a change made through this file system has made attr
-	// out of date.
+	// out of date; idsStale that the owner may have changed too, which
+	// only the gofer can tell (see refreshAttr).
 	attrStale atomic.Bool
+	idsStale  atomic.Bool
 
 	mu        sync.Mutex
 	attr      proto.Attr
@@ -185,21 +187,29 @@ func (n *node) Stat(fs.Context) (fs.Stat, error) {
 }
 
 // refreshAttr fetches the attributes again: from the host fd when there
-// is one (no round trip), else from the gofer.
+// is one (no round trip), else from the gofer. The Sentry's fstat sees
+// owners through its own user namespace (unmapped ones as the overflow
+// id), so the owner comes from the gofer, which sees the host's: an fstat
+// keeps the cached owner, and a change that may have moved it (a failed
+// setattr) makes the next refresh ask the gofer.
 //
 // Preconditions: n.mu is held.
 func (n *node) refreshAttr() error {
 	n.attrStale.Store(false)
-	if n.hostFD >= 0 {
+	if n.hostFD >= 0 && !n.idsStale.Load() {
 		var st unix.Stat_t
 		if err := unix.Fstat(n.hostFD, &st); err == nil {
+			uid, gid := n.attr.UID, n.attr.GID
 			n.attr = proto.AttrFromStat(&st)
+			n.attr.UID, n.attr.GID = uid, gid
 			return nil
 		}
 	}
+	n.idsStale.Store(false)
 	a, err := n.fs.client.Stat(n.h)
 	if err != nil {
 		n.attrStale.Store(true)
+		n.idsStale.Store(true)
 		return errno(err)
 	}
 	n.attr = a
