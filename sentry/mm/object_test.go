@@ -467,3 +467,49 @@ func TestObjectModel(t *testing.T) {
 		t.Fatalf("%d bytes leaked", u)
 	}
 }
+
+func TestMAdviseRemoveAndFree(t *testing.T) {
+	o, mf := newTestObject(t, 2*pageSize)
+	m := newTestMMWithFile(t, mf)
+	rw := unix.PROT_READ | unix.PROT_WRITE
+	shared, _ := m.MMap(MMapOpts{Length: 2 * pageSize, Prot: rw, Object: o})
+	ro, _ := m.MMap(MMapOpts{Length: pageSize, Prot: unix.PROT_READ, MaxProt: unix.PROT_READ, Object: o})
+	private, _ := m.MMap(MMapOpts{Length: pageSize, Prot: rw, Private: true, Object: o})
+	anon, _ := m.MMap(MMapOpts{Length: pageSize, Prot: rw, Private: true})
+	sharedAnon, _ := m.MMap(MMapOpts{Length: pageSize, Prot: rw})
+	m.CopyOut(shared, bytes.Repeat([]byte("s"), 2*pageSize))
+	tests := []struct {
+		name string
+		fn   func() error
+		want error
+	}{
+		{"remove shared", func() error { return m.MAdviseRemove(shared, pageSize) }, nil},
+		{"remove read-only shared", func() error { return m.MAdviseRemove(ro, pageSize) }, unix.EACCES},
+		{"remove private file", func() error { return m.MAdviseRemove(private, pageSize) }, unix.EACCES},
+		{"remove anonymous", func() error { return m.MAdviseRemove(anon, pageSize) }, unix.EINVAL},
+		{"remove shared anonymous", func() error { return m.MAdviseRemove(sharedAnon, pageSize) }, nil},
+		{"free anonymous", func() error { return m.MAdviseFree(anon, pageSize) }, nil},
+		{"free shared", func() error { return m.MAdviseFree(shared, pageSize) }, unix.EINVAL},
+		{"free private file", func() error { return m.MAdviseFree(private, pageSize) }, unix.EINVAL},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.fn(); err != tc.want {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+	b := make([]byte, 2)
+	o.ReadAt(b, pageSize-1)
+	if string(b) != "\x00s" {
+		t.Fatalf("after MADV_REMOVE of the first page the object reads %q", b)
+	}
+	if got := o.Allocated(); got != pageSize {
+		t.Fatalf("allocated %d after MADV_REMOVE", got)
+	}
+	m.DecUsers()
+	o.DecRef()
+	if u := mf.Used(); u != 0 {
+		t.Fatalf("%d bytes leaked", u)
+	}
+}

@@ -437,6 +437,85 @@ func (m *MemoryManager) MAdviseDontNeed(addr, length uintptr) error {
 	return nil
 }
 
+// MAdviseRemove implements MADV_REMOVE: the range's pages of shared
+// memory objects are freed, as by punching a hole in the file. Like Linux:
+// EINVAL for memory without a file, EACCES for a mapping that is private
+// or may not write, ENOMEM for a hole in the range. Other shared file
+// mappings (snapshots of gofer files) give EOPNOTSUPP.
+func (m *MemoryManager) MAdviseRemove(addr, length uintptr) error {
+	end := addr + pageUp(length)
+	if end < addr {
+		return unix.ENOMEM
+	}
+	type punch struct {
+		o        *Object
+		off, len uint64
+	}
+	var punches []punch
+	m.mu.Lock()
+	var err error
+	for a := addr; a < end && err == nil; {
+		i := m.findVMA(a)
+		if i < 0 {
+			err = unix.ENOMEM
+			break
+		}
+		v := m.vmas[i]
+		stop := min(v.end, end)
+		switch {
+		case v.obj == nil && v.file == nil:
+			err = unix.EINVAL
+		case v.private || v.maxProt&unix.PROT_WRITE == 0:
+			err = unix.EACCES
+		case v.obj == nil:
+			err = unix.EOPNOTSUPP
+		default:
+			v.obj.IncRef()
+			punches = append(punches, punch{v.obj, v.objOff + uint64(a-v.start), uint64(stop - a)})
+		}
+		a = stop
+	}
+	m.mu.Unlock()
+	// Punching takes the address spaces' locks to remove the pages.
+	for _, p := range punches {
+		if err == nil {
+			err = p.o.PunchHole(int64(p.off), int64(p.len))
+		}
+		p.o.DecRef()
+	}
+	return err
+}
+
+// MAdviseFree implements MADV_FREE: private anonymous pages may be dropped,
+// and are at once. Linux refuses other memory with EINVAL.
+func (m *MemoryManager) MAdviseFree(addr, length uintptr) error {
+	end := addr + pageUp(length)
+	if end < addr {
+		return unix.ENOMEM
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for a := addr; a < end; {
+		i := m.findVMA(a)
+		if i < 0 {
+			return unix.ENOMEM
+		}
+		v := m.vmas[i]
+		if !v.private || v.file != nil || v.obj != nil || v.fixed != nil {
+			return unix.EINVAL
+		}
+		a = v.end
+	}
+	for a := addr; a < end; {
+		i := m.findVMA(a)
+		v := m.vmas[i]
+		stop := min(v.end, end)
+		m.removePMAs(a, stop)
+		a = stop
+	}
+	return nil
+}
+
 // MAdviseFork applies MADV_DONTFORK, MADV_DOFORK, MADV_WIPEONFORK or
 // MADV_KEEPONFORK to the vmas of [addr, addr+length): whether a child gets
 // the range at fork, and whether it gets it empty. WIPEONFORK applies only

@@ -4,7 +4,8 @@
  * SEEK_DATA/SEEK_HOLE, truncate, fallocate), directories (sizes, link
  * counts), rename (replace, NOREPLACE, EXCHANGE), hard links, unlinked but
  * open files, symlinks, fifos, O_TMPFILE, user xattrs, and shared and
- * private mappings of its files across fork. */
+ * private mappings of its files across fork; MADV_REMOVE and MADV_FREE;
+ * memfd seals (F_SEAL_FUTURE_WRITE), names in /proc/self/maps and stat. */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -19,10 +20,14 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <errno.h>
 #include <unistd.h>
 
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
+#endif
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
 #endif
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE 1
@@ -476,6 +481,103 @@ static void mmap_unlinked_file_outlives_close(void)
 	munmap(p, 4096);
 }
 
+static void madvise_remove_and_free(void)
+{
+	if (fresh_dir())
+		return;
+	int fd = CHECK_SYS(open(in("r"), O_CREAT | O_RDWR, 0600));
+	CHECK_SYS(ftruncate(fd, 2 * 4096));
+	char *p = CHECK_MAP(mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+	memset(p, 'm', 2 * 4096);
+	CHECK_SYS(madvise(p, 4096, MADV_REMOVE));
+	CHECK_EQ(p[0], 0);
+	CHECK_EQ(p[4096], 'm');
+	char c;
+	CHECK_EQ(pread(fd, &c, 1, 10), 1);
+	CHECK_EQ(c, 0);
+	CHECK_ERR(madvise(p, 4096, MADV_FREE), EINVAL);
+	char *priv = CHECK_MAP(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+	CHECK_ERR(madvise(priv, 4096, MADV_REMOVE), EACCES);
+	char *anon = CHECK_MAP(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	CHECK_ERR(madvise(anon, 4096, MADV_REMOVE), EINVAL);
+	anon[0] = 1;
+	CHECK_SYS(madvise(anon, 4096, MADV_FREE));
+	char *sh = CHECK_MAP(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+	sh[0] = 's';
+	CHECK_SYS(madvise(sh, 4096, MADV_REMOVE));
+	CHECK_EQ(sh[0], 0);
+	munmap(p, 2 * 4096);
+	munmap(priv, 4096);
+	munmap(anon, 4096);
+	munmap(sh, 4096);
+	close(fd);
+}
+
+static void memfd_future_write_seal(void)
+{
+	int fd = CHECK_SYS(memfd_create("moat-future", MFD_ALLOW_SEALING));
+	CHECK_SYS(ftruncate(fd, 4096));
+	char *w = CHECK_MAP(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+	/* Unlike F_SEAL_WRITE, an existing writable mapping is no obstacle,
+	 * and it may still write. */
+	CHECK_SYS(fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE));
+	w[0] = 'w';
+	CHECK_ERR(pwrite(fd, "x", 1, 0), EPERM);
+	CHECK(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+	CHECK_EQ(errno, EPERM);
+	char *r = CHECK_MAP(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0));
+	CHECK_EQ(r[0], 'w');
+	CHECK_ERR(mprotect(r, 4096, PROT_READ | PROT_WRITE), EACCES);
+	char *pv = CHECK_MAP(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0));
+	pv[0] = 'p';
+	CHECK_EQ(r[0], 'w');
+	CHECK_ERR(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096), EPERM);
+	/* F_SEAL_WRITE is still refused while w exists. */
+	CHECK_ERR(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), EBUSY);
+	CHECK_EQ(fcntl(fd, F_GET_SEALS), F_SEAL_FUTURE_WRITE);
+	int ro = CHECK_SYS(open("/dev/null", O_RDONLY));
+	CHECK_ERR(fcntl(ro, F_GET_SEALS), EINVAL);
+	munmap(w, 4096);
+	munmap(r, 4096);
+	munmap(pv, 4096);
+	close(fd);
+}
+
+static void memfd_maps_name_and_stat(void)
+{
+	int fd = CHECK_SYS(memfd_create("moat-maps", 0));
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_mode, S_IFREG | 0777);
+	CHECK_EQ(st.st_nlink, 0);
+	CHECK_EQ(write(fd, "x", 1), 1);
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_blocks, 8);
+	struct statfs sf;
+	CHECK_SYS(fstatfs(fd, &sf));
+	CHECK_EQ(sf.f_type, TMPFS_MAGIC);
+	char *p = CHECK_MAP(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0));
+	FILE *f = fopen("/proc/self/maps", "r");
+	CHECK(f != NULL);
+	char line[512];
+	int found = 0;
+	char want[32];
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)p);
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, want, strlen(want)) == 0 && strstr(line, "/memfd:moat-maps (deleted)"))
+			found = 1;
+	fclose(f);
+	CHECK(found);
+	/* A read-only open of the memfd through /proc/self/fd cannot seal. */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int ro = CHECK_SYS(open(path, O_RDONLY));
+	CHECK_ERR(fcntl(ro, F_ADD_SEALS, F_SEAL_GROW), EPERM);
+	CHECK_EQ(fcntl(ro, F_GET_SEALS), F_SEAL_SEAL);
+	munmap(p, 4096);
+	close(fd);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(shm_is_tmpfs),
 	MT_CASE(file_sizes_and_blocks),
@@ -492,6 +594,9 @@ static const struct mt_case cases[] = {
 	MT_CASE(shared_mapping_sees_writes),
 	MT_CASE(private_mapping_copies_on_write),
 	MT_CASE(mmap_unlinked_file_outlives_close),
+	MT_CASE(madvise_remove_and_free),
+	MT_CASE(memfd_future_write_seal),
+	MT_CASE(memfd_maps_name_and_stat),
 };
 
 MT_MAIN(cases)

@@ -178,8 +178,10 @@ func Madvise(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, m.CheckRange(addr, length)
 	case unix.MADV_FREE:
 		// Pages may be dropped at any time; dropping now is allowed.
-		return 0, m.MAdviseDontNeed(addr, length)
-	case unix.MADV_REMOVE, unix.MADV_HWPOISON:
+		return 0, m.MAdviseFree(addr, length)
+	case unix.MADV_REMOVE:
+		return 0, m.MAdviseRemove(addr, length)
+	case unix.MADV_HWPOISON:
 		return 0, unix.EINVAL
 	default:
 		return 0, unix.EINVAL
