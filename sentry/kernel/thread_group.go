@@ -196,6 +196,11 @@ type Session struct {
 
 // joinProcessGroupLocked moves tg into pg. Preconditions: k.mu is held.
 func (k *Kernel) joinProcessGroupLocked(tg *ThreadGroup, pg *ProcessGroup) {
+	if tg.pg == pg {
+		// Already a member (setpgid to the current group): leaving first
+		// would drop a group of one from the table.
+		return
+	}
 	if old := tg.pg; old != nil {
 		delete(old.members, tg)
 		if len(old.members) == 0 {

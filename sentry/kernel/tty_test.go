@@ -242,3 +242,41 @@ func TestSessionLeaderExitAndHangup(t *testing.T) {
 		t.Fatal("terminal still bound after the leader exited")
 	}
 }
+
+func TestLeaderExitSignalsBackgroundJobInForeground(t *testing.T) {
+	e := newTTYEnv(t)
+	defer e.master.DecRef()
+	if err := e.leader.SetControllingTTY(e.tty, false, true); err != nil {
+		t.Fatal(err)
+	}
+	job := newTTYTask(e.k, e.leader)
+	blockAll(job)
+	if err := job.tg.SetPGID(job.tg, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.leader.SetForegroundProcessGroup(e.tty, int32(job.tg.id)); err != nil {
+		t.Fatal(err)
+	}
+	e.k.mu.Lock()
+	e.k.processExitLocked(e.leader.tg, ExitedWith(0))
+	e.k.mu.Unlock()
+	if !pendingHas(job, SIGHUP) {
+		t.Fatalf("job pending %#x, want SIGHUP", job.PendingSignals())
+	}
+}
+
+func TestSetPGIDToOwnGroupKeepsIt(t *testing.T) {
+	k := NewTestKernel(nil)
+	leader := newTTYTask(k, nil)
+	c := newTTYTask(k, leader)
+	for i := 0; i < 2; i++ {
+		if err := c.tg.SetPGID(c.tg, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if pg := k.processGroups[c.tg.id]; pg == nil || pg != c.tg.pg {
+		t.Fatal("setpgid to the current group dropped it from the table")
+	}
+}
