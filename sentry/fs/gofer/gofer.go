@@ -16,8 +16,10 @@
 // attributes of the nodes it touches stale, to be fetched again at the
 // next Stat; link targets never change (a new link is a new node).
 // Changes made on the host behind the sandbox's back are not noticed.
-// Device nodes, fifos and sockets show in stat but cannot be opened (the
-// Sentry serves its own /dev).
+// A FIFO opens as a Sentry pipe of its node (as on tmpfs), never the
+// host's: sandboxed programs meet each other there, not host processes.
+// Device nodes and sockets show in stat but cannot be opened (the Sentry
+// serves its own /dev).
 //
 // Kept descriptors: a node keeps its donated descriptor while files are
 // open on it, and after, up to maxIdleFDs for the whole file system, for
@@ -39,6 +41,7 @@ import (
 
 	"github.com/moat-sandbox/moat/gofer/proto"
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/pipe"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
@@ -137,6 +140,8 @@ type node struct {
 	// a read-write one still use; closed when openCount drops to 0.
 	retired   []int
 	openCount int
+	// fifo is a FIFO's pipe, made at its first open.
+	fifo fs.OpenNode
 }
 
 // newNode returns the node of handle h, of the kind its mode says.
@@ -269,10 +274,18 @@ func (l symlinkNode) Readlink(fs.Context) (string, error) {
 
 // Open implements fs.OpenNode. It never truncates: the VFS does that for
 // O_TRUNC with SetAttr.
-func (n *node) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+func (n *node) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
 	switch n.typ {
 	case unix.S_IFDIR:
 		return fs.NewDirFile(vd, flags), nil
+	case unix.S_IFIFO:
+		n.mu.Lock()
+		if n.fifo == nil {
+			n.fifo = pipe.New(ctx)
+		}
+		p := n.fifo
+		n.mu.Unlock()
+		return p.Open(ctx, vd, flags)
 	case unix.S_IFREG:
 	default:
 		return nil, unix.ENXIO

@@ -176,6 +176,24 @@ func TestWritableTree(t *testing.T) {
 		if err := fs.Mknod(ctx, lookup("/d/p"), unix.S_IFIFO|0o600, 0); err != nil {
 			t.Fatal(err)
 		}
+		// The FIFO is a Sentry pipe: what one end writes the other reads.
+		r, err := open("/d/p", unix.O_RDONLY|unix.O_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := open("/d/p", unix.O_WRONLY|unix.O_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := w.Write(ctx, []byte("z")); n != 1 || err != nil {
+			t.Errorf("fifo write = %d, %v", n, err)
+		}
+		buf := make([]byte, 4)
+		if n, err := r.Read(ctx, buf); n != 1 || err != nil || buf[0] != 'z' {
+			t.Errorf("fifo read = %d %q, %v", n, buf[:n], err)
+		}
+		w.DecRef()
+		r.DecRef()
 		if err := fs.Mknod(ctx, lookup("/d/null"), unix.S_IFCHR|0o600, unix.Mkdev(1, 3)); err != unix.EPERM {
 			t.Errorf("mknod of a device = %v, want EPERM", err)
 		}
