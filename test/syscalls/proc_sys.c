@@ -331,6 +331,9 @@ static void sysctl_files_are_regular(void)
 	CHECK_SYS(stat("/proc/sys/kernel", &st));
 	CHECK(S_ISDIR(st.st_mode));
 	CHECK_ERR(open("/proc/sys/kernel/no-such-tunable", O_RDONLY), ENOENT);
+	/* Read-only tunables refuse writers, root included. */
+	CHECK_ERR(open("/proc/sys/kernel/ostype", O_WRONLY), EACCES);
+	CHECK_ERR(open("/proc/sys/kernel/random/boot_id", O_RDWR), EACCES);
 }
 
 static const struct mt_case cases[] = {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/synth"
 )
@@ -194,9 +196,24 @@ func loadavgText(st SystemStats) string {
 	return fmt.Sprintf("0.00 0.00 0.00 %d/%d %d\n", max(st.Running, 1), st.Threads, st.LastPID)
 }
 
+// sysctlFile is a /proc/sys file. Linux checks a sysctl's mode bits
+// without CAP_DAC_OVERRIDE: a read-only one refuses to be opened for
+// writing, even by root.
+type sysctlFile struct {
+	*synth.File
+}
+
+// Open implements fs.OpenNode.
+func (f sysctlFile) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	if f.Write == nil && flags&unix.O_ACCMODE != unix.O_RDONLY {
+		return nil, unix.EACCES
+	}
+	return f.File.Open(ctx, vd, flags)
+}
+
 // sysctlValue is one /proc/sys file: a value read fresh at each open and,
 // if set is not nil, a writer for root.
-func sysctlValue(get func() string, set func(ctx fs.Context, v string) error) *synth.File {
+func sysctlValue(get func() string, set func(ctx fs.Context, v string) error) sysctlFile {
 	f := synth.NewGenFile(0o444, func(fs.Context) ([]byte, error) { return []byte(get() + "\n"), nil })
 	if set != nil {
 		f.Mode = 0o644
@@ -212,10 +229,10 @@ func sysctlValue(get func() string, set func(ctx fs.Context, v string) error) *s
 			return len(data), nil
 		}
 	}
-	return f
+	return sysctlFile{f}
 }
 
-func constValue(v string) *synth.File {
+func constValue(v string) sysctlFile {
 	return sysctlValue(func() string { return v }, nil)
 }
 
@@ -226,7 +243,7 @@ const utsNameMax = 64
 // sandbox's limits. Only the UTS names are writable.
 func sysctlDir(s System) fs.Node {
 	info := s.SystemInfo
-	itoa := func(f func(SystemInfo) int) *synth.File {
+	itoa := func(f func(SystemInfo) int) sysctlFile {
 		return sysctlValue(func() string { return fmt.Sprint(f(info())) }, nil)
 	}
 	setUTS := func(domain bool) func(fs.Context, string) error {
