@@ -8,7 +8,7 @@
 // gofer serving read-write). Changes go to the gofer one request each
 // (change.go): creates, links, removals, renames, attributes, xattrs;
 // data goes straight to the donated descriptor, which a writable file
-// system asks for read-write.
+// system asks for read-write once a file is opened for writing.
 //
 // Caches: attributes, listings and link targets. Nothing changes a
 // read-only tree. On a writable one, every change made through this file
@@ -317,27 +317,22 @@ func (n *node) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.File
 	return fs.NewFileDescription(&regularFile{node: n, hostFD: n.hostFD, hostRW: n.hostRW}, vd, flags, fs.FDOptions{}), nil
 }
 
-// openHost asks the gofer for a host fd of n: read-write on a writable
-// file system (so one fd serves every later open), falling back to
-// read-only for a read-only open of a file the host will not open for
-// writing (a read-only host mount, a busy executable).
+// openHost asks the gofer for a host fd of n, read-write only for an open
+// for writing: a read-write open is not free on the host (overlayfs copies
+// the whole file up, a busy executable refuses it), so files that are
+// only read never get one.
 //
 // Preconditions: n.mu is held.
 func (n *node) openHost(write bool) (int, bool, error) {
-	if n.fs.writable {
-		fd, err := n.fs.client.Open(n.h, unix.O_RDWR)
-		if err == nil {
-			return fd, true, nil
-		}
-		if write {
-			return -1, false, errno(err)
-		}
+	flags := unix.O_RDONLY
+	if write {
+		flags = unix.O_RDWR
 	}
-	fd, err := n.fs.client.Open(n.h, unix.O_RDONLY)
+	fd, err := n.fs.client.Open(n.h, flags)
 	if err != nil {
 		return -1, false, errno(err)
 	}
-	return fd, false, nil
+	return fd, write, nil
 }
 
 // keepHostFD makes fd (read-write) the host fd of a node no file has open
