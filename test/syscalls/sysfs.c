@@ -109,6 +109,19 @@ static void cpu_directories(void)
 	CHECK_ERR(stat(path, &st), ENOENT);
 }
 
+static void numa_node_has_every_cpu(void)
+{
+	char buf[256];
+	CHECK_SYS(slurp("/sys/devices/system/node/online", buf, sizeof(buf)));
+	CHECK_GE(list_count(buf), 1);
+	CHECK_SYS(slurp("/sys/devices/system/node/node0/cpulist", buf, sizeof(buf)));
+	CHECK_GE(list_count(buf), 1);
+	/* Each CPU links to its node. */
+	struct stat st;
+	CHECK_SYS(stat("/sys/devices/system/cpu/cpu0/node0", &st));
+	CHECK(S_ISDIR(st.st_mode));
+}
+
 static void cgroup_mount_point(void)
 {
 	struct stat st;
@@ -146,6 +159,7 @@ static void sysfs_statfs_and_readonly(void)
 static const struct mt_case cases[] = {
 	MT_CASE(cpu_lists_match_affinity),
 	MT_CASE(cpu_directories),
+	MT_CASE(numa_node_has_every_cpu),
 	MT_CASE(cgroup_mount_point),
 	MT_CASE(transparent_hugepage),
 	MT_CASE(sysfs_statfs_and_readonly),

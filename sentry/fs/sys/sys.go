@@ -1,9 +1,9 @@
 // Package sys is a minimal, read-only sysfs: what language runtimes read
 // at start-up to size themselves. It has the CPU list and topology
-// (devices/system/cpu), an empty cgroup mount point (fs/cgroup) and the
-// transparent huge page settings (kernel/mm/transparent_hugepage). Every
-// value describes the sandbox. The tree is built once; no locks of its
-// own.
+// (devices/system/cpu), one NUMA node (devices/system/node), an empty
+// cgroup mount point (fs/cgroup) and the transparent huge page settings
+// (kernel/mm/transparent_hugepage). Every value describes the sandbox.
+// The tree is built once; no locks of its own.
 package sys
 
 import (
@@ -69,7 +69,10 @@ func cpuDir(n, ncpu int) fs.Node {
 		"die_cpus":             file(cpuMask(ncpu, all...)),
 		"die_cpus_list":        file(cpuList(0, ncpu-1)),
 	}
-	entries := map[string]fs.Node{"topology": synth.NewDir(0o755, topo)}
+	entries := map[string]fs.Node{
+		"topology": synth.NewDir(0o755, topo),
+		"node0":    synth.NewSymlink("../../node/node0"),
+	}
 	if n > 0 {
 		entries["online"] = file("1\n")
 	}
@@ -97,9 +100,26 @@ func New(ncpu int) *fs.Filesystem {
 		"shmem_enabled":  file("always within_size advise [never] deny force\n"),
 	})
 	dir := func(entries map[string]fs.Node) *synth.Dir { return synth.NewDir(0o755, entries) }
+	cpus := make([]int, ncpu)
+	for i := range cpus {
+		cpus[i] = i
+	}
+	// One NUMA node holding every CPU and all memory.
+	node := dir(map[string]fs.Node{
+		"online":            file("0\n"),
+		"possible":          file("0\n"),
+		"has_cpu":           file("0\n"),
+		"has_memory":        file("0\n"),
+		"has_normal_memory": file("0\n"),
+		"node0": dir(map[string]fs.Node{
+			"cpulist":  file(all),
+			"cpumap":   file(cpuMask(ncpu, cpus...)),
+			"distance": file("10\n"),
+		}),
+	})
 	root := dir(map[string]fs.Node{
 		"devices": dir(map[string]fs.Node{
-			"system": dir(map[string]fs.Node{"cpu": cpu}),
+			"system": dir(map[string]fs.Node{"cpu": cpu, "node": node}),
 		}),
 		"fs": dir(map[string]fs.Node{
 			"cgroup": dir(nil),

@@ -59,6 +59,10 @@ func TestSysfs(t *testing.T) {
 			"devices/system/cpu/cpu1/topology/core_cpus":     "2\n",
 			"kernel/mm/transparent_hugepage/enabled":         "always [madvise] never\n",
 			"kernel/mm/transparent_hugepage/hpage_pmd_size":  "2097152\n",
+			"devices/system/node/online":                     "0\n",
+			"devices/system/node/node0/cpulist":              "0-1\n",
+			"devices/system/node/node0/cpumap":               "3\n",
+			"devices/system/cpu/cpu1/node0/cpulist":          "0-1\n",
 		}},
 		{40, map[string]string{
 			"devices/system/cpu/online":                       "0-39\n",
