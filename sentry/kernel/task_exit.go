@@ -113,7 +113,9 @@ func (k *Kernel) processExitLocked(tg *ThreadGroup, status WaitStatus) {
 		if c.leader != nil && c.leader.pdeathSignal != 0 {
 			k.sendSignalToTaskLocked(c.leader, NewSignalInfo(c.leader.pdeathSignal, SI_USER))
 		}
+		k.hangupOrphanedLocked(c, tg) // job control (tty.go)
 	}
+	k.hangupOrphanedLocked(tg, nil)
 	if tg == k.init {
 		// The namespace dies with its init.
 		for _, o := range k.threadGroups {

@@ -249,3 +249,41 @@ func (k *Kernel) Hangup(tty *devpts.Terminal) {
 	}
 	tty.SetControlling(0, 0, nil)
 }
+
+// hangupOrphanedLocked sends SIGHUP and SIGCONT to the process group of
+// tg if a process exit just orphaned it while it has stopped members, so
+// they do not stay stopped with nobody left to continue them (POSIX; Linux's
+// kill_orphaned_pgrp). With oldParent nil, tg itself is exiting and its
+// group loses tg's link to its parent; otherwise tg is a child that
+// oldParent's exit gave a new parent.
+// Preconditions: k.mu is held.
+func (k *Kernel) hangupOrphanedLocked(tg, oldParent *ThreadGroup) {
+	pg := tg.pg
+	if pg == nil {
+		return
+	}
+	ignored := tg
+	parent := oldParent
+	if parent == nil {
+		parent = tg.parent
+	} else {
+		ignored = nil
+	}
+	if parent == nil || parent.pg == nil || parent.pg == pg || parent.pg.session != pg.session {
+		return
+	}
+	stopped := false
+	for m := range pg.members {
+		if m == ignored || m.exited {
+			continue
+		}
+		if p := m.parent; p != nil && p.pg != nil && p.pg != pg && p.pg.session == pg.session {
+			return // still linked to its session outside the group
+		}
+		stopped = stopped || m.stopped
+	}
+	if stopped {
+		k.signalProcessGroupLocked(pg, SIGHUP)
+		k.signalProcessGroupLocked(pg, SIGCONT)
+	}
+}

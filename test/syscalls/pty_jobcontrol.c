@@ -4,7 +4,8 @@
  * pseudo-terminals: acquiring a terminal on open or with TIOCSCTTY,
  * O_NOCTTY, /dev/tty, TIOCSPGRP's rules, ^C and ^Z to the foreground
  * group, SIGTTIN and SIGTTOU for background processes, TIOCNOTTY, and
- * the hang-ups when the master closes or the session leader exits. */
+ * the hang-ups when the master closes or the session leader exits, and
+ * the SIGHUP and SIGCONT of a stopped job whose group becomes orphaned. */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -434,6 +435,39 @@ static void master_close_hangs_up_session(void)
 	CHECK_EXITED(mt_wait(pid), 0);
 }
 
+/* A stopped job whose process group the exit of its parent orphans gets
+ * SIGHUP then SIGCONT, so it does not stay stopped forever. */
+static void orphaned_stopped_job_hup_cont(void)
+{
+	int res[2];
+	CHECK_SYS(pipe(res));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(setsid() == getpid());
+		pid_t job = fork();
+		if (job == 0) {
+			block(SIGHUP);
+			setpgid(0, 0);
+			raise(SIGSTOP);
+			/* Continued: SIGHUP must be pending. */
+			sigset_t pend;
+			sigpending(&pend);
+			char r = sigismember(&pend, SIGHUP) ? 'H' : 'N';
+			write(res[1], &r, 1);
+			_exit(0);
+		}
+		setpgid(job, job);
+		int st;
+		CHILD_CHECK(waitpid(job, &st, WUNTRACED) == job && WIFSTOPPED(st));
+		_exit(0);
+	}
+	close(res[1]);
+	CHECK_EXITED(mt_wait(pid), 0);
+	char r = 0;
+	CHECK_EQ(read(res[0], &r, 1), 1);
+	CHECK_EQ(r, 'H');
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(open_acquires_controlling_tty),
 	MT_CASE(tiocsctty_rules),
@@ -445,6 +479,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(tiocnotty_hangs_up_foreground),
 	MT_CASE(leader_exit_hangs_up_foreground),
 	MT_CASE(master_close_hangs_up_session),
+	MT_CASE(orphaned_stopped_job_hup_cont),
 };
 
 MT_MAIN(cases)
