@@ -164,6 +164,51 @@ func Utimes(ctx Context, vd VirtualDentry, times *[2]unix.Timespec) error {
 	return applySetAttr(ctx, vd.Dentry, &opts)
 }
 
+// killPrivs returns the setuid and setgid bits a write or truncation by
+// the caller removes from a regular file of attributes st: setuid, and
+// setgid when it means execution, unless the caller has CAP_FSETID.
+func killPrivs(ctx Context, st *Stat) uint32 {
+	if !st.IsRegular() || ctx.Credentials().HasCapability(unix.CAP_FSETID) {
+		return 0
+	}
+	kill := st.Mode & unix.S_ISUID
+	if st.Mode&(unix.S_ISGID|unix.S_IXGRP) == unix.S_ISGID|unix.S_IXGRP {
+		kill |= unix.S_ISGID
+	}
+	return kill
+}
+
+// truncateOptions is a size change, dropping the bits killPrivs names.
+func truncateOptions(ctx Context, st *Stat, size int64) *SetAttrOptions {
+	opts := &SetAttrOptions{Mask: SetAttrSize, Size: size}
+	if kill := killPrivs(ctx, st); kill != 0 {
+		opts.Mask |= SetAttrMode
+		opts.Mode = st.Mode & 0o7777 &^ kill
+	}
+	return opts
+}
+
+// RemovePrivs drops the setuid and setgid bits of the regular file open
+// at fd before a write by a caller without CAP_FSETID, as Linux's
+// file_remove_privs does.
+func RemovePrivs(ctx Context, fd *FileDescription) error {
+	if fd.opts.Stream || ctx.Credentials().HasCapability(unix.CAP_FSETID) {
+		return nil
+	}
+	st, err := fd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	kill := killPrivs(ctx, &st)
+	if kill == 0 {
+		return nil
+	}
+	if _, ok := fd.Dentry().node.(SetAttrNode); !ok {
+		return nil
+	}
+	return applySetAttr(ctx, fd.Dentry(), &SetAttrOptions{Mask: SetAttrMode, Mode: st.Mode & 0o7777 &^ kill})
+}
+
 // Truncate implements truncate(2) of the node at vd (size >= 0).
 func Truncate(ctx Context, vd VirtualDentry, size int64) error {
 	st, err := vd.Stat(ctx)
@@ -182,7 +227,7 @@ func Truncate(ctx Context, vd VirtualDentry, size int64) error {
 	if err := CheckPermission(ctx.Credentials(), &st, MayWrite); err != nil {
 		return err
 	}
-	return applySetAttr(ctx, vd.Dentry, &SetAttrOptions{Mask: SetAttrSize, Size: size})
+	return applySetAttr(ctx, vd.Dentry, truncateOptions(ctx, &st, size))
 }
 
 // Ftruncate implements ftruncate(2) of the open file fd (size >= 0).
@@ -194,7 +239,7 @@ func Ftruncate(ctx Context, fd *FileDescription, size int64) error {
 	if !st.IsRegular() || !fd.Writable() {
 		return unix.EINVAL
 	}
-	return applySetAttr(ctx, fd.Dentry(), &SetAttrOptions{Mask: SetAttrSize, Size: size})
+	return applySetAttr(ctx, fd.Dentry(), truncateOptions(ctx, &st, size))
 }
 
 // truncateNode empties the regular file at d for open(O_TRUNC). Nodes
@@ -203,7 +248,11 @@ func truncateNode(ctx Context, d *Dentry, size int64) error {
 	if _, ok := d.node.(SetAttrNode); !ok {
 		return nil
 	}
-	return applySetAttr(ctx, d, &SetAttrOptions{Mask: SetAttrSize, Size: size})
+	st, err := d.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	return applySetAttr(ctx, d, truncateOptions(ctx, &st, size))
 }
 
 // fallocWriteZeroes is FALLOC_FL_WRITE_ZEROES (Linux 6.17).

@@ -92,6 +92,9 @@ static void create_excl_and_exists(void)
 	CHECK_ERR(open("nodir/f", O_CREAT | O_WRONLY, 0640), ENOENT);
 	CHECK_ERR(open("f/x", O_CREAT | O_WRONLY, 0640), ENOTDIR);
 	CHECK_ERR(open(".", O_CREAT | O_RDONLY, 0640), EISDIR);
+	/* O_CREAT|O_DIRECTORY never creates (Linux 6.4 and later). */
+	CHECK_ERR(open("newdir", O_CREAT | O_DIRECTORY | O_RDONLY, 0755), EINVAL);
+	CHECK_ERR(open("f", O_CREAT | O_DIRECTORY | O_RDONLY, 0755), EINVAL);
 	CHECK_SYS(unlink("f"));
 }
 

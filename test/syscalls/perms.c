@@ -227,6 +227,49 @@ static void chown_permissions(void)
 	});
 }
 
+static void writes_drop_setid(void)
+{
+	ENTER();
+	CHECK_SYS(chmod(".", 0777));
+	make_file("w", 06775);
+	make_file("t", 06775);
+	make_file("o", 06775);
+	make_file("m", 02664);
+	CHECK_SYS(chown("w", 1000, 1000));
+	CHECK_SYS(chown("t", 1000, 1000));
+	CHECK_SYS(chown("o", 1000, 1000));
+	CHECK_SYS(chown("m", 1000, 1000));
+	CHECK_SYS(chmod("w", 06775));
+	CHECK_SYS(chmod("t", 06775));
+	CHECK_SYS(chmod("o", 06775));
+	CHECK_SYS(chmod("m", 02664));
+	AS_USER({
+		int f = open("w", O_WRONLY);
+		CHILD_CHECK(f >= 0);
+		CHILD_CHECK(write(f, "x", 1) == 1);
+		close(f);
+		CHILD_CHECK(truncate("t", 10) == 0);
+		f = open("o", O_WRONLY | O_TRUNC);
+		CHILD_CHECK(f >= 0);
+		close(f);
+		f = open("m", O_WRONLY);
+		CHILD_CHECK(f >= 0);
+		CHILD_CHECK(write(f, "x", 1) == 1);
+		close(f);
+	});
+	CHECK_EQ(mode_of("w"), 0775);
+	CHECK_EQ(mode_of("t"), 0775);
+	CHECK_EQ(mode_of("o"), 0775);
+	/* setgid without group execute is a locking mark, kept. */
+	CHECK_EQ(mode_of("m"), 02664);
+	/* Root (CAP_FSETID) keeps them. */
+	CHECK_SYS(chmod("w", 06775));
+	int fd = CHECK_SYS(open("w", O_WRONLY));
+	CHECK_EQ(write(fd, "y", 1), 1);
+	close(fd);
+	CHECK_EQ(mode_of("w"), 06775);
+}
+
 static void access_after_chmod(void)
 {
 	ENTER();
@@ -251,6 +294,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(chown_family),
 	MT_CASE(chown_drops_setid),
 	MT_CASE(chown_permissions),
+	MT_CASE(writes_drop_setid),
 	MT_CASE(access_after_chmod),
 };
 

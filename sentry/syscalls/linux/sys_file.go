@@ -98,6 +98,10 @@ func openat(t *kernel.Task, dirfd int32, pathAddr uintptr, flags uint32, mode ui
 			return 0, unix.EINVAL
 		}
 	}
+	if flags&(unix.O_PATH|oTmpfileBit) == 0 && flags&(unix.O_CREAT|unix.O_DIRECTORY) == unix.O_CREAT|unix.O_DIRECTORY {
+		// Linux 6.4 and later: O_CREAT|O_DIRECTORY never creates.
+		return 0, unix.EINVAL
+	}
 	l, err := vfsLookup(t, dirfd, p, false, false)
 	if err != nil {
 		return 0, err

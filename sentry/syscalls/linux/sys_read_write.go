@@ -192,6 +192,9 @@ func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptio
 	if !f.Writable() {
 		return 0, unix.EBADF
 	}
+	if err := fs.RemovePrivs(t, f); err != nil {
+		return 0, err
+	}
 	total := iovTotal(iovs)
 	bp := rwBufs.Get().(*[]byte)
 	defer rwBufs.Put(bp)
