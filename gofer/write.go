@@ -51,6 +51,8 @@ func writeTargets(m proto.Message) (names []string, handles []proto.Handle, ok b
 		return []string{m.Name}, []proto.Handle{m.Dir}, true
 	case *proto.Tconnect:
 		return []string{m.Name}, []proto.Handle{m.Dir}, true
+	case *proto.Ttmpfile:
+		return nil, []proto.Handle{m.Dir}, true
 	}
 	return nil, nil, false
 }
@@ -119,6 +121,8 @@ func (c *conn) handleWrite(m proto.Message) (proto.Message, bool) {
 			return &proto.Rlink{Node: h, Attr: r.attr}, true
 		case *proto.Tbind:
 			return &proto.Rbind{Node: h, Attr: r.attr, FD: r.fd}, true
+		case *proto.Ttmpfile:
+			return &proto.Rtmpfile{Node: h, Attr: r.attr, FD: r.fd}, true
 		}
 	}
 	panic("gofer: bad result for " + m.Type().String())
@@ -190,6 +194,8 @@ func (s *Server) serveWrite(m proto.Message, nodes []*node) (any, error) {
 		return s.bind(nodes[0], m)
 	case *proto.Tconnect:
 		return s.connect(nodes[0], m)
+	case *proto.Ttmpfile:
+		return s.tmpfile(nodes[0], m)
 	}
 	panic("gofer: serveWrite of " + m.Type().String())
 }
@@ -226,6 +232,50 @@ func (s *Server) create(dir *node, m *proto.Tcreate) (any, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// tmpfile serves Ttmpfile: an unnamed file made with O_TMPFILE. Its node
+// holds a duplicate of the open fd (a regular one, not O_PATH: there is
+// no name to open one by), through which Tlink can name it (linkat with
+// AT_EMPTY_PATH) and setattr reach it; it has no location to reopen by.
+func (s *Server) tmpfile(dir *node, m *proto.Ttmpfile) (any, error) {
+	if err := checkDir(dir); err != nil {
+		return nil, err
+	}
+	acc := int(m.Flags) & unix.O_ACCMODE
+	if acc != unix.O_WRONLY && acc != unix.O_RDWR {
+		return nil, unix.EINVAL
+	}
+	fd, err := unix.Openat(dir.fd, ".", unix.O_TMPFILE|acc|int(m.Flags)&unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, m.Mode&07777)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (any, error) {
+		unix.Close(fd)
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fail(err)
+	}
+	if st.Mode&0777 != m.Mode&0777 {
+		if err := unix.Fchmod(fd, st.Mode&07000|m.Mode&0777); err != nil {
+			return fail(err)
+		}
+	}
+	if m.UID != proto.NoID || m.GID != proto.NoID {
+		if err := unix.Fchownat(fd, "", idArg(m.UID), idArg(m.GID), unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return fail(err)
+		}
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fail(err)
+	}
+	nfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return fail(err)
+	}
+	return &newNodeResult{n: newNode(nfd, &st, &s.idx, nil, ""), attr: proto.AttrFromStat(&st), fd: fd}, nil
 }
 
 // mknod serves Tmknod: FIFOs, sockets and regular files only.

@@ -864,3 +864,43 @@ func TestServerRefusesBadWriteNames(t *testing.T) {
 		t.Error("file changed")
 	}
 }
+
+func TestTmpfile(t *testing.T) {
+	root, _ := writeTree(t)
+	c, rh := serveRW(t, root)
+	dir := mustWalk(t, c, rh, "dir")
+	h, attr, fd, err := c.Tmpfile(dir, unix.O_RDWR, 0640, proto.NoID, proto.NoID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if attr.Nlink != 0 || attr.Mode != unix.S_IFREG|0640 {
+		t.Errorf("tmpfile attr nlink %d mode %o", attr.Nlink, attr.Mode)
+	}
+	unix.Pwrite(fd, []byte("tmp"), 0)
+	if _, _, err := c.Link(dir, "named", h); err != nil {
+		t.Fatal(err)
+	}
+	if got := readHost(t, filepath.Join(root, "dir", "named")); got != "tmp" {
+		t.Errorf("linked tmpfile holds %q", got)
+	}
+	if a, err := c.Stat(h); err != nil || a.Nlink != 1 {
+		t.Errorf("stat after link: nlink %d, %v", a.Nlink, err)
+	}
+
+	h2, _, fd2, err := c.Tmpfile(dir, unix.O_WRONLY|unix.O_EXCL, 0600, proto.NoID, proto.NoID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(fd2)
+	if _, _, err := c.Link(dir, "named2", h2); err != unix.ENOENT {
+		t.Errorf("link of an O_EXCL tmpfile = %v, want ENOENT", err)
+	}
+	if _, _, _, err := c.Tmpfile(dir, unix.O_RDONLY, 0600, proto.NoID, proto.NoID); err != unix.EINVAL {
+		t.Errorf("read-only tmpfile = %v, want EINVAL", err)
+	}
+	file := mustWalk(t, c, rh, "file")
+	if _, _, _, err := c.Tmpfile(file, unix.O_RDWR, 0600, proto.NoID, proto.NoID); err != unix.ENOTDIR {
+		t.Errorf("tmpfile in a file = %v, want ENOTDIR", err)
+	}
+}

@@ -191,3 +191,15 @@ func (c *Client) Connect(dir Handle, name string, sockType int) (int, error) {
 	}
 	return m.(*Rconnect).FD, nil
 }
+
+// Tmpfile creates an unnamed regular file in dir (O_TMPFILE) and returns
+// its handle, attributes and an fd opened with flags' access mode (plus
+// O_EXCL, which keeps it from being linked), which the caller owns.
+func (c *Client) Tmpfile(dir Handle, flags int, mode, uid, gid uint32) (Handle, Attr, int, error) {
+	m, err := c.call(&Ttmpfile{Dir: dir, Flags: uint32(flags), Mode: mode, UID: uid, GID: gid}, MsgRtmpfile)
+	if err != nil {
+		return 0, Attr{}, -1, err
+	}
+	r := m.(*Rtmpfile)
+	return r.Node, r.Attr, r.FD, nil
+}

@@ -104,3 +104,5 @@ func FuzzTbind(f *testing.F)        { fuzzType(f, MsgTbind) }
 func FuzzRbind(f *testing.F)        { fuzzType(f, MsgRbind) }
 func FuzzTconnect(f *testing.F)     { fuzzType(f, MsgTconnect) }
 func FuzzRconnect(f *testing.F)     { fuzzType(f, MsgRconnect) }
+func FuzzTtmpfile(f *testing.F)     { fuzzType(f, MsgTtmpfile) }
+func FuzzRtmpfile(f *testing.F)     { fuzzType(f, MsgRtmpfile) }

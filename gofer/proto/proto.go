@@ -4,7 +4,7 @@
 // Transport: a connected unix SOCK_SEQPACKET socket. Every message is one
 // datagram of at most MaxMessage bytes; a host file descriptor rides along
 // as SCM_RIGHTS ancillary data on the messages that donate one (Ropen,
-// Rdup, Rcreate, Rbind, Rconnect) and on no other message.
+// Rdup, Rcreate, Rbind, Rconnect, Rtmpfile) and on no other message.
 //
 // Encoding: little endian, fixed-width integers; a string is a uint16 length
 // followed by its bytes. Every datagram starts with a 5-byte header: a
@@ -46,6 +46,7 @@
 //	Tfallocate{Node, Mode, Offset, Length}     -> Rfallocate
 //	Tbind{Dir, Name, SockType, Mode, UID, GID} -> Rbind{Node, Attr} + fd  a bound unix socket
 //	Tconnect{Dir, Name, SockType}              -> Rconnect + fd         a connected unix socket
+//	Ttmpfile{Dir, Flags, Mode, UID, GID}       -> Rtmpfile{Node, Attr} + fd  O_TMPFILE: no name
 //
 // Topen may ask for write access (O_WRONLY, O_RDWR, O_TRUNC, O_APPEND)
 // on a writable server.
@@ -227,6 +228,8 @@ const (
 	MsgRbind        MsgType = 57
 	MsgTconnect     MsgType = 58
 	MsgRconnect     MsgType = 59
+	MsgTtmpfile     MsgType = 60
+	MsgRtmpfile     MsgType = 61
 )
 
 var msgNames = map[MsgType]string{
@@ -245,6 +248,7 @@ var msgNames = map[MsgType]string{
 	MsgTremovexattr: "Tremovexattr", MsgRremovexattr: "Rremovexattr", MsgTfsync: "Tfsync",
 	MsgRfsync: "Rfsync", MsgTfallocate: "Tfallocate", MsgRfallocate: "Rfallocate",
 	MsgTbind: "Tbind", MsgRbind: "Rbind", MsgTconnect: "Tconnect", MsgRconnect: "Rconnect",
+	MsgTtmpfile: "Ttmpfile", MsgRtmpfile: "Rtmpfile",
 }
 
 func (t MsgType) String() string {

@@ -83,6 +83,8 @@ func sampleMessages() []Message {
 		&Rbind{Node: 14, Attr: sampleAttr, FD: -1},
 		&Tconnect{Dir: 1, Name: "sock", SockType: unix.SOCK_SEQPACKET},
 		&Rconnect{FD: -1},
+		&Ttmpfile{Dir: 1, Flags: unix.O_RDWR | unix.O_EXCL, Mode: 0600, UID: 1, GID: NoID},
+		&Rtmpfile{Node: 15, Attr: sampleAttr, FD: -1},
 	}
 }
 

@@ -229,6 +229,44 @@ type Tconnect struct {
 // Rconnect donates the connected socket. FD travels as SCM_RIGHTS.
 type Rconnect struct{ FD int }
 
+// Ttmpfile creates an unnamed regular file in Dir (open(2)'s O_TMPFILE)
+// and opens it with Flags' access mode (O_WRONLY or O_RDWR). O_EXCL in
+// Flags keeps it from ever being linked. Tlink may name it later.
+type Ttmpfile struct {
+	Dir      Handle
+	Flags    uint32
+	Mode     uint32
+	UID, GID uint32
+}
+
+// Rtmpfile returns the unnamed file's handle and attributes and donates
+// the open fd. FD travels as SCM_RIGHTS.
+type Rtmpfile struct {
+	Node Handle
+	Attr Attr
+	FD   int
+}
+
+func (*Ttmpfile) Type() MsgType { return MsgTtmpfile }
+func (*Rtmpfile) Type() MsgType { return MsgRtmpfile }
+
+func (m *Rtmpfile) fdPtr() *int { return &m.FD }
+
+func (m *Ttmpfile) encode(e *encoder) {
+	e.u64(uint64(m.Dir))
+	e.u32(m.Flags)
+	e.u32(m.Mode)
+	e.u32(m.UID)
+	e.u32(m.GID)
+}
+func (m *Ttmpfile) decode(d *decoder) {
+	m.Dir = Handle(d.u64())
+	m.Flags, m.Mode, m.UID, m.GID = d.u32(), d.u32(), d.u32(), d.u32()
+}
+
+func (m *Rtmpfile) encode(e *encoder) { e.nodeAttr(m.Node, &m.Attr) }
+func (m *Rtmpfile) decode(d *decoder) { d.nodeAttr(&m.Node, &m.Attr) }
+
 func (*Tcreate) Type() MsgType      { return MsgTcreate }
 func (*Rcreate) Type() MsgType      { return MsgRcreate }
 func (*Tmkdir) Type() MsgType       { return MsgTmkdir }
@@ -573,6 +611,10 @@ func newWriteMessage(t MsgType) Message {
 		return &Tconnect{}
 	case MsgRconnect:
 		return &Rconnect{FD: -1}
+	case MsgTtmpfile:
+		return &Ttmpfile{}
+	case MsgRtmpfile:
+		return &Rtmpfile{FD: -1}
 	}
 	return nil
 }

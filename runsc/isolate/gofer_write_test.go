@@ -160,6 +160,15 @@ func childGoferWrite() error {
 			}
 			return err
 		}},
+		{"tmpfile", func() error {
+			h, _, fd, err := c.Tmpfile(root, unix.O_RDWR, 0600, 0, 0)
+			if err != nil {
+				return err
+			}
+			unix.Close(fd)
+			_, _, err = c.Link(root, "was-tmp", h)
+			return err
+		}},
 		{"unlink", func() error { return c.Unlink(root, "hard2", 0) }},
 		{"rmdir", func() error { return c.Unlink(root, "d", unix.AT_REMOVEDIR) }},
 	}

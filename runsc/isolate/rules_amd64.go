@@ -263,6 +263,8 @@ var goferWriteRules = Rules{
 	unix.SYS_BIND:         Allow,
 	unix.SYS_CONNECT:      Allow,
 	unix.SYS_FCHDIR:       Allow,
+	// An O_TMPFILE file's node keeps a duplicate of its fd.
+	unix.SYS_FCNTL: AllowIf(Match{Eq32(1, unix.F_DUPFD_CLOEXEC)}),
 }
 
 // SentryRules returns the Sentry's allowlist: the Go runtime, the

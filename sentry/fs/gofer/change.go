@@ -17,6 +17,7 @@ import (
 // attributes of every node whose nlink, size or times it moved.
 
 var (
+	_ fs.TmpfileDir  = dirNode{}
 	_ fs.MutableDir  = dirNode{}
 	_ fs.SetAttrNode = (*node)(nil)
 	_ fs.XattrNode   = (*node)(nil)
@@ -99,18 +100,40 @@ func (d dirNode) Symlink(_ fs.Context, name, target string, opts fs.CreateOption
 	return n, nil
 }
 
+// Tmpfile implements fs.TmpfileDir with the gofer's O_TMPFILE, whose
+// read-write fd the node keeps for the open that follows.
+func (d dirNode) Tmpfile(_ fs.Context, opts fs.CreateOptions) (fs.Node, error) {
+	h, attr, fd, err := d.fs.client.Tmpfile(d.h, unix.O_RDWR, opts.Mode&07777, uint32(opts.UID), uint32(opts.GID))
+	if err != nil {
+		return nil, errno(err)
+	}
+	n := d.fs.newNode(h, attr).(*node)
+	n.unnamed = true
+	n.keepHostFD(fd)
+	return n, nil
+}
+
 // Link implements fs.MutableDir.
 func (d dirNode) Link(_ fs.Context, name string, target fs.Node) error {
 	t, ok := nodeOf(target)
 	if !ok || t.fs != d.fs {
 		return unix.EXDEV
 	}
+	t.mu.Lock()
 	h, _, err := d.fs.client.Link(d.h, name, t.h)
 	if err != nil {
+		t.mu.Unlock()
 		return errno(err)
 	}
-	// The VFS names the target node itself; the new handle is not needed.
-	d.fs.client.Close(h)
+	old := h
+	if t.unnamed {
+		// An O_TMPFILE file's handle has no name to reopen it by; the
+		// new one does.
+		old, t.h, t.unnamed = t.h, h, false
+	}
+	t.mu.Unlock()
+	// The VFS names the target node itself; the other handle goes.
+	d.fs.client.Close(old)
 	d.changed()
 	t.attrStale.Store(true)
 	return nil
@@ -180,7 +203,7 @@ func (n *node) SetAttr(_ fs.Context, opts *fs.SetAttrOptions) error {
 		return nil
 	}
 	attr, err := n.fs.client.Setattr(proto.Tsetattr{
-		Node:  n.h,
+		Node:  n.handle(),
 		Mask:  mask,
 		Mode:  opts.Mode & 07777,
 		UID:   uint32(opts.UID),
@@ -197,6 +220,13 @@ func (n *node) SetAttr(_ fs.Context, opts *fs.SetAttrOptions) error {
 	return nil
 }
 
+// handle returns n's handle.
+func (n *node) handle() proto.Handle {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.h
+}
+
 // truncateHost sets the size through n's read-write host fd, if it has
 // one (done reports whether it did).
 func (n *node) truncateHost(size int64) (done bool, err error) {
@@ -210,7 +240,7 @@ func (n *node) truncateHost(size int64) (done bool, err error) {
 
 // GetXattr implements fs.XattrNode.
 func (n *node) GetXattr(_ fs.Context, name string) ([]byte, error) {
-	v, err := n.fs.client.Getxattr(n.h, name)
+	v, err := n.fs.client.Getxattr(n.handle(), name)
 	if err != nil {
 		return nil, errno(err)
 	}
@@ -219,7 +249,7 @@ func (n *node) GetXattr(_ fs.Context, name string) ([]byte, error) {
 
 // SetXattr implements fs.XattrNode.
 func (n *node) SetXattr(_ fs.Context, name string, value []byte, flags int) error {
-	if err := n.fs.client.Setxattr(n.h, name, string(value), flags); err != nil {
+	if err := n.fs.client.Setxattr(n.handle(), name, string(value), flags); err != nil {
 		return errno(err)
 	}
 	n.attrStale.Store(true)
@@ -228,7 +258,7 @@ func (n *node) SetXattr(_ fs.Context, name string, value []byte, flags int) erro
 
 // ListXattr implements fs.XattrNode.
 func (n *node) ListXattr(fs.Context) ([]string, error) {
-	names, err := n.fs.client.Listxattr(n.h)
+	names, err := n.fs.client.Listxattr(n.handle())
 	if err != nil {
 		return nil, errno(err)
 	}
@@ -238,7 +268,7 @@ func (n *node) ListXattr(fs.Context) ([]string, error) {
 
 // RemoveXattr implements fs.XattrNode.
 func (n *node) RemoveXattr(_ fs.Context, name string) error {
-	if err := n.fs.client.Removexattr(n.h, name); err != nil {
+	if err := n.fs.client.Removexattr(n.handle(), name); err != nil {
 		return errno(err)
 	}
 	n.attrStale.Store(true)

@@ -118,7 +118,9 @@ func (g *filesystem) StatFS(fs.Context) (fs.StatFS, error) {
 // node is one gofer handle.
 type node struct {
 	fs *filesystem
-	h  proto.Handle
+	// h is the node's handle; it changes (under mu) only when an
+	// O_TMPFILE file gets its first name.
+	h proto.Handle
 	// typ is the file type (S_IFMT bits), which never changes.
 	typ uint32
 
@@ -142,6 +144,9 @@ type node struct {
 	openCount int
 	// fifo is a FIFO's pipe, made at its first open.
 	fifo fs.OpenNode
+	// unnamed marks an O_TMPFILE file not linked yet, whose handle
+	// cannot be reopened by name.
+	unnamed bool
 }
 
 // newNode returns the node of handle h, of the kind its mode says.

@@ -371,3 +371,40 @@ func TestReadOnlyRefuses(t *testing.T) {
 		t.Errorf("statfs flags %#x, %v; want ST_RDONLY", sfs.Flags, err)
 	}
 }
+
+func TestTmpfile(t *testing.T) {
+	dir := makeTree(t)
+	root := serveRW(t, dir)
+	ctx := fstest.NewContext()
+	lookup := func(p string) *fs.Lookup { return &fs.Lookup{Root: root, Start: root, Path: p} }
+	f, err := fs.Open(ctx, *lookup("/etc"), fs.OpenOptions{Flags: unix.O_TMPFILE | unix.O_RDWR, Mode: 0o600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.DecRef()
+	if st, err := f.Stat(ctx); err != nil || st.Nlink != 0 || st.Mode != unix.S_IFREG|0o600 {
+		t.Errorf("tmpfile stat nlink %d mode %o, %v", st.Nlink, st.Mode, err)
+	}
+	if n, err := f.Write(ctx, []byte("tmp")); n != 3 || err != nil {
+		t.Fatalf("write = %d, %v", n, err)
+	}
+	if got := listNames(t, ctx, root, "/etc"); got != "hello rel" {
+		t.Errorf("the unnamed file shows in the listing: %q", got)
+	}
+	if err := fs.Link(ctx, f.VirtualDentry(), lookup("/etc/named")); err != nil {
+		t.Fatal(err)
+	}
+	if got := hostFile(t, filepath.Join(dir, "etc/named")); got != "tmp" {
+		t.Errorf("host sees %q", got)
+	}
+	if st, err := f.Stat(ctx); err != nil || st.Nlink != 1 {
+		t.Errorf("nlink after link %d, %v", st.Nlink, err)
+	}
+	// The node now has a name to reopen it by.
+	if err := fs.Chmod(ctx, f.VirtualDentry(), 0o640); err != nil {
+		t.Errorf("chmod after link: %v", err)
+	}
+	if err := fs.SetXattr(ctx, f.VirtualDentry(), "user.x", []byte("1"), 0); err != nil {
+		t.Errorf("setxattr after link: %v", err)
+	}
+}
