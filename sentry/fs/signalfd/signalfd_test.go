@@ -194,3 +194,28 @@ func TestMaskUpdateFollowsCaller(t *testing.T) {
 }
 
 var _ fs.FileImpl = (*File)(nil)
+
+// FuzzEncode feeds Encode siginfos as rt_sigqueueinfo lets an application
+// write them: any bytes, any code. The record must keep signo, errno and
+// code and leave the padding zero.
+func FuzzEncode(f *testing.F) {
+	f.Add(make([]byte, 128))
+	seed := make([]byte, 128)
+	binary.LittleEndian.PutUint32(seed[0:], uint32(kernel.SIGCHLD))
+	binary.LittleEndian.PutUint32(seed[8:], kernel.CLD_EXITED)
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var info kernel.SignalInfo
+		copy(info.Raw[:], raw)
+		b := make([]byte, RecordSize)
+		Encode(b, &info)
+		if string(b[:12]) != string(info.Raw[:12]) {
+			t.Fatalf("header % x, want % x", b[:12], info.Raw[:12])
+		}
+		for i := 100; i < RecordSize; i++ {
+			if b[i] != 0 {
+				t.Fatalf("padding byte %d = %#x", i, b[i])
+			}
+		}
+	})
+}
