@@ -8,11 +8,11 @@
 // encoding): one SOCK_SEQPACKET datagram per message, a tag to match
 // responses to requests, errors as Linux errno numbers. Requests are
 // Attach (the root), Walk (one component, never following a symlink),
-// Stat (lstat semantics), Open (read-only: donates a host fd), Readlink,
+// Stat (lstat semantics), Open (donates a host fd), Readlink,
 // Getdents (paged by d_off cookies, without "." and ".."), StatFS, Close
 // (of a handle) and Dup (a new connection to the same tree). A read-write
 // server (Config.ReadOnly false) also serves the requests that change the
-// tree (write.go, xattr.go, sock.go): Create, Mkdir, Mknod (FIFOs,
+// tree (write.go, xattr.go, sock.go): Create, Tmpfile, Mkdir, Mknod (FIFOs,
 // sockets, regular files; devices are EPERM), Symlink, Link, Unlink,
 // Rename (renameat2 flags), Setattr, the xattr calls (user.* and
 // trusted.*), Fsync, Fallocate, Bind and Connect of unix sockets, and Open
@@ -23,7 +23,8 @@
 //
 // A Server holds the served root as an O_PATH fd. Each connection has its
 // own table of handles; a handle names a node, which owns one O_PATH fd
-// opened with O_NOFOLLOW. Nodes are reference counted (one reference per
+// opened with O_NOFOLLOW (an O_TMPFILE file's node owns a duplicate of its
+// open fd instead, having no name to open one by). Nodes are reference counted (one reference per
 // handle, per request using the node, and per child non-directory, which
 // keeps its parent to reopen itself by name), so a node's fd is closed only
 // when nothing uses it and an fd number is never reused under a running
