@@ -11,6 +11,8 @@
 #include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -365,6 +367,30 @@ static void times_follow_writes(void)
 	unlink("m");
 }
 
+static void fsize_limit(void)
+{
+	ENTER();
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit old, rl = {10, RLIM_INFINITY};
+	CHECK_SYS(getrlimit(RLIMIT_FSIZE, &old));
+	CHECK_SYS(setrlimit(RLIMIT_FSIZE, &rl));
+	int fd = open("big", O_CREAT | O_RDWR | O_TRUNC, 0644);
+	ssize_t a = write(fd, "0123456789abcdef", 16);
+	errno = 0;
+	ssize_t b = write(fd, "x", 1);
+	int berr = errno;
+	int terr = ftruncate(fd, 100) < 0 ? errno : 0;
+	ssize_t c = pwrite(fd, "xy", 2, 9);
+	setrlimit(RLIMIT_FSIZE, &old);
+	close(fd);
+	unlink("big");
+	CHECK_EQ(a, 10);
+	CHECK_EQ(b, -1);
+	CHECK_EQ(berr, EFBIG);
+	CHECK_EQ(terr, EFBIG);
+	CHECK_EQ(c, 1);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(create_excl_and_exists),
 	MT_CASE(create_mode_and_umask),
@@ -377,6 +403,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(tmpfile_and_linkat),
 	MT_CASE(statfs_shm),
 	MT_CASE(times_follow_writes),
+	MT_CASE(fsize_limit),
 };
 
 MT_MAIN(cases)

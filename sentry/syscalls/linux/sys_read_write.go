@@ -196,6 +196,12 @@ func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptio
 		return 0, err
 	}
 	total := iovTotal(iovs)
+	if total > 0 && !f.Options().Stream {
+		var err error
+		if total, err = fsizeClamp(t, f, o, total); err != nil {
+			return 0, err
+		}
+	}
 	bp := rwBufs.Get().(*[]byte)
 	defer rwBufs.Put(bp)
 	buf := *bp
@@ -231,6 +237,31 @@ func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptio
 		}
 	}
 	return uintptr(done), nil
+}
+
+// fsizeClamp applies RLIMIT_FSIZE to a write of total bytes to a regular
+// file: none at all (SIGXFSZ and EFBIG) from the limit on, fewer up to it.
+func fsizeClamp(t *kernel.Task, f *fs.FileDescription, o rwOptions, total uint64) (uint64, error) {
+	lim := t.ThreadGroup().Limits().Get(unix.RLIMIT_FSIZE).Cur
+	if lim == unix.RLIM_INFINITY {
+		return total, nil
+	}
+	st, err := f.Stat(t)
+	if err != nil || !st.IsRegular() {
+		return total, nil
+	}
+	pos := uint64(o.off)
+	if !o.pos {
+		pos = uint64(f.Offset())
+		if f.Flags()&unix.O_APPEND != 0 {
+			pos = uint64(st.Size)
+		}
+	}
+	if pos >= lim {
+		t.SendSignal(kernel.NewSignalInfo(kernel.SIGXFSZ, kernel.SI_USER))
+		return 0, unix.EFBIG
+	}
+	return min(total, lim-pos), nil
 }
 
 // vfsPartial returns done if anything moved, else err.
