@@ -34,9 +34,10 @@
 // its own (host files).
 //
 // How a change flows (the contract is in change.go): the syscall layer
-// applies the umask to the mode it passes and calls one of Create, Mkdir,
-// Mknod, Symlink, Link, Unlink, Rmdir, Rename, SetAttr, Truncate,
-// Fallocate or the xattr functions of mutate.go and attr.go. The VFS
+// applies the umask to the mode it passes and calls one of Mkdir, Mknod,
+// Symlink, Link, Unlink, Rmdir, Rename (mutate.go), Chmod, Chown, Utimes,
+// Truncate, Ftruncate, Fallocate, Fsync (attr.go) or the xattr functions
+// (xattr.go); creating opens go through Open (open.go). The VFS
 // resolves the parent, checks what Linux's namei and may_create/
 // may_delete check (EROFS on read-only mounts first, write and search
 // permission on the directory, the sticky bit, EBUSY on mountpoints,
@@ -47,8 +48,8 @@
 // it updates the dentry cache: a created name gets a dentry, a removed
 // one's dentry is dropped (marked dead: open files show " (deleted)"),
 // a renamed one moves. Nodes of file systems that cannot change (no
-// MutableDir, SetAttrNode...) refuse with EPERM, read-only mounts with
-// EROFS.
+// MutableDir, SetAttrNode...) refuse with EPERM (O_CREAT with EACCES, as
+// Linux's directories without ->create), read-only mounts with EROFS.
 //
 // Opens that create: Open with O_CREAT looks the name up under the
 // directory lock and, if missing, calls Mknod(S_IFREG) and opens the new
