@@ -15,9 +15,11 @@
 // tree (write.go, xattr.go, sock.go): Create, Tmpfile, Mkdir, Mknod (FIFOs,
 // sockets, regular files; devices are EPERM), Symlink, Link, Unlink,
 // Rename (renameat2 flags), Setattr, the xattr calls (user.* and
-// trusted.*), Fsync, Fallocate, Bind and Connect of unix sockets, and Open
-// for writing. A read-only server answers them with EROFS (Getxattr,
-// Listxattr, Fsync and Connect excepted, which change nothing).
+// trusted.*), Fsync, Fallocate, Bind and Connect of unix sockets (only
+// with Config.HostUDS, else EPERM: a socket in the tree may lead to a host
+// daemon), and Open for writing. A read-only server answers them with
+// EROFS (Getxattr, Listxattr, Fsync and Connect excepted, which change
+// nothing).
 //
 // # Objects and ownership
 //

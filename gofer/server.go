@@ -18,6 +18,10 @@ type Config struct {
 	ConnFD int
 	// ReadOnly refuses every change to the tree with EROFS.
 	ReadOnly bool
+	// HostUDS serves Tbind and Tconnect: sockets on host paths of the
+	// tree, reaching (or offered to) host processes. Without it both
+	// fail with EPERM.
+	HostUDS bool
 }
 
 // Serve serves cfg.Root on cfg.ConnFD, and on every connection made from
@@ -28,6 +32,9 @@ func Serve(cfg Config) error {
 	if err != nil {
 		unix.Close(cfg.ConnFD)
 		return err
+	}
+	if cfg.HostUDS {
+		s.AllowHostUDS()
 	}
 	defer s.Close()
 	return s.ServeConn(cfg.ConnFD)
@@ -41,6 +48,7 @@ const maxWorkers = 16
 type Server struct {
 	root     *node
 	readOnly bool
+	hostUDS  bool
 	idx      nameIndex      // where the non-directory nodes were found
 	conns    sync.WaitGroup // connections being served
 
@@ -74,6 +82,10 @@ func NewServer(root string, readOnly bool) (*Server, error) {
 	s.root = newNode(fd, &st, &s.idx, nil, "")
 	return s, nil
 }
+
+// AllowHostUDS makes the server serve Tbind and Tconnect (Config.HostUDS).
+// Call it before serving.
+func (s *Server) AllowHostUDS() { s.hostUDS = true }
 
 // Close waits for every connection to end, then releases the root.
 func (s *Server) Close() {

@@ -91,7 +91,7 @@ func serveMode(t *testing.T, root string, client, readOnly bool) (*proto.Client,
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- Serve(Config{Root: root, ConnFD: fds[0], ReadOnly: readOnly}) }()
+	go func() { done <- Serve(Config{Root: root, ConnFD: fds[0], ReadOnly: readOnly, HostUDS: !readOnly}) }()
 	var c *proto.Client
 	var pc *proto.Conn
 	rawFD := -1

@@ -5,7 +5,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Unix sockets on host paths. bind(2) and connect(2) take a path, not a
+// Unix sockets on host paths, served only with Config.HostUDS: a socket
+// in the tree may lead to a host daemon. bind(2) and connect(2) take a path, not a
 // directory fd and a name, so the gofer moves its working directory into
 // the directory's O_PATH fd (fchdir), names the socket by its single
 // component, and moves back, all under Server.cwdMu. connect follows a
@@ -40,6 +41,9 @@ func (s *Server) inDir(dir *node, fn func() error) error {
 
 // bind serves Tbind: a new socket bound to name in dir.
 func (s *Server) bind(dir *node, m *proto.Tbind) (any, error) {
+	if !s.hostUDS {
+		return nil, unix.EPERM
+	}
 	if err := checkSockType(m.SockType); err != nil {
 		return nil, err
 	}
@@ -72,6 +76,9 @@ func (s *Server) bind(dir *node, m *proto.Tbind) (any, error) {
 // connect serves Tconnect: a new socket connected to the socket file name
 // in dir.
 func (s *Server) connect(dir *node, m *proto.Tconnect) (any, error) {
+	if !s.hostUDS {
+		return nil, unix.EPERM
+	}
 	if err := checkSockType(m.SockType); err != nil {
 		return nil, err
 	}

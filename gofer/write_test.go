@@ -156,6 +156,9 @@ func TestReadOnlyRefusesChanges(t *testing.T) {
 	if _, err := c.Getxattr(file, "user.x"); err != unix.ENODATA {
 		t.Errorf("getxattr on a read-only server: %v, want ENODATA", err)
 	}
+	if _, err := c.Connect(rh, "file", unix.SOCK_STREAM); err != unix.EPERM {
+		t.Errorf("connect on a server without HostUDS: %v, want EPERM", err)
+	}
 	if err := c.Fsync(file, false); err != nil {
 		t.Errorf("fsync on a read-only server: %v", err)
 	}
@@ -902,5 +905,32 @@ func TestTmpfile(t *testing.T) {
 	file := mustWalk(t, c, rh, "file")
 	if _, _, _, err := c.Tmpfile(file, unix.O_RDWR, 0600, proto.NoID, proto.NoID); err != unix.ENOTDIR {
 		t.Errorf("tmpfile in a file = %v, want ENOTDIR", err)
+	}
+}
+
+func TestHostUDSNeedsOptIn(t *testing.T) {
+	root, _ := writeTree(t)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Serve(Config{Root: root, ConnFD: fds[0]}) }()
+	c, err := proto.NewClient(fds[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { c.Shutdown(); <-done }()
+	rh, _, err := c.Attach()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, fd, err := c.Bind(rh, "s", unix.SOCK_STREAM, 0700, proto.NoID, proto.NoID); err != unix.EPERM {
+		unix.Close(fd)
+		t.Errorf("Bind without HostUDS = %v, want EPERM", err)
+	}
+	if fd, err := c.Connect(rh, "s", unix.SOCK_STREAM); err != unix.EPERM {
+		unix.Close(fd)
+		t.Errorf("Connect without HostUDS = %v, want EPERM", err)
 	}
 }

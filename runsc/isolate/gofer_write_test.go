@@ -54,6 +54,7 @@ func childGoferWrite() error {
 	if err != nil {
 		return err
 	}
+	srv.AllowHostUDS()
 	if err := Install(GoferWriteFilter(ModeKill, os.Getpid())); err != nil {
 		return err
 	}
