@@ -188,7 +188,7 @@ func ClockNanosleep(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	case unix.CLOCK_REALTIME, unix.CLOCK_MONOTONIC, unix.CLOCK_BOOTTIME, unix.CLOCK_TAI,
 		unix.CLOCK_REALTIME_ALARM, unix.CLOCK_BOOTTIME_ALARM, unix.CLOCK_PROCESS_CPUTIME_ID:
 	case unix.CLOCK_THREAD_CPUTIME_ID:
-		return 0, unix.EINVAL
+		return 0, unix.EOPNOTSUPP // Linux: the clock has no nsleep
 	default:
 		if id >= 0 {
 			return 0, unix.EINVAL
