@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -314,6 +316,47 @@ static void fifo_and_nodes(void)
 	CHECK_ERR(mknod(in("bad"), S_IFDIR | 0700, 0), EPERM);
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void fifo_open_waits_for_partner(void)
+{
+	if (fresh_dir())
+		return;
+	const char *p = in("fifo");
+	CHECK_SYS(mkfifo(p, 0600));
+	CHECK_ERR(open(p, O_WRONLY | O_NONBLOCK), ENXIO);
+	int r = CHECK_SYS(open(p, O_RDONLY | O_NONBLOCK));
+	int w = CHECK_SYS(open(p, O_WRONLY | O_NONBLOCK));
+	close(r);
+	close(w);
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		/* Waits until the parent opens for reading. */
+		int fd = open(p, O_WRONLY);
+		CHILD_CHECK(fd >= 0);
+		CHILD_CHECK(write(fd, "x", 1) == 1);
+		_exit(0);
+	}
+	int rd = CHECK_SYS(open(p, O_RDONLY));
+	char c;
+	CHECK_EQ(read(rd, &c, 1), 1);
+	CHECK_EQ(c, 'x');
+	CHECK_EXITED(mt_wait(pid), 0);
+	CHECK_EQ(read(rd, &c, 1), 0);
+	close(rd);
+	/* A blocked open is interrupted by a signal without SA_RESTART. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	CHECK_SYS(sigaction(SIGALRM, &sa, NULL));
+	struct itimerval it = {{0, 0}, {0, 50000}};
+	CHECK_SYS(setitimer(ITIMER_REAL, &it, NULL));
+	CHECK_ERR(open(p, O_RDONLY), EINTR);
+}
+
 static void o_tmpfile_then_link(void)
 {
 	if (fresh_dir())
@@ -588,6 +631,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(hard_links_and_unlinked_files),
 	MT_CASE(symlinks),
 	MT_CASE(fifo_and_nodes),
+	MT_CASE(fifo_open_waits_for_partner),
 	MT_CASE(o_tmpfile_then_link),
 	MT_CASE(user_xattrs),
 	MT_CASE(times_change),

@@ -194,9 +194,7 @@ func (s *symlink) Readlink(fs.Context) (string, error) { return s.target, nil }
 // special is a fifo, socket or device node.
 type special struct {
 	inode
-	// pipe is a fifo's pipe, created on first open.
-	pipeMu sync.Mutex
-	pipe   fs.OpenNode
+	fifo fifo
 }
 
 // Open implements fs.OpenNode.
@@ -206,13 +204,7 @@ func (s *special) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.F
 	s.mu.Unlock()
 	switch typ {
 	case unix.S_IFIFO:
-		s.pipeMu.Lock()
-		if s.pipe == nil {
-			s.pipe = newFifo(ctx)
-		}
-		p := s.pipe
-		s.pipeMu.Unlock()
-		return p.Open(ctx, vd, flags)
+		return s.fifo.open(ctx, vd, flags)
 	case unix.S_IFCHR, unix.S_IFBLK:
 		if s.tfs.openDevice != nil {
 			return s.tfs.openDevice(ctx, vd, rdev, flags)

@@ -6,7 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
-	"github.com/moat-sandbox/moat/sentry/fs/pipe"
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
@@ -180,5 +179,3 @@ func (r *regularFD) Release() {
 		r.f.tfs.dropInode()
 	}
 }
-
-func newFifo(ctx fs.Context) fs.OpenNode { return pipe.New(ctx) }
