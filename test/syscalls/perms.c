@@ -262,12 +262,6 @@ static void writes_drop_setid(void)
 	CHECK_EQ(mode_of("o"), 0775);
 	/* setgid without group execute is a locking mark, kept. */
 	CHECK_EQ(mode_of("m"), 02664);
-	/* Root (CAP_FSETID) keeps them. */
-	CHECK_SYS(chmod("w", 06775));
-	int fd = CHECK_SYS(open("w", O_WRONLY));
-	CHECK_EQ(write(fd, "y", 1), 1);
-	close(fd);
-	CHECK_EQ(mode_of("w"), 06775);
 }
 
 static void access_after_chmod(void)
