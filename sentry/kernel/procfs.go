@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"encoding/binary"
 	"sort"
 	"time"
@@ -216,11 +217,29 @@ func (p procTask) memRange(start, end uintptr) []byte {
 	return b[:n]
 }
 
+// Cmdline implements proc.Task: the argument area, or, when a program
+// overwrote the NUL ending it (setproctitle), its title: the first page
+// from the start of the arguments, running on into the environment area
+// that follows them, up to and including the first NUL (as Linux's
+// get_mm_proctitle).
 func (p procTask) Cmdline() []byte {
-	if m := p.memory(); m != nil {
-		return p.memRange(m.ArgvStart, m.ArgvEnd)
+	m := p.memory()
+	if m == nil || m.ArgvStart >= m.ArgvEnd {
+		return nil
 	}
-	return nil
+	args := p.memRange(m.ArgvStart, m.ArgvEnd)
+	if len(args) == 0 || args[len(args)-1] == 0 {
+		return args
+	}
+	end := m.ArgvEnd
+	if m.EnvvStart == m.ArgvEnd && m.EnvvEnd >= m.EnvvStart {
+		end = m.EnvvEnd
+	}
+	title := p.memRange(m.ArgvStart, min(end, m.ArgvStart+4096))
+	if i := bytes.IndexByte(title, 0); i >= 0 {
+		title = title[:i+1]
+	}
+	return title
 }
 
 // Environ implements proc.MemTask: the environment area as the process's

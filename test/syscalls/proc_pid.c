@@ -341,6 +341,39 @@ static void cmdline_and_environ(void)
 	CHECK(found);
 }
 
+static void cmdline_after_setproctitle(void)
+{
+	ssize_t n = CHECK_SYS(slurp("/proc/self/cmdline", big, sizeof(big)));
+	int ready[2], done[2];
+	CHECK_SYS(pipe(ready));
+	CHECK_SYS(pipe(done));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		/* Overwrite the arguments and their final NUL, running on
+		 * into the environment area that follows them. */
+		char *start = (char *)mt_argv0;
+		memset(start, 'A', n);
+		memcpy(start + n, "BC", 3);
+		write(ready[1], "r", 1);
+		char c;
+		read(done[0], &c, 1);
+		_exit(0);
+	}
+	char c;
+	CHECK_EQ(read(ready[0], &c, 1), 1);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	ssize_t got = slurp(path, big, sizeof(big));
+	write(done[1], "x", 1);
+	int st;
+	CHECK_SYS(waitpid(pid, &st, 0));
+	CHECK_EXITED(st, 0);
+	CHECK_EQ(got, n + 3);
+	for (ssize_t i = 0; i < n; i++)
+		CHECK_EQ(big[i], 'A');
+	CHECK_MEMEQ(big + n, "BC", 3);
+}
+
 static void comm_rename(void)
 {
 	char old[32], got[32];
@@ -670,6 +703,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(maps_and_smaps_agree),
 	MT_CASE(limits_match_getrlimit),
 	MT_CASE(cmdline_and_environ),
+	MT_CASE(cmdline_after_setproctitle),
 	MT_CASE(comm_rename),
 	MT_CASE(comm_of_other_process_einval),
 	MT_CASE(exe_cwd_root_links),
