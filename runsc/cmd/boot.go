@@ -123,6 +123,8 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		return sandbox.ExitInternal
 	}
 	defer s.Release()
-	sandbox.ReportReady(b.syncFD, nil)
+	if err := sandbox.ReportReady(b.syncFD, nil); err != nil {
+		return fail(conf, log, "boot", err)
+	}
 	return subcommands.ExitStatus(s.Serve(b.controlFD, b.exitFD))
 }

@@ -277,3 +277,46 @@ func TestOCISpecAndFeatures(t *testing.T) {
 		t.Errorf("spec's version:\n%s", b)
 	}
 }
+
+// TestOCICreateKilled: a runsc create killed before it is done (here by
+// its createRuntime hook) leaves a container that state calls stopped and
+// delete removes with its sandbox and gofer.
+func TestOCICreateKilled(t *testing.T) {
+	e := newOCIEnv(t)
+	e.setArgs("true")
+	path := filepath.Join(e.bundle, "config.json")
+	b, _ := os.ReadFile(path)
+	var s specs.Spec
+	json.Unmarshal(b, &s)
+	s.Hooks = &specs.Hooks{CreateRuntime: []specs.Hook{{Path: "/bin/sh", Args: []string{"sh", "-c", "kill -9 $PPID"}}}}
+	b, _ = json.Marshal(&s)
+	os.WriteFile(path, b, 0o644)
+
+	if code, _, _ := e.run("create", "--bundle", e.bundle, "c"); code != 128+9 && code != -1 {
+		t.Fatalf("create: status %d, want it killed", code)
+	}
+	var rec struct {
+		Sandbox struct{ Pid int } `json:"sandbox"`
+		Gofer   struct{ Pid int } `json:"gofer"`
+	}
+	b, err := os.ReadFile(filepath.Join(e.root, "c", "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal(b, &rec)
+	if rec.Sandbox.Pid <= 0 || rec.Gofer.Pid <= 0 {
+		t.Fatalf("state.json records no processes: %s", b)
+	}
+	if st := e.state("c"); st.Status != specs.StateStopped {
+		t.Errorf("state %s, want stopped", st.Status)
+	}
+	e.mustRun("delete", "c")
+	if _, err := os.Stat(filepath.Join(e.root, "c")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state directory left: %v", err)
+	}
+	for _, pid := range []int{rec.Sandbox.Pid, rec.Gofer.Pid} {
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(b), ") Z") {
+			t.Errorf("pid %d still running: %s", pid, b)
+		}
+	}
+}

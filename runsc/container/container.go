@@ -167,6 +167,18 @@ func Create(a CreateArgs) (c *Container, err error) {
 		Stderr:   a.Stderr,
 		Exe:      a.Exe,
 		Log:      a.Log,
+		// Recorded at once, so that a delete finds them should this
+		// create die before it is done.
+		Started: func(sandboxPid, goferPid int) error {
+			var err error
+			if c.rec.Sandbox, err = newHostProcess(sandboxPid); err != nil {
+				return fmt.Errorf("the sandbox: %w", err)
+			}
+			if c.rec.Gofer, err = newHostProcess(goferPid); err != nil {
+				return fmt.Errorf("the gofer: %w", err)
+			}
+			return c.save()
+		},
 	}
 	if term && a.ConsoleSocket != "" {
 		var rows, cols uint16
@@ -193,14 +205,6 @@ func Create(a CreateArgs) (c *Container, err error) {
 		created.Gofer.Kill()
 		created.Sandbox.Wait()
 		created.Gofer.Wait()
-	}
-	if c.rec.Sandbox, err = newHostProcess(created.Pid); err != nil {
-		killAll()
-		return nil, fmt.Errorf("the sandbox: %w", err)
-	}
-	if c.rec.Gofer, err = newHostProcess(created.GoferPid); err != nil {
-		killAll()
-		return nil, fmt.Errorf("the gofer: %w", err)
 	}
 	if h := spec.Hooks; h != nil {
 		st := c.State()

@@ -70,6 +70,10 @@ type CreateOptions struct {
 	Exe string
 	// Log receives Create's own messages; nil means slog.Default().
 	Log *slog.Logger
+	// Started, when set, is called once both processes run, before the
+	// sandbox is ready, with their pids: a caller records them so that
+	// they can be killed even if it dies before Create returns.
+	Started func(sandboxPid, goferPid int) error
 }
 
 // Created is a sandbox that has loaded init and waits for start.
@@ -91,16 +95,21 @@ type bootReport struct {
 }
 
 // ReportReady is the sandbox's side of the sync pipe: it writes the
-// report for err (nil: ready) on fd and closes it.
-func ReportReady(fd int, err error) {
+// report for err (nil: ready) on fd and closes it. An error means runsc
+// create is gone (the pipe has no reader): nobody will ever start or
+// delete this sandbox, which should then exit.
+func ReportReady(fd int, err error) error {
 	var r bootReport
 	if err != nil {
 		r.Error = err.Error()
 	}
 	b, _ := json.Marshal(&r)
 	f := os.NewFile(uintptr(fd), "sync")
-	f.Write(b)
-	f.Close()
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("reporting to runsc create: %w", err)
+	}
+	return nil
 }
 
 // ReadSpec is the sandbox's side of the spec pipe.
@@ -273,6 +282,11 @@ func Create(o CreateOptions) (*Created, error) {
 	listener.Close()
 	exitFile.Close()
 
+	if o.Started != nil {
+		if err := o.Started(boot.Process.Pid, gofer.Process.Pid); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := specW.Write(specJSON); err != nil {
 		return nil, fmt.Errorf("sending the boot spec: %w", err)
 	}
