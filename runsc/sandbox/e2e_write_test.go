@@ -120,13 +120,21 @@ stat -c '%u:%g %s' /a/hard
 		}
 	}
 
-	// Without --overlay=none the root stays read-only.
-	status, _, stderr = runsc(t, "do", "--rootfs", root, "/bin/sh", "-c", "echo x > /greeting")
-	if status == 0 || !strings.Contains(stderr, "Read-only file system") {
+	// Without --overlay=none the host's files never change: the root is
+	// read-only, or (once the memory overlay is the default) changes stay
+	// in the sandbox.
+	status, _, stderr = runsc(t, "do", "--rootfs", root, "/bin/sh", "-c", "echo x > /greeting; rm -f /a/moved; mkdir /new")
+	if status != 0 && !strings.Contains(stderr, "Read-only file system") {
 		t.Errorf("write without --overlay=none: status %d, stderr %q", status, stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, "greeting")); string(b) != "hello\nmore\n" {
 		t.Errorf("greeting changed to %q without --overlay=none", b)
+	}
+	if _, err := os.Stat(filepath.Join(root, "a/moved")); err != nil {
+		t.Errorf("a/moved removed without --overlay=none: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "new")); !os.IsNotExist(err) {
+		t.Errorf("new made without --overlay=none: %v", err)
 	}
 }
 
