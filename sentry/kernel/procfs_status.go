@@ -216,9 +216,10 @@ func (p procTask) StatText() string {
 	// pid comm state ppid pgrp session tty_nr tpgid flags minflt cminflt
 	// majflt cmajflt utime stime cutime cstime priority nice num_threads
 	// itrealvalue starttime vsize rss rsslim
-	fmt.Fprintf(&b, "%d (%s) %c %d %d %d 0 -1 4194560 0 0 0 0 %d %d %d %d %d %d %d 0 %d %d %d %d",
+	ttyNr, tpgid := p.tg.ttyNumbers()
+	fmt.Fprintf(&b, "%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 %d %d %d %d %d %d %d 0 %d %d %d %d",
 		p.PID(), t.Name(), p.state().Letter(), p.tg.ParentID(), p.tg.ProcessGroupID(), p.tg.SessionID(),
-		ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), prio, sp.Nice, len(p.tg.Tasks()),
+		ttyNr, tpgid, ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), prio, sp.Nice, len(p.tg.Tasks()),
 		start.Nanoseconds()/1e7, vsize, rss, rssLim)
 	// startcode endcode startstack kstkesp kstkeip signal blocked sigignore
 	// sigcatch wchan nswap cnswap exit_signal processor rt_priority policy

@@ -287,3 +287,25 @@ func (k *Kernel) hangupOrphanedLocked(tg, oldParent *ThreadGroup) {
 		k.signalProcessGroupLocked(pg, SIGCONT)
 	}
 }
+
+// ptsMajor is the device major of /dev/pts/N.
+const ptsMajor = 136
+
+// ttyNumbers returns /proc/[pid]/stat's tty_nr (the controlling
+// terminal's device number, encoded as Linux's new_encode_dev) and tpgid
+// (its foreground process group, -1 without a terminal or one).
+func (tg *ThreadGroup) ttyNumbers() (nr uint32, tpgid int32) {
+	tg.k.mu.Lock()
+	tty := tg.tty
+	tg.k.mu.Unlock()
+	if tty == nil {
+		return 0, -1
+	}
+	minor := uint32(tty.Index())
+	nr = minor&0xff | ptsMajor<<8 | (minor&^0xff)<<12
+	tpgid = tty.ForegroundPgrp()
+	if tpgid == 0 {
+		tpgid = -1
+	}
+	return nr, tpgid
+}

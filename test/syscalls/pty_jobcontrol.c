@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -468,6 +469,50 @@ static void orphaned_stopped_job_hup_cont(void)
 	CHECK_EQ(r, 'H');
 }
 
+/* stat_tty reads tty_nr and tpgid from /proc/self/stat. */
+static int stat_tty(unsigned *nr, int *tpgid)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	char st;
+	int ppid, pgrp, sid;
+	return sscanf(p + 2, "%c %d %d %d %u %d", &st, &ppid, &pgrp, &sid, nr, tpgid) == 6 ? 0 : -1;
+}
+
+static void proc_stat_tty_fields(void)
+{
+	struct pty p;
+	CHECK_SYS(open_pty(&p));
+	int n;
+	CHECK_SYS(ioctl(p.m, TIOCGPTN, &n));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(setsid() == getpid());
+		unsigned nr;
+		int tpgid;
+		CHILD_CHECK(stat_tty(&nr, &tpgid) == 0);
+		CHILD_CHECK(nr == 0 && tpgid == -1);
+		CHILD_CHECK(ioctl(p.s, TIOCSCTTY, 0) == 0);
+		CHILD_CHECK(stat_tty(&nr, &tpgid) == 0);
+		/* new_encode_dev(makedev(136, n)) */
+		unsigned want = (n & 0xff) | (136 << 8) | ((n & ~0xff) << 12);
+		CHILD_CHECK(nr == want);
+		CHILD_CHECK(tpgid == getpid());
+		_exit(0);
+	}
+	CHECK_EXITED(mt_wait(pid), 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(open_acquires_controlling_tty),
 	MT_CASE(tiocsctty_rules),
@@ -480,6 +525,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(leader_exit_hangs_up_foreground),
 	MT_CASE(master_close_hangs_up_session),
 	MT_CASE(orphaned_stopped_job_hup_cont),
+	MT_CASE(proc_stat_tty_fields),
 };
 
 MT_MAIN(cases)
