@@ -249,11 +249,16 @@ func (o *Object) WriteAt(src []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, unix.EINVAL
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.writeLocked(src, off)
+}
+
+// writeLocked is WriteAt. Preconditions: o.mu is held.
+func (o *Object) writeLocked(src []byte, off int64) (int, error) {
 	if len(src) == 0 {
 		return 0, nil
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	if o.writeSealed() {
 		return 0, unix.EPERM
 	}
@@ -290,6 +295,15 @@ func (o *Object) WriteAt(src []byte, off int64) (int, error) {
 	}
 	// A short write (out of space) reports what was written.
 	return done, nil
+}
+
+// Append writes src at the object's end, atomically with respect to other
+// writes (O_APPEND), and returns the bytes written and the new end.
+func (o *Object) Append(src []byte) (int, int64, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n, err := o.writeLocked(src, o.size)
+	return n, o.size, err
 }
 
 // allocateLocked makes pages [start, end) of the object present, allocating

@@ -513,3 +513,20 @@ func TestMAdviseRemoveAndFree(t *testing.T) {
 		t.Fatalf("%d bytes leaked", u)
 	}
 }
+
+func TestObjectAppend(t *testing.T) {
+	o, _ := newTestObject(t, 0)
+	o.WriteAt([]byte("ab"), 0)
+	n, end, err := o.Append([]byte("cd"))
+	if n != 2 || end != 4 || err != nil {
+		t.Fatalf("Append: %d %d %v", n, end, err)
+	}
+	if got := readAll(t, o); string(got) != "abcd" {
+		t.Fatalf("contents %q", got)
+	}
+	o.AddSeals(unix.F_SEAL_GROW, false)
+	if _, _, err := o.Append([]byte("e")); err != unix.EPERM {
+		t.Fatalf("Append with F_SEAL_GROW: %v", err)
+	}
+	o.DecRef()
+}

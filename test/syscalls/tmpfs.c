@@ -357,6 +357,32 @@ static void fifo_open_waits_for_partner(void)
 	CHECK_ERR(open(p, O_RDONLY), EINTR);
 }
 
+static void concurrent_appends_keep_every_byte(void)
+{
+	if (fresh_dir())
+		return;
+	const char *p = in("log");
+	close(CHECK_SYS(open(p, O_CREAT | O_WRONLY, 0600)));
+	pid_t pids[2];
+	for (int i = 0; i < 2; i++) {
+		pids[i] = CHECK_SYS(fork());
+		if (pids[i] == 0) {
+			int fd = open(p, O_WRONLY | O_APPEND);
+			CHILD_CHECK(fd >= 0);
+			for (int j = 0; j < 500; j++)
+				CHILD_CHECK(write(fd, i ? "bbbbbbbbb\n" : "aaaaaaaaa\n", 10) == 10);
+			/* pwrite appends too on an O_APPEND file. */
+			CHILD_CHECK(pwrite(fd, "zzzzzzzzz\n", 10, 0) == 10);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK_EXITED(mt_wait(pids[i]), 0);
+	struct stat st;
+	CHECK_SYS(stat(p, &st));
+	CHECK_EQ(st.st_size, 2 * 501 * 10);
+}
+
 static void o_tmpfile_then_link(void)
 {
 	if (fresh_dir())
@@ -632,6 +658,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(symlinks),
 	MT_CASE(fifo_and_nodes),
 	MT_CASE(fifo_open_waits_for_partner),
+	MT_CASE(concurrent_appends_keep_every_byte),
 	MT_CASE(o_tmpfile_then_link),
 	MT_CASE(user_xattrs),
 	MT_CASE(times_change),

@@ -121,9 +121,17 @@ func tsAfter(a, b unix.Timespec) bool {
 	return a.Sec > b.Sec || a.Sec == b.Sec && a.Nsec > b.Nsec
 }
 
-// Write implements fs.FileImpl.Write.
-func (r *regularFD) Write(_ fs.Context, _ *fs.FileDescription, src []byte, off int64) (int, error) {
-	n, err := r.f.obj.WriteAt(src, off)
+// Write implements fs.FileImpl.Write. With O_APPEND the data goes to the
+// end of the file as it is when the write happens (also for pwrite, as on
+// Linux), so concurrent appenders never overwrite each other.
+func (r *regularFD) Write(_ fs.Context, fd *fs.FileDescription, src []byte, off int64) (int, error) {
+	var n int
+	var err error
+	if fd.Flags()&unix.O_APPEND != 0 {
+		n, _, err = r.f.obj.Append(src)
+	} else {
+		n, err = r.f.obj.WriteAt(src, off)
+	}
 	if n > 0 {
 		now := fs.Now()
 		r.f.mu.Lock()
