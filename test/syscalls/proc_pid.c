@@ -270,6 +270,15 @@ static void maps_and_smaps_agree(void)
 	CHECK_EQ(kb, 12);
 	CHECK(strstr(entry, "Rss:") != NULL);
 	munmap(m, 3 * 4096);
+	/* smaps_rollup: one header spanning the mappings, then the sums. */
+	CHECK_SYS(slurp("/proc/self/smaps_rollup", big, sizeof(big)));
+	char *nl = strchr(big, '\n');
+	CHECK(nl != NULL);
+	CHECK_EQ(strncmp(nl - 8, "[rollup]", 8), 0);
+	CHECK(strstr(big, " ---p 00000000 00:00 0 ") != NULL);
+	CHECK_EQ(sscanf(nl + 1, "Rss: %lu kB", &kb), 1);
+	CHECK_GT(kb, 0);
+	CHECK(strstr(big, "\nAnonymous:") != NULL);
 }
 
 /* limit_of parses a /proc/self/limits row; -1 stands for unlimited. */

@@ -198,6 +198,11 @@ func TestTaskFiles(t *testing.T) {
 			t.Errorf("smaps lacks %q:\n%s", want, smaps)
 		}
 	}
+	rollup := readAll(t, ctx, root, "/proc/1/smaps_rollup")
+	if !strings.HasPrefix(rollup, "00400000-00406000 ---p 00000000 00:00 0                                  [rollup]\nRss:                  12 kB\n") ||
+		!strings.Contains(rollup, "\nAnonymous:             8 kB\n") || !strings.HasSuffix(rollup, "\nLocked:                0 kB\n") {
+		t.Errorf("smaps_rollup:\n%s", rollup)
+	}
 	for _, tc := range []struct {
 		write string
 		err   error

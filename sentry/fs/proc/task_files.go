@@ -191,6 +191,46 @@ func smapsText(maps string, rt ResidentTask) string {
 	return b.String()
 }
 
+// smapsRollupText is /proc/[pid]/smaps_rollup: smaps' counts summed over
+// every mapping, under a header spanning them all.
+func smapsRollupText(maps string, rt ResidentTask) string {
+	ms := parseMaps(maps)
+	if len(ms) == 0 {
+		return ""
+	}
+	var rss, anon uint64
+	for _, m := range ms {
+		if rt == nil {
+			continue
+		}
+		r := rt.ResidentIn(m.start, m.end)
+		rss += r
+		if m.anonymous() {
+			anon += r
+		}
+	}
+	var b strings.Builder
+	kb := func(name string, v uint64) { fmt.Fprintf(&b, "%-16s%8d kB\n", name+":", v/1024) }
+	fmt.Fprintf(&b, "%-72s %s\n", fmt.Sprintf("%08x-%08x ---p 00000000 00:00 0", ms[0].start, ms[len(ms)-1].end), "[rollup]")
+	kb("Rss", rss)
+	kb("Pss", rss)
+	kb("Pss_Dirty", rss)
+	kb("Pss_Anon", anon)
+	kb("Pss_File", rss-anon)
+	kb("Pss_Shmem", 0)
+	kb("Shared_Clean", 0)
+	kb("Shared_Dirty", 0)
+	kb("Private_Clean", 0)
+	kb("Private_Dirty", rss)
+	kb("Referenced", rss)
+	kb("Anonymous", anon)
+	for _, n := range []string{"KSM", "LazyFree", "AnonHugePages", "ShmemPmdMapped", "FilePmdMapped",
+		"Shared_Hugetlb", "Private_Hugetlb", "Swap", "SwapPss", "Locked"} {
+		kb(n, 0)
+	}
+	return b.String()
+}
+
 // statmText is /proc/[pid]/statm, in pages: size resident shared text
 // lib data dt. Text is the executable mappings of the program file, data
 // the private writable mappings (as VmData counts them).
@@ -391,6 +431,9 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 		rt, _ := t.(ResidentTask)
 		entries["smaps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
 			return []byte(smapsText(mt.Maps(), rt)), nil
+		}}
+		entries["smaps_rollup"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+			return []byte(smapsRollupText(mt.Maps(), rt)), nil
 		}}
 		entries["statm"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
 			var rss uint64
