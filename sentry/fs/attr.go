@@ -110,6 +110,11 @@ func Chown(ctx Context, vd VirtualDentry, uid, gid uint32) error {
 			mode &^= unix.S_ISGID
 		}
 		if mode != st.Mode&0o7777 {
+			// Linux's setattr_prepare then checks the mode change as
+			// a chmod.
+			if !ownerOrCapable(c, &st) {
+				return unix.EPERM
+			}
 			opts.Mask |= SetAttrMode
 			opts.Mode = mode
 		}

@@ -215,6 +215,8 @@ static void chown_permissions(void)
 	ENTER();
 	CHECK_SYS(chmod(".", 0777));
 	make_file("root", 0666);
+	make_file("suid", 04755);
+	make_file("plain", 0755);
 	AS_USER({
 		CHILD_ERR(chown("root", 1000, 1000), EPERM);
 		int f = open("mine", O_CREAT | O_WRONLY, 0644);
@@ -224,6 +226,9 @@ static void chown_permissions(void)
 		CHILD_CHECK(chown("mine", 1000, -1) == 0); /* no change */
 		CHILD_CHECK(chown("mine", -1, 1000) == 0);
 		CHILD_ERR(chown("mine", -1, 0), EPERM);
+		/* Even a no-op chown drops setuid, which only the owner may. */
+		CHILD_ERR(chown("suid", -1, -1), EPERM);
+		CHILD_CHECK(chown("plain", -1, -1) == 0);
 	});
 }
 
