@@ -283,6 +283,14 @@ static void symlinks(void)
 	CHECK(S_ISLNK(st.st_mode));
 	CHECK_EQ(st.st_mode & 0777, 0777);
 	CHECK_EQ(st.st_size, 11);
+	CHECK_EQ(st.st_blocks, 0);
+	char longt[200];
+	memset(longt, 't', sizeof(longt) - 1);
+	longt[sizeof(longt) - 1] = 0;
+	CHECK_SYS(symlink(longt, in("long")));
+	CHECK_SYS(lstat(in("long"), &st));
+	CHECK_EQ(st.st_size, 199);
+	CHECK_EQ(st.st_blocks, 8);
 	char buf[64];
 	ssize_t n = CHECK_SYS(readlink(in("l"), buf, sizeof(buf)));
 	CHECK_EQ(n, 11);

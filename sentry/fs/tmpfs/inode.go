@@ -173,6 +173,10 @@ func (n *inode) RemoveXattr(_ fs.Context, name string) error {
 	return nil
 }
 
+// shortSymlinkLen is the shortest target Linux's tmpfs stores in a page
+// rather than in the inode (SHORT_SYMLINK_LEN).
+const shortSymlinkLen = 128
+
 // symlink is a symbolic link.
 type symlink struct {
 	inode
@@ -185,6 +189,10 @@ func (s *symlink) Stat(fs.Context) (fs.Stat, error) {
 	defer s.mu.Unlock()
 	st := s.statLocked()
 	st.Size = int64(len(s.target))
+	if len(s.target) >= shortSymlinkLen {
+		// Linux keeps long targets in a page of their own.
+		st.Blocks = pageSize / 512
+	}
 	return st, nil
 }
 
