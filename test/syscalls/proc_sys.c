@@ -151,6 +151,24 @@ static void stat_has_cpus_and_btime(void)
 	CHECK(value(big, "ctxt") != NULL);
 }
 
+static void vmstat_format(void)
+{
+	CHECK_SYS(slurp("/proc/vmstat", big, sizeof(big)));
+	/* "name value" lines; free pages within the memory total. */
+	for (char *p = big; *p; p = strchr(p, '\n') + 1) {
+		char name[64];
+		unsigned long long v;
+		CHECK_EQ(sscanf(p, "%63s %llu", name, &v), 2);
+	}
+	struct sysinfo si;
+	CHECK_SYS(sysinfo(&si));
+	unsigned long long free_pages = strtoull(value(big, "nr_free_pages"), NULL, 10);
+	CHECK_GT(free_pages, 0);
+	CHECK_LE(free_pages, (unsigned long long)si.totalram * si.mem_unit / 4096);
+	CHECK(value(big, "pgfault") != NULL);
+	CHECK(value(big, "pswpin") != NULL);
+}
+
 static void uptime_matches_sysinfo(void)
 {
 	CHECK_SYS(slurp("/proc/uptime", big, sizeof(big)));
@@ -340,6 +358,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(cpuinfo_one_entry_per_cpu),
 	MT_CASE(meminfo_matches_sysinfo),
 	MT_CASE(stat_has_cpus_and_btime),
+	MT_CASE(vmstat_format),
 	MT_CASE(uptime_matches_sysinfo),
 	MT_CASE(loadavg_format),
 	MT_CASE(version_names_release),

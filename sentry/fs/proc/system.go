@@ -14,7 +14,7 @@ import (
 )
 
 // System is implemented by kernels that give /proc its system files
-// (cpuinfo, meminfo, stat, uptime, loadavg, version and sys/). Every value
+// (cpuinfo, meminfo, stat, uptime, loadavg, version, vmstat and sys/). Every value
 // describes the sandbox, never the host.
 type System interface {
 	// SystemInfo returns what does not change while the sandbox runs.
@@ -94,7 +94,8 @@ func systemEntries(s System) map[string]fs.Node {
 			i := s.SystemInfo()
 			return fmt.Sprintf("Linux version %s (moat@moat) (Moat sandbox) %s\n", i.Release, i.Version)
 		}),
-		"sys": sysctlDir(s),
+		"vmstat": gen(func() string { return vmstatText(s.SystemStats()) }),
+		"sys":    sysctlDir(s),
 	}
 }
 
@@ -149,6 +150,34 @@ func meminfoText(st SystemStats) string {
 	n("HugePages_Surp", 0)
 	kb("Hugepagesize", 2048*1024)
 	kb("Hugetlb", 0)
+	return b.String()
+}
+
+// vmstatText is /proc/vmstat: page counts of the sandbox's memory (all
+// of it anonymous) and event counters the Sentry does not keep, as 0.
+func vmstatText(st SystemStats) string {
+	free := st.MemFree / 4096
+	used := (st.MemTotal - st.MemFree) / 4096
+	var b strings.Builder
+	for _, kv := range []struct {
+		name string
+		v    uint64
+	}{
+		{"nr_free_pages", free}, {"nr_zone_inactive_anon", 0}, {"nr_zone_active_anon", used},
+		{"nr_zone_inactive_file", 0}, {"nr_zone_active_file", 0}, {"nr_zone_unevictable", 0},
+		{"nr_zone_write_pending", 0}, {"nr_mlock", 0}, {"nr_bounce", 0},
+		{"nr_inactive_anon", 0}, {"nr_active_anon", used}, {"nr_inactive_file", 0}, {"nr_active_file", 0},
+		{"nr_unevictable", 0}, {"nr_slab_reclaimable", 0}, {"nr_slab_unreclaimable", 0},
+		{"nr_isolated_anon", 0}, {"nr_isolated_file", 0}, {"nr_anon_pages", used}, {"nr_mapped", 0},
+		{"nr_file_pages", 0}, {"nr_dirty", 0}, {"nr_writeback", 0}, {"nr_shmem", 0},
+		{"nr_page_table_pages", 0}, {"nr_kernel_stack", 0},
+		{"pgpgin", 0}, {"pgpgout", 0}, {"pswpin", 0}, {"pswpout", 0},
+		{"pgalloc_normal", 0}, {"pgfree", 0}, {"pgactivate", 0}, {"pgdeactivate", 0},
+		{"pgfault", 0}, {"pgmajfault", 0}, {"pgscan_kswapd", 0}, {"pgscan_direct", 0},
+		{"pgsteal_kswapd", 0}, {"pgsteal_direct", 0}, {"oom_kill", 0},
+	} {
+		fmt.Fprintf(&b, "%s %d\n", kv.name, kv.v)
+	}
 	return b.String()
 }
 
