@@ -42,14 +42,14 @@ func (t *Task) ControllingTTY() *devpts.Terminal {
 	return t.tg.tty
 }
 
-// OpenControllingTTY implements dev.TTYOpener: /dev/tty opens the
+// OpenControllingTTY implements dev.TTYOpener: /dev/tty (at vd) opens the
 // controlling terminal's slave, ENXIO without one.
-func (t *Task) OpenControllingTTY(flags uint32) (*fs.FileDescription, error) {
+func (t *Task) OpenControllingTTY(vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
 	tty := t.ControllingTTY()
 	if tty == nil {
 		return nil, unix.ENXIO
 	}
-	return tty.OpenSlave(t, flags)
+	return tty.OpenSlave(t, vd, flags)
 }
 
 // isSessionLeaderLocked reports whether tg leads its session.

@@ -72,7 +72,7 @@ func TestControllingTTYAcquireAndRules(t *testing.T) {
 	e := newTTYEnv(t)
 	defer e.master.DecRef()
 	child := newTTYTask(e.k, e.leader)
-	if _, err := child.OpenControllingTTY(unix.O_RDWR); err != unix.ENXIO {
+	if _, err := child.OpenControllingTTY(fs.VirtualDentry{}, unix.O_RDWR); err != unix.ENXIO {
 		t.Fatalf("/dev/tty without a terminal = %v, want ENXIO", err)
 	}
 	if err := child.SetControllingTTY(e.tty, false, true); err != unix.EPERM {
@@ -93,7 +93,7 @@ func TestControllingTTYAcquireAndRules(t *testing.T) {
 	if !c2.IsControllingTTY(e.tty) {
 		t.Fatal("child did not inherit the controlling terminal")
 	}
-	f, err := c2.OpenControllingTTY(unix.O_RDWR)
+	f, err := c2.OpenControllingTTY(e.root, unix.O_RDWR)
 	if err != nil {
 		t.Fatalf("/dev/tty: %v", err)
 	}

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -513,6 +515,35 @@ static void proc_stat_tty_fields(void)
 	CHECK_EXITED(mt_wait(pid), 0);
 }
 
+/* A descriptor opened through /dev/tty is /dev/tty (its device number
+ * and name) while reading and writing the terminal. */
+static void dev_tty_is_itself(void)
+{
+	struct pty p;
+	CHECK_SYS(open_pty(&p));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		take(&p);
+		int t = open("/dev/tty", O_RDWR);
+		CHILD_CHECK(t >= 0);
+		struct stat st;
+		CHILD_CHECK(fstat(t, &st) == 0);
+		CHILD_CHECK(S_ISCHR(st.st_mode) && st.st_rdev == makedev(5, 0));
+		char path[64], link[64] = { 0 };
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", t);
+		CHILD_CHECK(readlink(path, link, sizeof(link) - 1) > 0);
+		CHILD_CHECK(strcmp(link, "/dev/tty") == 0);
+		CHILD_CHECK(strcmp(ttyname(t), "/dev/tty") == 0);
+		CHILD_CHECK(tcgetpgrp(t) == getpid());
+		CHILD_CHECK(write(t, "hi\n", 3) == 3);
+		_exit(0);
+	}
+	CHECK_EXITED(mt_wait(pid), 0);
+	char buf[8];
+	CHECK_EQ(read(p.m, buf, sizeof(buf)), 4);
+	CHECK_MEMEQ(buf, "hi\r\n", 4);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(open_acquires_controlling_tty),
 	MT_CASE(tiocsctty_rules),
@@ -526,6 +557,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(master_close_hangs_up_session),
 	MT_CASE(orphaned_stopped_job_hup_cont),
 	MT_CASE(proc_stat_tty_fields),
+	MT_CASE(dev_tty_is_itself),
 };
 
 MT_MAIN(cases)

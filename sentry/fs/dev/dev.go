@@ -36,8 +36,9 @@ var TTYDev = unix.Mkdev(5, 0)
 // terminal: opening /dev/tty opens it.
 type TTYOpener interface {
 	// OpenControllingTTY opens the task's controlling terminal with the
-	// open(2) flags, or fails with ENXIO if it has none.
-	OpenControllingTTY(flags uint32) (*fs.FileDescription, error)
+	// open(2) flags as the file at vd (/dev/tty), or fails with ENXIO if
+	// it has none.
+	OpenControllingTTY(vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error)
 }
 
 // ttyDevice is /dev/tty: the opener's controlling terminal, ENXIO when it
@@ -46,9 +47,9 @@ func ttyDevice() *synth.Device {
 	return &synth.Device{
 		Attr: synth.Attr{Mode: 0o666},
 		Rdev: TTYDev,
-		OpenFile: func(ctx fs.Context, _ fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+		OpenFile: func(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
 			if o, ok := ctx.(TTYOpener); ok {
-				return o.OpenControllingTTY(flags)
+				return o.OpenControllingTTY(vd, flags)
 			}
 			return nil, unix.ENXIO
 		},

@@ -179,9 +179,11 @@ func (n *slaveNode) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs
 	return fd, nil
 }
 
-// OpenSlave opens the slave of t (for the kernel's /dev/tty).
-func (t *Terminal) OpenSlave(ctx fs.Context, flags uint32) (*fs.FileDescription, error) {
-	return t.slaveNode().Open(ctx, fs.VirtualDentry{Dentry: fs.NewAnonDentry(nil, "/dev/pts/"+strconv.Itoa(int(t.index)), t.slaveNode())}, flags|unix.O_NOCTTY)
+// OpenSlave opens the slave of t as the file at vd, the path it was
+// reached by (the kernel's /dev/tty: fstat and /proc/self/fd show
+// /dev/tty, as on Linux). It never acquires a controlling terminal.
+func (t *Terminal) OpenSlave(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	return t.slaveNode().Open(ctx, vd, flags|unix.O_NOCTTY)
 }
 
 func copyOutInt(ctx fs.Context, addr uintptr, v int32) error {
