@@ -25,7 +25,7 @@ import (
 //	root/outfile -> ../secret/file
 //
 // It returns the root and the secret directory.
-func writeTree(t *testing.T) (root, secret string) {
+func writeTree(t testing.TB) (root, secret string) {
 	t.Helper()
 	base := t.TempDir()
 	root, secret = filepath.Join(base, "root"), filepath.Join(base, "secret")
@@ -56,7 +56,7 @@ func writeTree(t *testing.T) (root, secret string) {
 const secretContent = "secret, never to be read or changed\n"
 
 // checkSecret fails the test if the secret directory changed in any way.
-func checkSecret(t *testing.T, secret string) {
+func checkSecret(t testing.TB, secret string) {
 	t.Helper()
 	ents, err := os.ReadDir(secret)
 	if err != nil {

@@ -309,28 +309,36 @@ func Load(root, id string) (*Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	return load(root, id)
+	return load(root, id, false)
 }
 
 // load reads the record. state.json is replaced atomically, so no lock
 // is needed to read a consistent one (and a container being created can
 // be seen as creating).
-func load(root, id string) (*Container, error) {
+//
+// A directory without a readable record is a create that died before
+// writing one (or a damaged record): it is shown as stopped, with no
+// processes, so that delete removes it; while a create holds its lock it
+// is shown as creating. locked says the caller holds the lock.
+func load(root, id string, locked bool) (*Container, error) {
 	dir := filepath.Join(root, id)
 	rec, err := readRecord(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, errNotExist(id)
-	}
 	if err != nil {
-		return nil, err
+		if _, serr := os.Stat(dir); serr != nil {
+			return nil, errNotExist(id)
+		}
+		rec = record{ID: id, Status: Stopped}
+		if !locked && !lockFree(dir) {
+			rec.Status = Creating
+		}
+		return &Container{root: root, dir: dir, rec: rec}, nil
 	}
 	c := &Container{root: root, dir: dir, rec: rec}
 	c.refresh()
 	return c, nil
 }
 
-// List returns the containers under root, sorted by id. A directory
-// without a readable record (being made or removed) is left out.
+// List returns the containers under root, sorted by id.
 func List(root string) ([]*Container, error) {
 	ents, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
@@ -362,7 +370,7 @@ func (c *Container) withLock(f func() error) error {
 		return errNotExist(c.rec.ID)
 	}
 	defer l.unlock()
-	fresh, err := load(c.root, c.rec.ID)
+	fresh, err := load(c.root, c.rec.ID, true)
 	if err != nil {
 		return err
 	}

@@ -705,3 +705,51 @@ func TestConsoleSocket(t *testing.T) {
 		}
 	})
 }
+
+// TestStaleState: a state directory without a readable record (a create
+// that died before writing one, a damaged file) shows as stopped and
+// delete removes it; one whose create holds the lock shows as creating.
+func TestStaleState(t *testing.T) {
+	root := t.TempDir()
+	for _, tc := range []struct {
+		id, record string
+	}{{"empty", ""}, {"damaged", "{not json"}} {
+		t.Run(tc.id, func(t *testing.T) {
+			dir := filepath.Join(root, tc.id)
+			os.Mkdir(dir, 0o711)
+			if tc.record != "" {
+				os.WriteFile(filepath.Join(dir, stateFile), []byte(tc.record), 0o600)
+			}
+			c, err := Load(root, tc.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Status() != Stopped {
+				t.Errorf("status %s, want stopped", c.Status())
+			}
+			if err := c.Delete(false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("directory left: %v", err)
+			}
+		})
+	}
+	t.Run("locked", func(t *testing.T) {
+		dir := filepath.Join(root, "busy")
+		os.Mkdir(dir, 0o711)
+		l, err := lockDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.unlock()
+		c, err := Load(root, "busy")
+		if err != nil || c.Status() != Creating {
+			t.Errorf("load: %v, %v; want creating", c, err)
+		}
+		cs, _ := List(root)
+		if len(cs) != 1 || cs[0].ID() != "busy" {
+			t.Errorf("list: %v", cs)
+		}
+	})
+}

@@ -162,6 +162,17 @@ func lockDir(dir string) (*lock, error) {
 	return &lock{f: f}, nil
 }
 
+// lockFree reports whether nobody holds dir's lock (a create in progress
+// holds it).
+func lockFree(dir string) bool {
+	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil
+}
+
 func (l *lock) unlock() {
 	if l != nil && l.f != nil {
 		l.f.Close() // closing drops the flock
