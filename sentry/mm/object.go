@@ -31,6 +31,8 @@ import (
 type Object struct {
 	mf     *MemoryFile
 	budget *Budget
+	// anon is set for MAP_SHARED anonymous memory (see fillObject).
+	anon bool
 
 	mu sync.Mutex
 	// refs counts the owners' references (IncRef) and attached vmas; the
@@ -615,13 +617,18 @@ func (o *Object) detach(m *MemoryManager, v *vma) {
 // fillObject creates pmas for the gap [start, end) of v, which o backs.
 // Pages in [mustStart, mustEnd) are allocated in the object when missing;
 // others are mapped only if the object has them (as Linux's fault-around
-// maps only pages already in the page cache). A must page past the end of
-// the object gives errBeyondEOF unless some page before it was filled.
+// maps only pages already in the page cache), except in anonymous shared
+// memory, whose pages nobody counts: there the whole gap is allocated, to
+// spare faults. A must page past the end of the object gives errBeyondEOF
+// unless some page before it was filled.
 // Preconditions: m.mu is held for writing.
 func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintptr) error {
 	o := v.obj
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.anon {
+		mustStart, mustEnd = start, end
+	}
 	sizePages := (uint64(o.size) + pageSize - 1) / pageSize
 	if !v.private && v.prot&unix.PROT_WRITE != 0 && mustEnd-mustStart == pageSize {
 		// A sequential first touch of a shared writable mapping (this
@@ -639,6 +646,16 @@ func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintpt
 			}
 		}
 	}
+	// Pages are inserted in runs contiguous in the memory file, with one
+	// reference update each.
+	runStart, runEnd, runOff := uintptr(0), uintptr(0), uint64(0)
+	flush := func() {
+		if runEnd > runStart {
+			m.mf.IncRef(runOff, uint64(runEnd-runStart))
+			m.insertPMA(pma{start: runStart, end: runEnd, off: runOff, private: v.private, obj: o})
+		}
+		runStart, runEnd = 0, 0
+	}
 	filled := false
 	for a := start; a < end; a += pageSize {
 		idx := (v.objOff + uint64(a-v.start)) / pageSize
@@ -652,6 +669,7 @@ func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintpt
 		off, ok := o.pages[idx]
 		if !ok {
 			if !must {
+				flush()
 				continue
 			}
 			var err error
@@ -662,10 +680,15 @@ func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintpt
 				return err
 			}
 		}
-		m.mf.IncRef(off, pageSize)
-		m.insertPMA(pma{start: a, end: a + pageSize, off: off, private: v.private, obj: o})
+		if runEnd == a && runEnd > runStart && runOff+uint64(a-runStart) == off {
+			runEnd += pageSize
+		} else {
+			flush()
+			runStart, runEnd, runOff = a, a+pageSize, off
+		}
 		filled = true
 	}
+	flush()
 	m.mergePMAs(start, end)
 	return nil
 }

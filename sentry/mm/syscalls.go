@@ -147,6 +147,7 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 	case !o.Private:
 		// Shared anonymous memory is an object as large as the mapping.
 		v.obj = NewObject(m.mf, int64(length), nil)
+		v.obj.anon = true
 		v.obj.attach(m, v)
 		v.obj.DecRef()
 		if v.name == "" {
