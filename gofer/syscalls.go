@@ -23,6 +23,15 @@ var Syscalls = []string{
 	"fstatfs",    // statfs
 	"fcntl",      // clearing O_NONBLOCK on donated fds; F_GETFL/F_SETFL on sockets
 	"close",
+	// Read-only requests a read-only server serves too: Tgetxattr,
+	// Tlistxattr, Tfsync and Tconnect (see write.go).
+	"fgetxattr",
+	"flistxattr",
+	"fsync",
+	"fdatasync",
+	"socket", // AF_UNIX, for connect (and bind on a read-write server)
+	"connect",
+	"fchdir", // into the socket's directory and back
 	// Connections.
 	"recvmsg",
 	"sendmsg",
@@ -53,16 +62,9 @@ var WriteSyscalls = []string{
 	"fchmod",    // mode through a reopened fd, without fchmodat2
 	"utimensat", // times through the O_PATH fd (AT_EMPTY_PATH)
 	"ftruncate", // setattr size, O_TRUNC
-	"fsync",
-	"fdatasync",
 	"fallocate",
 	"fstat", // identity check of a created file's fd
-	"fgetxattr",
 	"fsetxattr",
-	"flistxattr",
 	"fremovexattr",
-	"socket", // AF_UNIX, for bind and connect
 	"bind",
-	"connect",
-	"fchdir", // into the socket's directory and back
 }

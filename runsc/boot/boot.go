@@ -24,6 +24,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/dev"
 	"github.com/moat-sandbox/moat/sentry/fs/gofer"
 	"github.com/moat-sandbox/moat/sentry/fs/host"
+	"github.com/moat-sandbox/moat/sentry/fs/overlay"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/fs/sys"
 	"github.com/moat-sandbox/moat/sentry/fs/tmpfs"
@@ -59,6 +60,12 @@ type Config struct {
 	// WritableRoot mounts the gofer's root read-write (--overlay=none);
 	// the gofer must serve it so.
 	WritableRoot bool
+	// ReadOnlyRoot mounts the gofer's root read-only (runsc do
+	// --read-only, a spec's root.readonly): changes fail with EROFS.
+	// Without it or WritableRoot, the root is the gofer's tree under a
+	// memory-backed overlay: writable, with every change kept in the
+	// sandbox.
+	ReadOnlyRoot bool
 }
 
 // defaultPath is the PATH used to find the command when the environment
@@ -143,15 +150,11 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the gofer: %w", err)
 	}
-	newRoot := gofer.New
-	if cfg.WritableRoot {
-		newRoot = gofer.NewWritable
-	}
-	rootFS, err := newRoot(client)
+	rootFS, err := mountRoot(cfg, client, mf)
 	if err != nil {
 		return nil, fmt.Errorf("mounting the root: %w", err)
 	}
-	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{ReadOnly: !cfg.WritableRoot})
+	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{ReadOnly: cfg.ReadOnlyRoot && !cfg.WritableRoot})
 
 	var strace io.Writer
 	if cfg.Strace {
@@ -331,6 +334,21 @@ func (s *Sandbox) restoreStdio() {
 	for i, fd := range s.stdio {
 		unix.FcntlInt(uintptr(fd), unix.F_SETFL, s.savedFlags[i])
 	}
+}
+
+// mountRoot returns the container's root file system: the gofer's tree,
+// read-write when cfg.WritableRoot, read-only when cfg.ReadOnlyRoot, and
+// otherwise read-only under an overlay whose upper layer is a tmpfs.
+func mountRoot(cfg Config, client *proto.Client, mf *mm.MemoryFile) (*fs.Filesystem, error) {
+	if cfg.WritableRoot {
+		return gofer.NewWritable(client)
+	}
+	lower, err := gofer.New(client)
+	if err != nil || cfg.ReadOnlyRoot {
+		return lower, err
+	}
+	upper := tmpfs.New(mf, tmpfs.DefaultOptions(mf), nil)
+	return overlay.New(kernel.Background(), upper, lower)
 }
 
 // mountSpecial mounts /dev, /proc and /sys where the root has directories

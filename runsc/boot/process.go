@@ -53,6 +53,9 @@ type Spec struct {
 	Cwd      string   `json:"cwd,omitempty"`
 	Hostname string   `json:"hostname,omitempty"`
 	Process  Process  `json:"process"`
+	// ReadOnlyRoot is the spec's root.readonly: the root is mounted
+	// read-only instead of under the memory-backed overlay.
+	ReadOnlyRoot bool `json:"readOnlyRoot,omitempty"`
 }
 
 func capSet(caps []uint) (auth.CapSet, error) {

@@ -18,6 +18,7 @@ type Boot struct {
 	cwd          string
 	env          envList
 	selfTestOpen bool
+	readOnly     bool
 	// The descriptors of an OCI container's sandbox (runsc create): see
 	// runsc/sandbox/create.go.
 	specFD, controlFD, syncFD, exitFD int
@@ -47,6 +48,7 @@ func (b *Boot) SetFlags(f *flag.FlagSet) {
 	f.IntVar(&b.goferFD, "gofer-fd", -1, "connected socket to the gofer")
 	f.StringVar(&b.cwd, "cwd", "/", "working directory of CMD")
 	f.Var(&b.env, "env", "NAME=VALUE of CMD's environment (repeatable)")
+	f.BoolVar(&b.readOnly, "read-only", false, "mount the root read-only rather than under a memory-backed overlay")
 	f.BoolVar(&b.selfTestOpen, "self-test-open", false, "open a host file once confined, to prove the seccomp filter kills the Sentry")
 	f.IntVar(&b.specFD, "spec-fd", -1, "pipe carrying the container's boot spec (JSON)")
 	f.IntVar(&b.controlFD, "control-fd", -1, "listening control socket")
@@ -81,6 +83,7 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 		Confine:      sandbox.SentryConfine(conf),
 		SelfTestOpen: b.selfTestOpen,
 		WritableRoot: conf.WritableRoot(),
+		ReadOnlyRoot: b.readOnly,
 	})
 	if err != nil {
 		return fail(conf, log, "boot", err)
@@ -116,6 +119,10 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		Confine:  sandbox.SentryConfine(conf),
 		Process:  spec.Process,
 		Hostname: spec.Hostname,
+		// A read-only root when the spec asks for one; otherwise the
+		// default overlay, or the writable gofer root of --overlay=none.
+		ReadOnlyRoot: spec.ReadOnlyRoot,
+		WritableRoot: conf.WritableRoot(),
 	})
 	if err != nil {
 		sandbox.ReportReady(b.syncFD, err)

@@ -15,6 +15,7 @@ type Do struct {
 	env          envList
 	userns       bool
 	selfTestOpen bool
+	readOnly     bool
 }
 
 // Name implements subcommands.Command.
@@ -28,7 +29,9 @@ func (*Do) Usage() string {
 	return `do [flags] [--] CMD [ARG...]
 
 Runs CMD in a new sandbox whose root is a host directory (default "/"),
-served read-only by a gofer. CMD is looked up in the sandbox's PATH
+served read-only by a gofer under a memory-backed overlay: CMD may change
+files, and the changes vanish with the sandbox (--overlay=none writes
+through to the host directory; --read-only refuses changes). CMD is looked up in the sandbox's PATH
 (default ` + sandbox.DefaultPath + `). Exits with CMD's
 status (128+N if signal N killed it), or 125 if runsc itself fails.
 SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to runsc are
@@ -39,7 +42,8 @@ passed on to CMD.
 
 // SetFlags implements subcommands.Command.
 func (d *Do) SetFlags(f *flag.FlagSet) {
-	f.StringVar(&d.rootfs, "rootfs", "/", "host directory to use as the sandbox's root (read-only)")
+	f.StringVar(&d.rootfs, "rootfs", "/", "host directory to use as the sandbox's root")
+	f.BoolVar(&d.readOnly, "read-only", false, "mount the root read-only (changes fail with EROFS) instead of under an overlay")
 	f.StringVar(&d.cwd, "cwd", "/", "working directory of CMD inside the sandbox")
 	f.Var(&d.env, "env", "NAME=VALUE to add to CMD's environment (repeatable)")
 	f.BoolVar(&d.userns, "userns", true, "run the sandbox process in a user namespace of its own")
@@ -61,6 +65,7 @@ func (d *Do) Execute(ctx context.Context, f *flag.FlagSet, args ...any) subcomma
 		Argv:         f.Args(),
 		NoUserNS:     !d.userns,
 		SelfTestOpen: d.selfTestOpen,
+		ReadOnlyRoot: d.readOnly,
 		Log:          log,
 	})
 	if err != nil {

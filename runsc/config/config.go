@@ -39,10 +39,10 @@ type Config struct {
 	// supported yet.
 	Network string
 	// Overlay says what lies over the container's root (--overlay):
-	// OverlayDefault and OverlayMemory (a memory-backed overlay, not
-	// implemented yet: the root is served read-only meanwhile) keep the
-	// host's files unchanged; OverlayNone serves the root read-write, so
-	// the sandbox's changes reach the host directory.
+	// OverlayDefault and OverlayMemory put a memory-backed overlay over
+	// it, so the root is writable and the host's files stay unchanged;
+	// OverlayNone serves the root read-write, so the sandbox's changes
+	// reach the host directory.
 	Overlay Overlay
 	// SeccompDebug replaces the kill of unlisted syscalls in runsc's own
 	// seccomp filters by "trap" or "log", to discover missing entries
@@ -55,7 +55,7 @@ type Overlay string
 
 // Overlay values.
 const (
-	OverlayDefault Overlay = ""       // no flag: the root is read-only
+	OverlayDefault Overlay = ""       // no flag: as OverlayMemory
 	OverlayMemory  Overlay = "memory" // --overlay, --overlay=memory, --overlay=true
 	OverlayNone    Overlay = "none"   // --overlay=none: the root is writable
 )
@@ -117,7 +117,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Platform, "platform", d.Platform, "how application system calls are trapped: ptrace")
 	fs.StringVar(&c.Network, "network", d.Network, "network mode: none (loopback only); sandbox and host are not supported yet")
 	c.Overlay = d.Overlay
-	fs.Var(&c.Overlay, "overlay", "what lies over the container's root: memory (also --overlay alone; the root stays read-only until the overlay exists) or none (the root is writable and changes reach the host)")
+	fs.Var(&c.Overlay, "overlay", "what lies over the container's root: memory (the default, also --overlay alone: writes stay in the sandbox) or none (the root is writable and changes reach the host)")
 	fs.StringVar(&c.SeccompDebug, "seccomp-debug", d.SeccompDebug, "internal: trap or log instead of killing on syscalls runsc's own seccomp filters do not list")
 }
 

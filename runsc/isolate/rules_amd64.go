@@ -228,6 +228,15 @@ var goferRules = Rules{
 		MaskedEq(1, 0xffffffff&^(unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK), unix.SOCK_SEQPACKET),
 	}),
 	unix.SYS_GETSOCKOPT: AllowIf(Match{Eq32(1, unix.SOL_SOCKET), Eq32(2, unix.SO_TYPE)}),
+	// Requests that change nothing, served read-only too: xattr reads,
+	// fsync, and connecting to unix sockets on host paths.
+	unix.SYS_FGETXATTR:  Allow,
+	unix.SYS_FLISTXATTR: Allow,
+	unix.SYS_FSYNC:      Allow,
+	unix.SYS_FDATASYNC:  Allow,
+	unix.SYS_SOCKET:     AllowIf(Match{Eq32(0, unix.AF_UNIX)}),
+	unix.SYS_CONNECT:    Allow,
+	unix.SYS_FCHDIR:     Allow,
 }
 
 // goferWriteRules are what package gofer lists in gofer.WriteSyscalls,
@@ -251,18 +260,11 @@ var goferWriteRules = Rules{
 	unix.SYS_FCHMOD:       Allow,
 	unix.SYS_UTIMENSAT:    AllowIf(Match{HasBits(3, unix.AT_SYMLINK_NOFOLLOW)}),
 	unix.SYS_FTRUNCATE:    Allow,
-	unix.SYS_FSYNC:        Allow,
-	unix.SYS_FDATASYNC:    Allow,
 	unix.SYS_FALLOCATE:    Allow,
 	unix.SYS_FSTAT:        Allow,
-	unix.SYS_FGETXATTR:    Allow,
 	unix.SYS_FSETXATTR:    Allow,
-	unix.SYS_FLISTXATTR:   Allow,
 	unix.SYS_FREMOVEXATTR: Allow,
-	unix.SYS_SOCKET:       AllowIf(Match{Eq32(0, unix.AF_UNIX)}),
 	unix.SYS_BIND:         Allow,
-	unix.SYS_CONNECT:      Allow,
-	unix.SYS_FCHDIR:       Allow,
 	// An O_TMPFILE file's node keeps a duplicate of its fd.
 	unix.SYS_FCNTL: AllowIf(Match{Eq32(1, unix.F_DUPFD_CLOEXEC)}),
 }
@@ -274,24 +276,29 @@ func SentryRules() Rules {
 }
 
 // GoferRules returns the gofer's allowlist: the Go runtime, read-only file
-// serving and the explicit denials.
+// serving and the explicit denials. socket, denied outright elsewhere, is
+// allowed for AF_UNIX only (connect to sockets on host paths); other
+// families meet the filter's default action.
 func GoferRules() Rules {
-	return mustMerge(goRuntimeRules, goferRules, deniedRules, goferDeniedRules)
+	return mustMerge(goRuntimeRules, goferRules, goferDenied(), goferDeniedRules)
 }
 
-// GoferWriteRules returns the allowlist of a gofer serving read-write:
-// GoferRules plus creating, changing and removing files.
-// socket, denied outright elsewhere, is allowed for AF_UNIX only (bind
-// and connect of sockets on host paths); other families meet the
-// filter's default action.
-func GoferWriteRules() Rules {
+// goferDenied is deniedRules without socket, which goferRules allows for
+// AF_UNIX.
+func goferDenied() Rules {
 	denied := Rules{}
 	for nr, r := range deniedRules {
 		if nr != unix.SYS_SOCKET {
 			denied[nr] = r
 		}
 	}
-	return mustMerge(goRuntimeRules, goferRules, goferWriteRules, denied, goferDeniedRules)
+	return denied
+}
+
+// GoferWriteRules returns the allowlist of a gofer serving read-write:
+// GoferRules plus creating, changing and removing files.
+func GoferWriteRules() Rules {
+	return mustMerge(goRuntimeRules, goferRules, goferWriteRules, goferDenied(), goferDeniedRules)
 }
 
 func mustMerge(groups ...Rules) Rules {

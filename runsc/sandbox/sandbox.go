@@ -92,6 +92,9 @@ type Options struct {
 	// confined, to prove its seccomp filter kills it (boot
 	// --self-test-open). The run then ends with 128+SIGSYS.
 	SelfTestOpen bool
+	// ReadOnlyRoot mounts the root read-only instead of under the
+	// memory-backed overlay (boot --read-only).
+	ReadOnlyRoot bool
 	// Exe is the runsc binary to start; empty means /proc/self/exe.
 	Exe string
 	// Log receives Do's own messages; nil means slog.Default().
@@ -151,6 +154,9 @@ func BootArgs(conf *config.Config, goferFD int, o *Options) []string {
 	}
 	if o.SelfTestOpen {
 		args = append(args, "--self-test-open")
+	}
+	if o.ReadOnlyRoot {
+		args = append(args, "--read-only")
 	}
 	args = append(args, "--")
 	return append(args, o.Argv...)

@@ -46,9 +46,6 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 	if p.ExecCPUAffinity != nil {
 		notes = append(notes, "process.execCPUAffinity is not applied yet")
 	}
-	if spec.Root != nil && !spec.Root.Readonly {
-		notes = append(notes, "root.readonly is false, but the root is served read-only for now")
-	}
 	for i, m := range spec.Mounts {
 		if t, ok := specialMounts[m.Destination]; ok && (m.Type == t || m.Type == "bind" && t == "cgroup") {
 			continue

@@ -228,7 +228,8 @@ func SandboxArgv(runsc string, spec Spec) []string {
 	if f := strings.Fields(os.Getenv("MOAT_RUNSC_FLAGS")); len(f) > 0 {
 		argv = append(argv, f...)
 	}
-	argv = append(argv, "do", "--rootfs", "/")
+	// --read-only: the native run's root is read-only too.
+	argv = append(argv, "do", "--read-only", "--rootfs", "/")
 	if spec.Dir != "" {
 		argv = append(argv, "--cwd", spec.Dir)
 	}
