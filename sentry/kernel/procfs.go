@@ -27,15 +27,17 @@ type ProcKernel struct {
 
 // The optional interfaces /proc looks for.
 var (
-	_ proc.System        = ProcKernel{}
-	_ proc.StatTask      = procTask{}
-	_ proc.MemTask       = procTask{}
-	_ proc.ThreadsTask   = procTask{}
-	_ proc.LimitsTask    = procTask{}
-	_ proc.OOMTask       = procTask{}
-	_ proc.CommTask      = procTask{}
-	_ proc.ResidentTask  = procTask{}
-	_ proc.ThreadContext = (*Task)(nil)
+	_ proc.System          = ProcKernel{}
+	_ proc.StatTask        = procTask{}
+	_ proc.MemTask         = procTask{}
+	_ proc.ThreadsTask     = procTask{}
+	_ proc.LimitsTask      = procTask{}
+	_ proc.OOMTask         = procTask{}
+	_ proc.CommTask        = procTask{}
+	_ proc.ResidentTask    = procTask{}
+	_ proc.PersonalityTask = procTask{}
+	_ proc.ThreadContext   = (*Task)(nil)
+	_ proc.FDInstaller     = (*Task)(nil)
 )
 
 // Values Linux exposes in /proc/sys that the Sentry enforces elsewhere.
@@ -106,6 +108,16 @@ func (p ProcKernel) SetUTSName(_ fs.Context, domain bool, name string) error {
 		p.K.SetHostname(name)
 	}
 	return nil
+}
+
+// InstallFD implements proc.FDInstaller: f gets the lowest free
+// descriptor within RLIMIT_NOFILE.
+func (t *Task) InstallFD(f *fs.FileDescription, closeOnExec bool) (int32, error) {
+	tbl := t.FDTable()
+	if tbl == nil {
+		return -1, unix.EBADF
+	}
+	return tbl.NewFD(0, f, fs.FDFlags{CloseOnExec: closeOnExec}, t.tg.limits.Get(unix.RLIMIT_NOFILE).Cur)
 }
 
 // ProcThreadID implements proc.ThreadContext.

@@ -16,7 +16,10 @@
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <termios.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -634,6 +637,53 @@ static void ns_links(void)
 	close(fd);
 }
 
+/* The ioctls of ioctl_ns(2). */
+#define NS_GET_USERNS _IO(0xb7, 0x1)
+#define NS_GET_PARENT _IO(0xb7, 0x2)
+#define NS_GET_NSTYPE _IO(0xb7, 0x3)
+#define NS_GET_OWNER_UID _IO(0xb7, 0x4)
+
+static void ns_ioctls(void)
+{
+	static const struct {
+		const char *name;
+		int type;
+	} kinds[] = {
+		{"pid", CLONE_NEWPID}, {"uts", CLONE_NEWUTS}, {"ipc", CLONE_NEWIPC}, {"mnt", CLONE_NEWNS},
+		{"net", CLONE_NEWNET}, {"user", CLONE_NEWUSER}, {"cgroup", CLONE_NEWCGROUP},
+	};
+	char path[64];
+	for (size_t i = 0; i < MT_NCASES(kinds); i++) {
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", kinds[i].name);
+		int fd = CHECK_SYS(open(path, O_RDONLY));
+		CHECK_EQ(ioctl(fd, NS_GET_NSTYPE), kinds[i].type);
+		close(fd);
+	}
+	/* The owner of the pid namespace is our user namespace. */
+	int pidns = CHECK_SYS(open("/proc/self/ns/pid", O_RDONLY));
+	int owner = CHECK_SYS(ioctl(pidns, NS_GET_USERNS));
+	struct stat a, b;
+	CHECK_SYS(fstat(owner, &a));
+	CHECK_SYS(stat("/proc/self/ns/user", &b));
+	CHECK_EQ(a.st_ino, b.st_ino);
+	CHECK_EQ(a.st_dev, b.st_dev);
+	CHECK_EQ(fcntl(owner, F_GETFD), FD_CLOEXEC);
+	CHECK_EQ(ioctl(owner, NS_GET_NSTYPE), CLONE_NEWUSER);
+	uid_t uid = 12345;
+	CHECK_SYS(ioctl(owner, NS_GET_OWNER_UID, &uid));
+	CHECK_EQ(uid, 0);
+	/* Our user and pid namespaces' parents are out of sight. */
+	CHECK_ERR(ioctl(owner, NS_GET_USERNS), EPERM);
+	CHECK_ERR(ioctl(owner, NS_GET_PARENT), EPERM);
+	CHECK_ERR(ioctl(pidns, NS_GET_OWNER_UID, &uid), EINVAL);
+	int uts = CHECK_SYS(open("/proc/self/ns/uts", O_RDONLY));
+	CHECK_ERR(ioctl(uts, NS_GET_PARENT), EINVAL);
+	CHECK_ERR(ioctl(uts, TCGETS, &uid), ENOTTY);
+	close(uts);
+	close(owner);
+	close(pidns);
+}
+
 static void only_own_processes(void)
 {
 	int p[2];
@@ -723,6 +773,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(id_maps),
 	MT_CASE(audit_and_misc_files),
 	MT_CASE(ns_links),
+	MT_CASE(ns_ioctls),
 	MT_CASE(only_own_processes),
 	MT_CASE(mounts_show_proc),
 };
