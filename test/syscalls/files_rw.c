@@ -391,6 +391,72 @@ static void fsize_limit(void)
 	CHECK_EQ(c, 1);
 }
 
+static void copy_file_range_cases(void)
+{
+	ENTER();
+	int in = CHECK_SYS(open("in", O_CREAT | O_RDWR | O_TRUNC, 0644));
+	CHECK_EQ(write(in, "0123456789", 10), 10);
+	int out = CHECK_SYS(open("out", O_CREAT | O_RDWR | O_TRUNC, 0644));
+	CHECK_EQ(lseek(in, 2, SEEK_SET), 2);
+	CHECK_EQ(copy_file_range(in, NULL, out, NULL, 3, 0), 3);
+	CHECK_EQ(lseek(in, 0, SEEK_CUR), 5);
+	CHECK_EQ(lseek(out, 0, SEEK_CUR), 3);
+	loff_t oin = 8, oout = 100;
+	/* Stops at the input's end; explicit offsets move, the files' not. */
+	CHECK_EQ(copy_file_range(in, &oin, out, &oout, 50, 0), 2);
+	CHECK_EQ(oin, 10);
+	CHECK_EQ(oout, 102);
+	CHECK_EQ(lseek(in, 0, SEEK_CUR), 5);
+	char buf[128];
+	CHECK_EQ(pread(out, buf, sizeof(buf), 0), 102);
+	CHECK_MEMEQ(buf, "234", 3);
+	CHECK_MEMEQ(buf + 100, "89", 2);
+	oin = 20;
+	CHECK_EQ(copy_file_range(in, &oin, out, NULL, 5, 0), 0);
+	CHECK_ERR(copy_file_range(in, NULL, out, NULL, 1, 1), EINVAL);
+	loff_t a = 0, b = 2;
+	CHECK_ERR(copy_file_range(in, &a, in, &b, 5, 0), EINVAL);
+	int ro = CHECK_SYS(open("out", O_RDONLY));
+	CHECK_ERR(copy_file_range(in, NULL, ro, NULL, 1, 0), EBADF);
+	close(ro);
+	int ap = CHECK_SYS(open("out", O_WRONLY | O_APPEND));
+	CHECK_ERR(copy_file_range(in, NULL, ap, NULL, 1, 0), EBADF);
+	close(ap);
+	int d = CHECK_SYS(open(".", O_RDONLY | O_DIRECTORY));
+	CHECK_ERR(copy_file_range(d, NULL, out, NULL, 1, 0), EISDIR);
+	close(d);
+	int p[2];
+	CHECK_SYS(pipe(p));
+	CHECK_ERR(copy_file_range(in, NULL, p[1], NULL, 1, 0), EINVAL);
+	CHECK_ERR(copy_file_range(-1, NULL, out, NULL, 1, 0), EBADF);
+	/* Another file system: EXDEV (callers fall back to read/write). */
+	int pw = CHECK_SYS(open("/etc/passwd", O_RDONLY));
+	CHECK_ERR(copy_file_range(pw, NULL, out, NULL, 1, 0), EXDEV);
+	close(pw);
+	close(in);
+	close(out);
+}
+
+static void fadvise_readahead(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("f", O_CREAT | O_RDWR, 0644));
+	CHECK_RET0(posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL));
+	CHECK_RET0(posix_fadvise(fd, 0, 100, POSIX_FADV_DONTNEED));
+	CHECK_RET(posix_fadvise(fd, 0, 0, 99), EINVAL);
+	CHECK_RET(posix_fadvise(fd, 0, -1, POSIX_FADV_NORMAL), EINVAL);
+	CHECK_RET(posix_fadvise(-1, 0, 0, POSIX_FADV_NORMAL), EBADF);
+	int p[2];
+	CHECK_SYS(pipe(p));
+	CHECK_RET(posix_fadvise(p[0], 0, 0, POSIX_FADV_NORMAL), ESPIPE);
+	CHECK_SYS(readahead(fd, 0, 4096));
+	CHECK_ERR(readahead(p[0], 0, 10), EINVAL);
+	int w = CHECK_SYS(open("f", O_WRONLY));
+	CHECK_ERR(readahead(w, 0, 10), EBADF);
+	close(w);
+	close(fd);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(create_excl_and_exists),
 	MT_CASE(create_mode_and_umask),
@@ -404,6 +470,8 @@ static const struct mt_case cases[] = {
 	MT_CASE(statfs_shm),
 	MT_CASE(times_follow_writes),
 	MT_CASE(fsize_limit),
+	MT_CASE(copy_file_range_cases),
+	MT_CASE(fadvise_readahead),
 };
 
 MT_MAIN(cases)

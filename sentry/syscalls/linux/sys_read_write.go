@@ -551,3 +551,173 @@ func Sendfile(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	}
 	return uintptr(done), nil
 }
+
+// copyOffset reads the optional offset argument of copy_file_range:
+// nil when addr is 0 (the file's own offset moves).
+func copyOffset(t *kernel.Task, addr uintptr) (*int64, error) {
+	if addr == 0 {
+		return nil, nil
+	}
+	v, err := copyInUint64(t, addr)
+	if err != nil {
+		return nil, unix.EFAULT
+	}
+	off := int64(v)
+	return &off, nil
+}
+
+// CopyFileRange implements copy_file_range(2): between regular files of
+// one file system, through a Sentry buffer; across file systems EXDEV
+// (callers fall back to read and write, as with Linux's tmpfs).
+func CopyFileRange(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	inFD, inOffAddr, outFD, outOffAddr, count, flags := a[0].Int(), a[1].Pointer(), a[2].Int(), a[3].Pointer(), a[4].Uint64(), a[5].Uint()
+	in, err := vfsIOFile(t, inFD)
+	if err != nil {
+		return 0, err
+	}
+	defer in.DecRef()
+	out, err := vfsIOFile(t, outFD)
+	if err != nil {
+		return 0, err
+	}
+	defer out.DecRef()
+	inOff, err := copyOffset(t, inOffAddr)
+	if err != nil {
+		return 0, err
+	}
+	outOff, err := copyOffset(t, outOffAddr)
+	if err != nil {
+		return 0, err
+	}
+	if flags != 0 {
+		return 0, unix.EINVAL
+	}
+	ist, err := in.Stat(t)
+	if err != nil {
+		return 0, err
+	}
+	ost, err := out.Stat(t)
+	if err != nil {
+		return 0, err
+	}
+	if ist.IsDir() || ost.IsDir() {
+		return 0, unix.EISDIR
+	}
+	if !ist.IsRegular() || !ost.IsRegular() {
+		return 0, unix.EINVAL
+	}
+	if !in.Readable() || !out.Writable() || out.Flags()&unix.O_APPEND != 0 {
+		return 0, unix.EBADF
+	}
+	if in.Dentry().Filesystem() != out.Dentry().Filesystem() {
+		return 0, unix.EXDEV
+	}
+	pin, pout := in.Offset(), out.Offset()
+	if inOff != nil {
+		pin = *inOff
+	}
+	if outOff != nil {
+		pout = *outOff
+	}
+	if uint64(pin)+count < uint64(pin) || uint64(pout)+count < uint64(pout) {
+		return 0, unix.EOVERFLOW
+	}
+	if pin < 0 || pout < 0 {
+		return 0, unix.EINVAL
+	}
+	// Shorten the copy to the input's end.
+	if pin >= ist.Size {
+		count = 0
+	} else {
+		count = min(count, uint64(ist.Size-pin), maxRWCount)
+	}
+	if in.Dentry().Node() == out.Dentry().Node() && pout+int64(count) > pin && pout < pin+int64(count) {
+		return 0, unix.EINVAL
+	}
+	if count == 0 {
+		return 0, nil
+	}
+	if err := fs.RemovePrivs(t, out); err != nil {
+		return 0, err
+	}
+	bp := rwBufs.Get().(*[]byte)
+	defer rwBufs.Put(bp)
+	buf := *bp
+	var done uint64
+	var ioErr error
+	for done < count {
+		n := min(uint64(len(buf)), count-done)
+		k, rerr := in.PRead(t, buf[:n], pin+int64(done))
+		if k == 0 {
+			ioErr = rerr
+			break
+		}
+		w, werr := out.PWrite(t, buf[:k], pout+int64(done))
+		done += uint64(max(w, 0))
+		if w < k {
+			ioErr = werr
+			break
+		}
+		if rerr != nil {
+			ioErr = rerr
+			break
+		}
+	}
+	if done == 0 && ioErr != nil {
+		return 0, vfsIOErr(ioErr)
+	}
+	// Move the offsets the caller did not give.
+	if inOff == nil {
+		in.Seek(t, pin+int64(done), unix.SEEK_SET)
+	} else if err := copyOutUint64(t, inOffAddr, uint64(*inOff+int64(done))); err != nil {
+		return 0, unix.EFAULT
+	}
+	if outOff == nil {
+		out.Seek(t, pout+int64(done), unix.SEEK_SET)
+	} else if err := copyOutUint64(t, outOffAddr, uint64(*outOff+int64(done))); err != nil {
+		return 0, unix.EFAULT
+	}
+	return uintptr(done), nil
+}
+
+// Fadvise64 implements fadvise64(2): advice is checked and has no effect
+// (file data lives in memory or behind the gofer's descriptor).
+func Fadvise64(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	length, advice := a[2].Int64(), a[3].Int()
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	st, err := f.Stat(t)
+	if err != nil {
+		return 0, err
+	}
+	if st.Type() == unix.S_IFIFO {
+		return 0, unix.ESPIPE
+	}
+	if length < 0 || advice < unix.FADV_NORMAL || advice > unix.FADV_NOREUSE {
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
+
+// Readahead implements readahead(2): checked, then nothing to do.
+func Readahead(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	f, err := vfsIOFile(t, a[0].Int())
+	if err != nil {
+		return 0, err
+	}
+	defer f.DecRef()
+	if !f.Readable() {
+		return 0, unix.EBADF
+	}
+	st, err := f.Stat(t)
+	if err != nil {
+		return 0, err
+	}
+	if !st.IsRegular() && st.Type() != unix.S_IFBLK {
+		return 0, unix.EINVAL
+	}
+	return 0, nil
+}
