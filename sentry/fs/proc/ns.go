@@ -1,0 +1,143 @@
+package proc
+
+// This file is /proc/[pid]/ns and the nsfs files its links open.
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/synth"
+)
+
+// Namespace inode numbers: the sandbox has one namespace of each kind.
+var namespaces = []struct {
+	name, kind string
+	ino        uint64
+	typ        uint32 // CLONE_NEW*
+}{
+	{"cgroup", "cgroup", 0xeffffffb, unix.CLONE_NEWCGROUP},
+	{"ipc", "ipc", 0xefffffff, unix.CLONE_NEWIPC},
+	{"mnt", "mnt", 0xeffffff8, unix.CLONE_NEWNS},
+	{"net", "net", 0xeffffff9, unix.CLONE_NEWNET},
+	{"pid", "pid", 0xeffffffc, unix.CLONE_NEWPID},
+	{"pid_for_children", "pid", 0xeffffffc, unix.CLONE_NEWPID},
+	{"time", "time", 0xeffffffa, unix.CLONE_NEWTIME},
+	{"time_for_children", "time", 0xeffffffa, unix.CLONE_NEWTIME},
+	{"user", "user", 0xeffffffd, unix.CLONE_NEWUSER},
+	{"uts", "uts", 0xeffffffe, unix.CLONE_NEWUTS},
+}
+
+// userNS is the user namespace's node, which owns every other namespace.
+var userNS = nsNode{ino: 0xeffffffd, typ: unix.CLONE_NEWUSER, name: "user:[4026531837]"}
+
+// nsNode is a namespace's inode in nsfs, what /proc/[pid]/ns/X opens.
+type nsNode struct {
+	ino  uint64
+	typ  uint32
+	name string
+}
+
+// Stat implements fs.Node.
+func (n nsNode) Stat(fs.Context) (fs.Stat, error) {
+	return fs.Stat{Mode: unix.S_IFREG | 0o444, Nlink: 1, Ino: n.ino, Blksize: 4096}, nil
+}
+
+// Open implements fs.OpenNode: the file only names the namespace.
+func (n nsNode) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	return fs.NewFileDescription(&nsFile{node: n}, vd, flags, fs.FDOptions{}), nil
+}
+
+// open returns a new read-only file of the namespace.
+func (n nsNode) open() *fs.FileDescription {
+	d := fs.NewAnonDentry(nsFS, n.name, n)
+	return fs.NewFileDescription(&nsFile{node: n}, fs.VirtualDentry{Dentry: d}, unix.O_RDONLY, fs.FDOptions{})
+}
+
+type nsFSImpl struct{}
+
+// nsfsMagic is NSFS_MAGIC.
+const nsfsMagic = 0x6e736673
+
+func (nsFSImpl) StatFS(fs.Context) (fs.StatFS, error) {
+	return fs.StatFS{Type: nsfsMagic, Bsize: 4096, Frsize: 4096, NameLen: fs.NameMax}, nil
+}
+
+var nsFS = fs.NewFilesystem("nsfs", nsFSImpl{}, nsNode{ino: 0xeffffff0}, true)
+
+// FDInstaller is implemented by contexts that can give the calling task a
+// new descriptor (for ioctl(NS_GET_USERNS)).
+type FDInstaller interface {
+	InstallFD(f *fs.FileDescription, closeOnExec bool) (int32, error)
+}
+
+// The ioctls of namespace files (ioctl_ns(2)).
+const (
+	nsGetUserNS   = 0xb701
+	nsGetParent   = 0xb702
+	nsGetNSType   = 0xb703
+	nsGetOwnerUID = 0xb704
+)
+
+type nsFile struct {
+	fs.FileDefaults
+	fs.NotPollable
+	node nsNode
+}
+
+// Ioctl implements fs.FileImpl: the namespace queries of ioctl_ns(2). The
+// sandbox's user namespace is the top of the hierarchy its processes can
+// see, so asking for its owner or a parent is EPERM.
+func (f *nsFile) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
+	switch cmd {
+	case nsGetNSType:
+		return uintptr(f.node.typ), nil
+	case nsGetUserNS:
+		if f.node.typ == unix.CLONE_NEWUSER {
+			return 0, unix.EPERM
+		}
+		inst, ok := ctx.(FDInstaller)
+		if !ok {
+			return 0, unix.EPERM
+		}
+		nf := userNS.open()
+		defer nf.DecRef()
+		fd, err := inst.InstallFD(nf, true)
+		return uintptr(fd), err
+	case nsGetParent:
+		if f.node.typ == unix.CLONE_NEWUSER || f.node.typ == unix.CLONE_NEWPID {
+			return 0, unix.EPERM
+		}
+		return 0, unix.EINVAL
+	case nsGetOwnerUID:
+		if f.node.typ != unix.CLONE_NEWUSER {
+			return 0, unix.EINVAL
+		}
+		// The namespace was made by root.
+		if _, err := ctx.CopyOutBytes(arg, make([]byte, 4)); err != nil {
+			return 0, unix.EFAULT
+		}
+		return 0, nil
+	}
+	return 0, unix.ENOTTY
+}
+
+// nsDir is /proc/[pid]/ns: a magic link per namespace, reading
+// "kind:[inode]" and opening the namespace's nsfs file.
+func nsDir(attr synth.Attr) fs.Node {
+	entries := make(map[string]fs.Node, len(namespaces))
+	for _, ns := range namespaces {
+		node := nsNode{ino: ns.ino, typ: ns.typ, name: fmt.Sprintf("%s:[%d]", ns.kind, ns.ino)}
+		entries[ns.name] = &synth.MagicLink{
+			Attr: synth.Attr{Mode: 0o777, UID: attr.UID, GID: attr.GID},
+			Path: func(fs.Context) (string, error) { return node.name, nil },
+			Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+				return fs.VirtualDentry{}, node.open(), nil
+			},
+		}
+	}
+	d := synth.NewDir(0o511, entries)
+	d.UID, d.GID = attr.UID, attr.GID
+	return d
+}
