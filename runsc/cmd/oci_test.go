@@ -270,7 +270,7 @@ func TestOCISpecAndFeatures(t *testing.T) {
 		t.Errorf("rootless spec: %v, %+v", err, s.Linux)
 	}
 	var f features.Features
-	if err := json.Unmarshal([]byte(e.mustRun("features")), &f); err != nil || f.OCIVersionMax != "1.3.0" || len(f.Linux.Capabilities) == 0 {
+	if err := json.Unmarshal([]byte(e.mustRun("features")), &f); err != nil || f.OCIVersionMax != "1.3.0" || len(f.Linux.Capabilities) == 0 || len(f.Hooks) != 6 {
 		t.Errorf("features: %+v, %v", f, err)
 	}
 	if !bytes.Contains(b, []byte(`"ociVersion": "1.3.0"`)) {
