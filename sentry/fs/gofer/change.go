@@ -130,6 +130,7 @@ func (d dirNode) Link(_ fs.Context, name string, target fs.Node) error {
 		// An O_TMPFILE file's handle has no name to reopen it by; the
 		// new one does.
 		old, t.h, t.unnamed = t.h, h, false
+		t.res.h = h
 	}
 	t.mu.Unlock()
 	// The VFS names the target node itself; the other handle goes.

@@ -34,6 +34,7 @@ package gofer
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -142,6 +143,8 @@ type node struct {
 	// a read-write one still use; closed when openCount drops to 0.
 	retired   []int
 	openCount int
+	// res mirrors the handle and host fd, for release once n is garbage.
+	res *nodeRes
 	// fifo is a FIFO's pipe, made at its first open.
 	fifo fs.OpenNode
 	// unnamed marks an O_TMPFILE file not linked yet, whose handle
@@ -152,7 +155,39 @@ type node struct {
 // newNode returns the node of handle h, of the kind its mode says.
 func (g *filesystem) newNode(h proto.Handle, attr proto.Attr) fs.Node {
 	n := &node{fs: g, h: h, typ: attr.Mode & unix.S_IFMT, attr: attr, hostFD: -1}
+	n.res = &nodeRes{fs: g, h: h, fd: -1}
+	runtime.AddCleanup(n, (*nodeRes).release, n.res)
 	return n.kind()
+}
+
+// nodeRes is what a node holds outside the Sentry's memory: its gofer
+// handle and its kept host fd. The VFS has no hook for a node nobody uses
+// any more (a removed file's, say), so these are released when the node
+// itself is garbage: without that a program that creates and removes
+// files would pile up handles (and O_PATH fds) in the gofer. It mirrors
+// the node's fields, which node.mu guards, and must not point back at the
+// node.
+type nodeRes struct {
+	fs *filesystem
+	h  proto.Handle
+	fd int // the host fd, or -1; idle whenever the node is unreachable
+}
+
+// release closes what a node that has become garbage held.
+func (r *nodeRes) release() {
+	if r.fd >= 0 {
+		unix.Close(r.fd)
+		r.fs.idleFDs.Add(-1)
+	}
+	r.fs.client.Close(r.h)
+}
+
+// setHostFD records the node's host fd.
+//
+// Preconditions: n.mu is held.
+func (n *node) setHostFD(fd int, rw bool) {
+	n.hostFD, n.hostRW = fd, rw
+	n.res.fd = fd
 }
 
 // kind returns n wrapped as the node kind its type calls for.
@@ -314,7 +349,7 @@ func (n *node) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.File
 				n.retired = append(n.retired, n.hostFD)
 			}
 		}
-		n.hostFD, n.hostRW = fd, rw
+		n.setHostFD(fd, rw)
 	} else if n.openCount == 0 {
 		n.fs.idleFDs.Add(-1)
 	}
@@ -354,7 +389,7 @@ func (n *node) keepHostFD(fd int) {
 		unix.Close(fd)
 		return
 	}
-	n.hostFD, n.hostRW = fd, true
+	n.setHostFD(fd, true)
 }
 
 func (n *node) release() {
@@ -375,8 +410,7 @@ func (n *node) release() {
 		}
 		n.fs.idleFDs.Add(-1)
 		unix.Close(n.hostFD)
-		n.hostFD = -1
-		n.hostRW = false
+		n.setHostFD(-1, false)
 	}
 }
 

@@ -3,9 +3,11 @@ package gofer
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -406,5 +408,52 @@ func TestTmpfile(t *testing.T) {
 	}
 	if err := fs.SetXattr(ctx, f.VirtualDentry(), "user.x", []byte("1"), 0); err != nil {
 		t.Errorf("setxattr after link: %v", err)
+	}
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestRemovedNodesReleased creates and removes many files: once their
+// nodes are garbage, their gofer handles (O_PATH fds in the gofer, here
+// in-process) and kept host fds are released.
+func TestRemovedNodesReleased(t *testing.T) {
+	dir := makeTree(t)
+	root := serveRW(t, dir)
+	ctx := fstest.NewContext()
+	lookup := func(p string) *fs.Lookup { return &fs.Lookup{Root: root, Start: root, Path: p} }
+	churn := func() {
+		for i := 0; i < 200; i++ {
+			p := "/etc/tmp" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+			f, err := fs.Open(ctx, *lookup(p), fs.OpenOptions{Flags: unix.O_RDWR | unix.O_CREAT | unix.O_EXCL, Mode: 0o600})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Write(ctx, []byte("data"))
+			f.DecRef()
+			if err := fs.Unlink(ctx, lookup(p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	churn() // warm up the connection's workers and caches
+	settle := func() int {
+		for i := 0; i < 20; i++ {
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+		return countFDs(t)
+	}
+	before := settle()
+	churn()
+	churn()
+	if after := settle(); after > before+10 {
+		t.Errorf("%d fds open after creating and removing 400 files, %d before", after, before)
 	}
 }
