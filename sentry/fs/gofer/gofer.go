@@ -24,7 +24,9 @@
 // Kept descriptors: a node keeps its donated descriptor while files are
 // open on it, and after, up to maxIdleFDs for the whole file system, for
 // the next open. A read-only descriptor that must make way for a
-// read-write one is retired and closed once no file uses it.
+// read-write one is retired and closed once no file uses it. A node that
+// has become garbage (a removed file's, say) gives back its handle and
+// kept descriptor (nodeRes).
 //
 // Locks: node.mu guards a node's caches and its host descriptors; it is
 // held across the gofer call that fills them, and never while another
@@ -179,7 +181,9 @@ func (r *nodeRes) release() {
 		unix.Close(r.fd)
 		r.fs.idleFDs.Add(-1)
 	}
-	r.fs.client.Close(r.h)
+	// Not on the runtime's cleanup goroutine, which a slow gofer would
+	// hold up for every other cleanup in the Sentry.
+	go r.fs.client.Close(r.h)
 }
 
 // setHostFD records the node's host fd.
