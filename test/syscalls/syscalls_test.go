@@ -7,6 +7,7 @@
 //	go test ./test/syscalls                      # everything
 //	go test ./test/syscalls -run 'TestSyscalls/pipe/'   # one program
 //	MOAT_NATIVE_ONLY=1 go test ./test/syscalls   # native runs only
+//	MOAT_RESULTS=/tmp/r.json go test ./test/syscalls   # also write per-case results as JSON
 package syscalls
 
 import (
@@ -130,6 +131,13 @@ func TestSyscalls(t *testing.T) {
 
 	// Runs after every (parallel) program subtest has finished.
 	t.Cleanup(func() {
+		if path := os.Getenv("MOAT_RESULTS"); path != "" {
+			if err := writeResults(path); err != nil {
+				t.Errorf("writing MOAT_RESULTS=%s: %v", path, err)
+			} else {
+				t.Logf("wrote results to %s", path)
+			}
+		}
 		if n := nowPassing.Load(); n > 0 {
 			t.Logf("%d case(s) listed in known_failures.txt pass in the sandbox now: delete their lines (go test -v shows which)", n)
 		}
@@ -197,6 +205,13 @@ func compare(t *testing.T, prog string, names []string, known *harness.Known, na
 	for _, name := range names {
 		nc := ntap.Lookup(name)
 		t.Run(name, func(t *testing.T) {
+			_, isKnown := known.Reason(prog, nc.Name)
+			if stap != nil && nc.Status == harness.Pass {
+				s := stap.Lookup(nc.Name).Status
+				noteResult(prog, nc.Name, nc.Status, &s, isKnown)
+			} else {
+				noteResult(prog, nc.Name, nc.Status, nil, isKnown)
+			}
 			switch nc.Status {
 			case harness.Missing:
 				t.Fatalf("not reported by the native run (crash or hang in this or an earlier case)")
