@@ -61,12 +61,27 @@ type Options struct {
 	OpenDevice func(ctx fs.Context, vd fs.VirtualDentry, rdev uint64, flags uint32) (*fs.FileDescription, error)
 }
 
-// DefaultOptions returns Linux's defaults for a memory file: half of it for
-// data and as many inodes as it has pages in that half.
+// DefaultOptions returns Linux's defaults: half of the memory (the host's
+// RAM, or the memory file if that is smaller) for data, and as many inodes
+// as that half has pages.
 func DefaultOptions(mf *mm.MemoryFile) Options {
 	half := int64(mf.Capacity() / 2)
+	if hostMemory > 0 {
+		half = min(half, int64(hostMemory/2))
+	}
+	half &^= pageSize - 1
 	return Options{Size: half, Inodes: uint64(half / pageSize)}
 }
+
+// hostMemory is the host's RAM, read when the Sentry starts (before it
+// confines itself); 0 if it cannot be read.
+var hostMemory = func() uint64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return si.Totalram * uint64(si.Unit)
+}()
 
 // ParseOptions parses mount(2) data for tmpfs ("size=64m,mode=1777,...")
 // over the defaults o. Sizes take k, m, g, t, p, e suffixes, or % of the
