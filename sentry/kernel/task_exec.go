@@ -31,8 +31,16 @@ func (f *execFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // CacheKey implements mm.Cacheable: mappings of one file share its pages.
-// Files under the read-only root do not change while the sandbox runs.
+// A file whose implementation names contents that never change (such as
+// the read-only gofer tree under the root's overlay) is keyed by that;
+// otherwise files under a read-only mount, which do not change while the
+// sandbox runs, by their dentry; others only by this open file.
 func (f *execFile) CacheKey() any {
+	if c, ok := f.fd.Impl().(mm.Cacheable); ok {
+		if key := c.CacheKey(); key != nil {
+			return key
+		}
+	}
 	if f.vd.Mount != nil && f.vd.Mount.ReadOnly() {
 		return f.vd.Dentry
 	}
