@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/pipe"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
@@ -202,7 +203,7 @@ func (s *symlink) Readlink(fs.Context) (string, error) { return s.target, nil }
 // special is a fifo, socket or device node.
 type special struct {
 	inode
-	fifo fifo
+	fifo pipe.Named
 }
 
 // Open implements fs.OpenNode.
@@ -212,7 +213,7 @@ func (s *special) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.F
 	s.mu.Unlock()
 	switch typ {
 	case unix.S_IFIFO:
-		return s.fifo.open(ctx, vd, flags)
+		return s.fifo.Open(ctx, vd, flags)
 	case unix.S_IFCHR, unix.S_IFBLK:
 		if s.tfs.openDevice != nil {
 			return s.tfs.openDevice(ctx, vd, rdev, flags)
