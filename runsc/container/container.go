@@ -257,10 +257,11 @@ func owner() string {
 func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 	p := spec.Process
 	bs := &boot.Spec{
-		Argv:     p.Args,
-		Env:      p.Env,
-		Cwd:      p.Cwd,
-		Hostname: spec.Hostname,
+		Argv:         p.Args,
+		Env:          p.Env,
+		Cwd:          p.Cwd,
+		Hostname:     spec.Hostname,
+		ReadOnlyRoot: spec.Root != nil && spec.Root.Readonly,
 		Process: boot.Process{
 			UID:             p.User.UID,
 			GID:             p.User.GID,

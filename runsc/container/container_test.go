@@ -753,3 +753,33 @@ func TestStaleState(t *testing.T) {
 		}
 	})
 }
+
+// TestRootReadonly: root.readonly makes the root read-only; without it
+// the container writes to a memory overlay and the host root is
+// untouched.
+func TestRootReadonly(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		readonly bool
+		want     string
+	}{{true, "failed\n"}, {false, "written\n"}} {
+		t.Run(fmt.Sprint("readonly=", tc.readonly), func(t *testing.T) {
+			b := bundle(t, func(s *specs.Spec) { s.Root.Readonly = tc.readonly },
+				"sh", "-c", "(echo x > /newfile) 2>/dev/null && echo written || echo failed")
+			c, out := e.mustCreate("ro", b)
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			c.Wait()
+			if got, _ := os.ReadFile(out); string(got) != tc.want {
+				t.Errorf("output %q, want %q", got, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(busyboxRootfs(t), "newfile")); err == nil {
+				t.Error("the write reached the host's root")
+			}
+			if err := c.Delete(false); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
