@@ -203,7 +203,7 @@ func (d *Dentry) Lookup(ctx Context, name string) (*Dentry, error) {
 		return nil, unix.ENOTDIR
 	}
 	_, uncached := d.node.(UncachedDir)
-	for {
+	for tries := 0; ; tries++ {
 		d.mu.Lock()
 		if c, ok := d.children[name]; ok {
 			d.mu.Unlock()
@@ -221,8 +221,13 @@ func (d *Dentry) Lookup(ctx Context, name string) (*Dentry, error) {
 		}
 		d.mu.Lock()
 		if d.gen != gen {
-			// A change of d raced with the lookup: look again.
+			// A change of d raced with the lookup: look again, or
+			// after a few tries give the result uncached (it was
+			// true while the lookup ran).
 			d.mu.Unlock()
+			if tries >= 3 {
+				return child, nil
+			}
 			continue
 		}
 		if c, ok := d.children[name]; ok {
