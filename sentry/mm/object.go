@@ -519,13 +519,25 @@ func (o *Object) SeekData(off int64) (int64, error) {
 	if off < 0 || off >= o.size {
 		return 0, unix.ENXIO
 	}
-	end := (uint64(o.size) + pageSize - 1) / pageSize
-	for idx := uint64(off) / pageSize; idx < end; idx++ {
-		if _, ok := o.pages[idx]; ok {
-			return max(off, int64(idx*pageSize)), nil
+	start, end := uint64(off)/pageSize, (uint64(o.size)+pageSize-1)/pageSize
+	first, found := uint64(0), false
+	if end-start <= uint64(len(o.pages)) {
+		for idx := start; idx < end && !found; idx++ {
+			_, found = o.pages[idx]
+			first = idx
+		}
+	} else {
+		// A sparse range larger than the pages held: look at the pages.
+		for idx := range o.pages {
+			if idx >= start && idx < end && (!found || idx < first) {
+				first, found = idx, true
+			}
 		}
 	}
-	return 0, unix.ENXIO
+	if !found {
+		return 0, unix.ENXIO
+	}
+	return max(off, int64(first*pageSize)), nil
 }
 
 // SeekHole returns the first offset at or after off in a hole, the end of

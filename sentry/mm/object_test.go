@@ -598,3 +598,19 @@ func TestObjectConcurrency(t *testing.T) {
 		t.Fatalf("%d bytes leaked", u)
 	}
 }
+
+func TestObjectSeekHuge(t *testing.T) {
+	o, _ := newTestObject(t, 0)
+	o.Truncate(1 << 62)
+	o.WriteAt([]byte("x"), 1<<61)
+	if got, err := o.SeekData(0); got != 1<<61 || err != nil {
+		t.Fatalf("SeekData over a huge hole: %d %v", got, err)
+	}
+	if got, err := o.SeekData(1<<61 + pageSize); err != unix.ENXIO {
+		t.Fatalf("SeekData past the data: %d %v", got, err)
+	}
+	if got, err := o.SeekHole(1 << 61); got != 1<<61+pageSize || err != nil {
+		t.Fatalf("SeekHole: %d %v", got, err)
+	}
+	o.DecRef()
+}
