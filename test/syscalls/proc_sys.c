@@ -217,6 +217,21 @@ static void filesystems_lists_proc_and_sysfs(void)
 	CHECK(strstr(big, "nodev\ttmpfs\n") != NULL);
 }
 
+static void swaps_and_cmdline(void)
+{
+	CHECK_SYS(slurp("/proc/swaps", big, sizeof(big)));
+	CHECK_EQ(strncmp(big, "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n", 38), 0);
+	/* Each swap area is a line after the header; none means no swap. */
+	struct sysinfo si;
+	CHECK_SYS(sysinfo(&si));
+	CHECK_EQ(count_prefix(big, "/") == 0, si.totalswap == 0);
+	ssize_t n = CHECK_SYS(slurp("/proc/cmdline", big, sizeof(big)));
+	CHECK_GT(n, 1);
+	CHECK_EQ(big[n - 1], '\n');
+	CHECK_SYS(slurp("/proc/partitions", big, sizeof(big)));
+	CHECK_EQ(strncmp(big, "major minor  #blocks  name\n\n", 28), 0);
+}
+
 static void mounts_is_self_mounts(void)
 {
 	char link[64];
@@ -363,6 +378,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(loadavg_format),
 	MT_CASE(version_names_release),
 	MT_CASE(filesystems_lists_proc_and_sysfs),
+	MT_CASE(swaps_and_cmdline),
 	MT_CASE(mounts_is_self_mounts),
 	MT_CASE(kernel_names_match_uname),
 	MT_CASE(hostname_written_through_proc),

@@ -3,7 +3,8 @@
 //
 // Root: /proc/self, thread-self, mounts (-> self/mounts), filesystems, a
 // directory per process, and, when the kernel implements System, cpuinfo,
-// meminfo, stat, uptime, loadavg, version, vmstat and sys/ (system.go). Per
+// meminfo, stat, uptime, loadavg, version, vmstat, swaps, partitions,
+// diskstats, cmdline and sys/ (system.go). Per
 // process: exe, cwd, root, fd/, fdinfo/, cmdline, comm (writable by the
 // process itself), mounts, mountinfo, cgroup, uid_map, gid_map, ns/, and
 // from optional interfaces stat and status (StatTask), environ, auxv,

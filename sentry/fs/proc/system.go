@@ -14,7 +14,8 @@ import (
 )
 
 // System is implemented by kernels that give /proc its system files
-// (cpuinfo, meminfo, stat, uptime, loadavg, version, vmstat and sys/). Every value
+// (cpuinfo, meminfo, stat, uptime, loadavg, version, vmstat, swaps,
+// partitions, diskstats, cmdline and sys/). Every value
 // describes the sandbox, never the host.
 type System interface {
 	// SystemInfo returns what does not change while the sandbox runs.
@@ -95,8 +96,20 @@ func systemEntries(s System) map[string]fs.Node {
 			return fmt.Sprintf("Linux version %s (moat@moat) (Moat sandbox) %s\n", i.Release, i.Version)
 		}),
 		"vmstat": gen(func() string { return vmstatText(s.SystemStats()) }),
-		"sys":    sysctlDir(s),
+		// No swap, no block devices, a kernel command line naming Moat.
+		"swaps":      synth.NewGenFile(0o444, constText("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")),
+		"partitions": synth.NewGenFile(0o444, constText("major minor  #blocks  name\n\n")),
+		"diskstats":  synth.NewGenFile(0o444, constText("")),
+		"cmdline": gen(func() string {
+			return "BOOT_IMAGE=/vmlinuz-" + s.SystemInfo().Release + "-moat quiet\n"
+		}),
+		"sys": sysctlDir(s),
 	}
+}
+
+// constText returns a generator of fixed contents.
+func constText(t string) func(fs.Context) ([]byte, error) {
+	return func(fs.Context) ([]byte, error) { return []byte(t), nil }
 }
 
 // meminfoText is /proc/meminfo: the sandbox's memory, no swap, nothing

@@ -118,6 +118,8 @@ func TestSystemFiles(t *testing.T) {
 		{"/proc/version", `^Linux version 6\.1\.0 \(.*\) #1 SMP Moat\n$`},
 		{"/proc/stat", `^cpu  300 0 100 \d+ 0 0 0 0 0 0\ncpu0 150 0 50 \d+ 0 0 0 0 0 0\ncpu1 150 0 50 \d+ 0 0 0 0 0 0\nintr 0\nctxt 0\nbtime \d+\nprocesses 7\nprocs_running 1\nprocs_blocked 0\n`},
 		{"/proc/sys/kernel/hostname", `^box\n$`},
+		{"/proc/swaps", `^Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n$`},
+		{"/proc/cmdline", `^BOOT_IMAGE=\S+ quiet\n$`},
 		{"/proc/vmstat", `^nr_free_pages 1572864\n(?s:.*)\nnr_anon_pages 524288\n(?s:.*)\npgfault 0\n`},
 		{"/proc/sys/kernel/ostype", `^Linux\n$`},
 		{"/proc/sys/kernel/osrelease", `^6\.1\.0\n$`},
