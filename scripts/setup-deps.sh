@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing Moat needs on Debian: gcc and the C
 # library headers (static test programs), man pages for syscalls, static
-# busybox and python3 (end-to-end tests). Idempotent, and quick when
+# busybox, python3, sqlite3, make, tar and util-linux's flock (end-to-end
+# tests). Idempotent, and quick when
 # everything is already there. Go itself must already be installed.
 set -euo pipefail
 
-pkgs=(busybox-static gcc libc6-dev manpages-dev python3)
+pkgs=(busybox-static gcc libc6-dev make manpages-dev python3 sqlite3 tar util-linux)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -194,38 +194,41 @@ func programs() []program {
 
 func TestPrograms(t *testing.T) {
 	for _, p := range programs() {
-		t.Run(p.name, func(t *testing.T) {
-			if _, err := os.Stat(p.needs); err != nil {
-				t.Fatalf("%s is missing on this host (run scripts/setup-deps.sh): %v", p.needs, err)
-			}
-			env := p.env
-			if env == nil {
-				env = baseEnv
-			}
-			spec := harness.Spec{Argv: p.argv, Env: env, Stdin: p.stdin, Timeout: 60 * time.Second}
-			if spec.Stdin == nil {
-				spec.Stdin = []byte{}
-			}
-			native := harness.RunNative(spec)
-			if native.Err != nil || native.ExitCode != p.wantExit {
-				t.Fatalf("native run: want exit %d, got %s\nstdout:\n%s", p.wantExit, native, native.Stdout)
-			}
-			p.check(t, string(native.Stdout))
+		t.Run(p.name, func(t *testing.T) { runProgram(t, p) })
+	}
+}
 
-			runsc := harness.RequireRunsc(t)
-			sandbox := harness.RunSandbox(runsc, spec)
-			if sandbox.Err != nil || sandbox.ExitCode != p.wantExit {
-				t.Errorf("sandboxed run: want exit %d, got %s\ncommand: %s", p.wantExit, sandbox,
-					strings.Join(harness.SandboxArgv(runsc, spec), " "))
-			}
-			nout, sout := string(native.Stdout), string(sandbox.Stdout)
-			if p.normalize != nil {
-				nout, sout = p.normalize(nout), p.normalize(sout)
-			}
-			if nout != sout {
-				t.Errorf("output differs:\n%s", diff(nout, sout))
-			}
-		})
+// runProgram runs p natively and sandboxed and compares the two runs.
+func runProgram(t *testing.T, p program) {
+	if _, err := os.Stat(p.needs); err != nil {
+		t.Fatalf("%s is missing on this host (run scripts/setup-deps.sh): %v", p.needs, err)
+	}
+	env := p.env
+	if env == nil {
+		env = baseEnv
+	}
+	spec := harness.Spec{Argv: p.argv, Env: env, Stdin: p.stdin, Timeout: 60 * time.Second}
+	if spec.Stdin == nil {
+		spec.Stdin = []byte{}
+	}
+	native := harness.RunNative(spec)
+	if native.Err != nil || native.ExitCode != p.wantExit {
+		t.Fatalf("native run: want exit %d, got %s\nstdout:\n%s", p.wantExit, native, native.Stdout)
+	}
+	p.check(t, string(native.Stdout))
+
+	runsc := harness.RequireRunsc(t)
+	sandbox := harness.RunSandbox(runsc, spec)
+	if sandbox.Err != nil || sandbox.ExitCode != p.wantExit {
+		t.Errorf("sandboxed run: want exit %d, got %s\ncommand: %s", p.wantExit, sandbox,
+			strings.Join(harness.SandboxArgv(runsc, spec), " "))
+	}
+	nout, sout := string(native.Stdout), string(sandbox.Stdout)
+	if p.normalize != nil {
+		nout, sout = p.normalize(nout), p.normalize(sout)
+	}
+	if nout != sout {
+		t.Errorf("output differs:\n%s", diff(nout, sout))
 	}
 }
 
