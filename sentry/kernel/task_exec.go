@@ -61,7 +61,7 @@ func openExec(ctx fs.Context, vd fs.VirtualDentry) (*execFile, error) {
 	if !st.IsRegular() {
 		return nil, unix.EACCES
 	}
-	if vd.Mount.Flags().NoExec {
+	if vd.Mount != nil && vd.Mount.Flags().NoExec { // memfds have no mount
 		return nil, unix.EACCES
 	}
 	if err := fs.CheckPermission(ctx.Credentials(), &st, fs.MayExec); err != nil {
