@@ -82,6 +82,12 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		fdt.DecRef()
 		return 0, syserror.ERESTARTNOINTR
 	}
+	if k.overNProcLocked(t) {
+		k.mu.Unlock()
+		m.DecUsers()
+		fdt.DecRef()
+		return 0, errEAGAIN
+	}
 	id, err := k.allocID()
 	if err != nil {
 		k.mu.Unlock()
@@ -212,4 +218,26 @@ func (k *Kernel) initGroup() *ThreadGroup {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.init
+}
+
+// overNProcLocked reports whether t may not create another task because
+// its real user already has RLIMIT_NPROC tasks (threads included), as
+// Linux's copy_process: root and holders of CAP_SYS_RESOURCE or
+// CAP_SYS_ADMIN are exempt. Preconditions: k.mu is held.
+func (k *Kernel) overNProcLocked(t *Task) bool {
+	c := t.Credentials()
+	if c.RealUID == 0 || c.HasCapability(unix.CAP_SYS_RESOURCE) || c.HasCapability(unix.CAP_SYS_ADMIN) {
+		return false
+	}
+	limit := t.tg.limits.Get(unix.RLIMIT_NPROC).Cur
+	if limit == RLimInfinity {
+		return false
+	}
+	var n uint64
+	for _, o := range k.tasks {
+		if o.Credentials().RealUID == c.RealUID {
+			n++
+		}
+	}
+	return n >= limit
 }
