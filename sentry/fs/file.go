@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
 
@@ -154,7 +155,16 @@ type FileDescription struct {
 
 	hooksMu sync.Mutex
 	hooks   map[any]func()
+
+	// opener are the credentials of the open(2) that made the
+	// description (nil for other files); set once by Open.
+	opener *auth.Credentials
 }
+
+// Opener returns the credentials of the open(2) call that created the
+// description, nil if no open(2) did (pipes, sockets...). linkat's
+// AT_EMPTY_PATH compares them with the caller's.
+func (fd *FileDescription) Opener() *auth.Credentials { return fd.opener }
 
 // NewFileDescription returns a file description with one reference.
 // flags are the open(2) flags kept (access mode, status flags, O_PATH,

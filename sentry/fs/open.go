@@ -17,6 +17,17 @@ type OpenOptions struct {
 // creating a regular file for O_CREAT (opts.Mode has the umask applied)
 // and truncating for O_TRUNC.
 func Open(ctx Context, l Lookup, opts OpenOptions) (*FileDescription, error) {
+	fd, err := open(ctx, l, opts)
+	if err != nil {
+		return nil, err
+	}
+	if fd.opener == nil && fd.refs.Load() == 1 {
+		fd.opener = ctx.Credentials()
+	}
+	return fd, nil
+}
+
+func open(ctx Context, l Lookup, opts OpenOptions) (*FileDescription, error) {
 	flags := opts.Flags
 	if flags&unix.O_PATH != 0 {
 		flags &= unix.O_PATH | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC

@@ -328,6 +328,24 @@ static void tmpfile_and_linkat(void)
 	fd = CHECK_SYS(open(".", O_TMPFILE | O_RDWR | O_EXCL, 0600));
 	CHECK_ERR(linkat(fd, "", AT_FDCWD, "named2", AT_EMPTY_PATH), ENOENT);
 	close(fd);
+	/* Linux 6.10 and later: a caller may name its own O_TMPFILE file
+	 * without CAP_DAC_READ_SEARCH; /proc/self/fd with AT_SYMLINK_FOLLOW
+	 * works too. */
+	CHECK_SYS(chmod(".", 0777));
+	AS_USER({
+		int t = open(".", O_TMPFILE | O_RDWR, 0600);
+		CHILD_CHECK(t >= 0);
+		CHILD_CHECK(linkat(t, "", AT_FDCWD, "user-named", AT_EMPTY_PATH) == 0);
+		int t2 = open(".", O_TMPFILE | O_RDWR, 0600);
+		CHILD_CHECK(t2 >= 0);
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", t2);
+		CHILD_CHECK(linkat(AT_FDCWD, p, AT_FDCWD, "proc-named", AT_SYMLINK_FOLLOW) == 0);
+	});
+	struct stat ust;
+	CHECK_SYS(stat("user-named", &ust));
+	CHECK_EQ(ust.st_uid, 1000);
+	CHECK_SYS(stat("proc-named", &ust));
 	CHECK_ERR(open(".", O_TMPFILE | O_RDONLY, 0600), EINVAL);
 	CHECK_ERR(open("named", O_TMPFILE | O_RDWR, 0600), ENOTDIR);
 	unlink("named");

@@ -599,7 +599,19 @@ func linkat(t *kernel.Task, olddirfd int32, oldAddr uintptr, newdirfd int32, new
 		return 0, unix.EINVAL
 	}
 	if flags&unix.AT_EMPTY_PATH != 0 && !t.Credentials().HasCapability(unix.CAP_DAC_READ_SEARCH) {
-		return 0, unix.ENOENT
+		// Linux 6.10 and later: without the capability, only a file
+		// the caller opened with its current credentials.
+		if p, err := t.CopyInPath(oldAddr); err == nil && p == "" && olddirfd != unix.AT_FDCWD {
+			f, err := vfsFile(t, olddirfd)
+			if err != nil {
+				return 0, err
+			}
+			same := f.Opener() == t.Credentials()
+			f.DecRef()
+			if !same {
+				return 0, unix.ENOENT
+			}
+		}
 	}
 	old, err := vfsResolve(t, olddirfd, oldAddr, flags&unix.AT_EMPTY_PATH != 0, flags&unix.AT_SYMLINK_FOLLOW != 0)
 	if err != nil {
