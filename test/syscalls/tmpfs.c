@@ -655,6 +655,45 @@ static void memfd_maps_name_and_stat(void)
 	close(fd);
 }
 
+/* exec_from_memfd_and_shm runs a copy of this program from a memfd (by
+ * descriptor and through /proc/self/fd) and from /dev/shm. */
+static void exec_from_memfd_and_shm(void)
+{
+	if (fresh_dir())
+		return;
+	int src = CHECK_SYS(open("/proc/self/exe", O_RDONLY));
+	int m = CHECK_SYS(memfd_create("moat-exe", MFD_CLOEXEC));
+	int f = CHECK_SYS(open(in("exe"), O_CREAT | O_WRONLY, 0755));
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(src, buf, sizeof(buf))) > 0) {
+		CHECK_EQ(write(m, buf, n), n);
+		CHECK_EQ(write(f, buf, n), n);
+	}
+	close(f);
+	char proc[64];
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", m);
+	for (int how = 0; how < 3; how++) {
+		pid_t pid = CHECK_SYS(fork());
+		if (pid == 0) {
+			int null = open("/dev/null", O_WRONLY);
+			dup2(null, 1);
+			char *argv[] = {"moat-exe", "--list", NULL};
+			char *envp[] = {NULL};
+			if (how == 0)
+				syscall(SYS_execveat, m, "", argv, envp, AT_EMPTY_PATH);
+			else if (how == 1)
+				execve(proc, argv, envp);
+			else
+				execve(in("exe"), argv, envp);
+			_exit(100 + how);
+		}
+		CHECK_EXITED(mt_wait(pid), 0);
+	}
+	close(m);
+	close(src);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(shm_is_tmpfs),
 	MT_CASE(file_sizes_and_blocks),
@@ -676,6 +715,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(madvise_remove_and_free),
 	MT_CASE(memfd_future_write_seal),
 	MT_CASE(memfd_maps_name_and_stat),
+	MT_CASE(exec_from_memfd_and_shm),
 };
 
 MT_MAIN(cases)
