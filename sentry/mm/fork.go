@@ -9,6 +9,15 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := New(m.p, m.mf)
+	// Once attached to objects, c can be reached by their truncations
+	// (invalidateObject) before Fork returns.
+	c.mu.Lock()
+	unlocked := false
+	defer func() {
+		if !unlocked {
+			c.mu.Unlock()
+		}
+	}()
 	c.brkStart, c.brk, c.stackLimit = m.brkStart, m.brk, m.stackLimit
 	c.ArgvStart, c.ArgvEnd, c.EnvvStart, c.EnvvEnd = m.ArgvStart, m.ArgvEnd, m.EnvvStart, m.EnvvEnd
 	c.Auxv = append([]uint64(nil), m.Auxv...)
@@ -58,6 +67,8 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 	for _, p := range downgrade {
 		if m.as != nil {
 			if err := m.as.MapFile(p.start, p.off, p.end-p.start, p.stubProt&^unix.PROT_WRITE); err != nil {
+				c.mu.Unlock()
+				unlocked = true
 				c.DecUsers()
 				return nil, err
 			}
