@@ -157,8 +157,16 @@ func Create(a CreateArgs) (c *Container, err error) {
 		return nil, fmt.Errorf("writing the state: %w", err)
 	}
 
+	conf := a.Config
+	if spec.Root.Readonly && conf.WritableRoot() {
+		// root.readonly wins over --overlay=none: the gofer serves the
+		// root read-only too.
+		cp := *conf
+		cp.Overlay = config.OverlayMemory
+		conf = &cp
+	}
 	opts := sandbox.CreateOptions{
-		Config:   a.Config,
+		Config:   conf,
 		StateDir: dir,
 		Rootfs:   rootfs,
 		Spec:     *bs,

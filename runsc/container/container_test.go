@@ -754,17 +754,34 @@ func TestStaleState(t *testing.T) {
 	})
 }
 
-// TestRootReadonly: root.readonly makes the root read-only; without it
-// the container writes to a memory overlay and the host root is
-// untouched.
+// TestRootReadonly: root.readonly makes the root read-only, even with
+// --overlay=none; without it the container writes to a memory overlay
+// and the host root is untouched, or with --overlay=none to the host.
 func TestRootReadonly(t *testing.T) {
 	e := newEnv(t)
 	for _, tc := range []struct {
-		readonly bool
-		want     string
-	}{{true, "failed\n"}, {false, "written\n"}} {
-		t.Run(fmt.Sprint("readonly=", tc.readonly), func(t *testing.T) {
-			b := bundle(t, func(s *specs.Spec) { s.Root.Readonly = tc.readonly },
+		readonly  bool
+		overlay   config.Overlay
+		want      string
+		reachHost bool
+	}{
+		{true, config.OverlayDefault, "failed\n", false},
+		{false, config.OverlayDefault, "written\n", false},
+		{true, config.OverlayNone, "failed\n", false},
+		{false, config.OverlayNone, "written\n", true},
+	} {
+		t.Run(fmt.Sprintf("readonly=%v,overlay=%s", tc.readonly, tc.overlay), func(t *testing.T) {
+			e.conf.Overlay = tc.overlay
+			defer func() { e.conf.Overlay = config.OverlayDefault }()
+			// A root of its own: the test may write to it.
+			root := t.TempDir()
+			os.Chmod(root, 0o755)
+			for _, d := range []string{"bin", "dev", "proc"} {
+				os.Mkdir(filepath.Join(root, d), 0o755)
+			}
+			bb, _ := os.ReadFile("/bin/busybox")
+			os.WriteFile(filepath.Join(root, "bin", "sh"), bb, 0o755)
+			b := bundle(t, func(s *specs.Spec) { s.Root.Readonly = tc.readonly; s.Root.Path = root },
 				"sh", "-c", "(echo x > /newfile) 2>/dev/null && echo written || echo failed")
 			c, out := e.mustCreate("ro", b)
 			if err := c.Start(); err != nil {
@@ -774,8 +791,9 @@ func TestRootReadonly(t *testing.T) {
 			if got, _ := os.ReadFile(out); string(got) != tc.want {
 				t.Errorf("output %q, want %q", got, tc.want)
 			}
-			if _, err := os.Stat(filepath.Join(busyboxRootfs(t), "newfile")); err == nil {
-				t.Error("the write reached the host's root")
+			_, err := os.Stat(filepath.Join(root, "newfile"))
+			if reached := err == nil; reached != tc.reachHost {
+				t.Errorf("the write reached the host's root: %v, want %v", reached, tc.reachHost)
 			}
 			if err := c.Delete(false); err != nil {
 				t.Fatal(err)
