@@ -106,7 +106,7 @@ func create(ctx Context, l *Lookup, mode uint32, fn createFunc) error {
 	d := p.Dir.Dentry
 	d.dirMu.Lock()
 	defer d.dirMu.Unlock()
-	if _, err := d.Lookup(ctx, p.Name); err == nil {
+	if _, err := d.lookupLocked(ctx, p.Name); err == nil {
 		return unix.EEXIST
 	} else if err != unix.ENOENT {
 		return err
@@ -194,7 +194,7 @@ func Link(ctx Context, old VirtualDentry, l *Lookup) error {
 	d := p.Dir.Dentry
 	d.dirMu.Lock()
 	defer d.dirMu.Unlock()
-	if _, err := d.Lookup(ctx, p.Name); err == nil {
+	if _, err := d.lookupLocked(ctx, p.Name); err == nil {
 		return unix.EEXIST
 	} else if err != unix.ENOENT {
 		return err
@@ -253,7 +253,7 @@ func Unlink(ctx Context, l *Lookup) error {
 	d := p.Dir.Dentry
 	d.dirMu.Lock()
 	defer d.dirMu.Unlock()
-	child, err := d.Lookup(ctx, p.Name)
+	child, err := d.lookupLocked(ctx, p.Name)
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func Rmdir(ctx Context, l *Lookup) error {
 	d := p.Dir.Dentry
 	d.dirMu.Lock()
 	defer d.dirMu.Unlock()
-	child, err := d.Lookup(ctx, p.Name)
+	child, err := d.lookupLocked(ctx, p.Name)
 	if err != nil {
 		return err
 	}
@@ -394,7 +394,7 @@ func Rename(ctx Context, oldl, newl *Lookup, flags uint32) error {
 		nd.dirMu.Lock()
 		defer nd.dirMu.Unlock()
 	}
-	old, err := od.Lookup(ctx, op.Name)
+	old, err := od.lookupLocked(ctx, op.Name)
 	if err != nil {
 		return err
 	}
@@ -402,7 +402,7 @@ func Rename(ctx Context, oldl, newl *Lookup, flags uint32) error {
 	if err != nil {
 		return err
 	}
-	repl, err := nd.Lookup(ctx, np.Name)
+	repl, err := nd.lookupLocked(ctx, np.Name)
 	if err != nil && err != unix.ENOENT {
 		return err
 	}

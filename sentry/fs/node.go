@@ -198,12 +198,30 @@ func (d *Dentry) Stat(ctx Context) (Stat, error) {
 // Lookup returns the child name of directory d, using the cache.
 // name is a single component other than "." and "..".
 func (d *Dentry) Lookup(ctx Context, name string) (*Dentry, error) {
+	return d.lookup(ctx, name, false)
+}
+
+// lookupLocked is Lookup by a VFS change of d.
+//
+// Preconditions: d.dirMu is held.
+func (d *Dentry) lookupLocked(ctx Context, name string) (*Dentry, error) {
+	return d.lookup(ctx, name, true)
+}
+
+func (d *Dentry) lookup(ctx Context, name string, locked bool) (*Dentry, error) {
 	dir, ok := d.node.(DirNode)
 	if !ok {
 		return nil, unix.ENOTDIR
 	}
 	_, uncached := d.node.(UncachedDir)
 	for tries := 0; ; tries++ {
+		if tries == 2 && !locked {
+			// Changes keep racing with this lookup: wait them out,
+			// so the result can be cached.
+			d.dirMu.Lock()
+			defer d.dirMu.Unlock()
+			locked = true
+		}
 		d.mu.Lock()
 		if c, ok := d.children[name]; ok {
 			d.mu.Unlock()
@@ -221,13 +239,8 @@ func (d *Dentry) Lookup(ctx Context, name string) (*Dentry, error) {
 		}
 		d.mu.Lock()
 		if d.gen != gen {
-			// A change of d raced with the lookup: look again, or
-			// after a few tries give the result uncached (it was
-			// true while the lookup ran).
+			// A change of d raced with the lookup: look again.
 			d.mu.Unlock()
-			if tries >= 3 {
-				return child, nil
-			}
 			continue
 		}
 		if c, ok := d.children[name]; ok {

@@ -91,7 +91,7 @@ func openCreate(ctx Context, l *Lookup, flags, mode uint32) (*FileDescription, e
 func createRegular(ctx Context, dir VirtualDentry, name string, flags, mode uint32) (*FileDescription, bool, error) {
 	d := dir.Dentry
 	d.dirMu.Lock()
-	if _, err := d.Lookup(ctx, name); err == nil {
+	if _, err := d.lookupLocked(ctx, name); err == nil {
 		d.dirMu.Unlock()
 		return nil, true, nil
 	} else if err != unix.ENOENT {
