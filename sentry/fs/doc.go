@@ -74,7 +74,8 @@
 //	into a file system)
 //	Filesystem.renameMu (Rename only)
 //	Dentry.dirMu of directories being changed: an ancestor's before a
-//	descendant's; two unrelated directories only under renameMu
+//	descendant's; two unrelated directories only under renameMu (a
+//	lookup that keeps racing with changes takes it too, holding nothing)
 //	Filesystem.nameMu (dentries' parent and name; never held while
 //	calling into a file system)
 //	FileDescription.offMu
