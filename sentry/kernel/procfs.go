@@ -36,6 +36,7 @@ var (
 	_ proc.CommTask        = procTask{}
 	_ proc.ResidentTask    = procTask{}
 	_ proc.PersonalityTask = procTask{}
+	_ proc.DumpableTask    = procTask{}
 	_ proc.ThreadContext   = (*Task)(nil)
 	_ proc.FDInstaller     = (*Task)(nil)
 )
@@ -379,6 +380,14 @@ func (p procTask) SetComm(ctx fs.Context, name string) error {
 		t.SetName(name)
 	}
 	return nil
+}
+
+// Dumpable implements proc.DumpableTask.
+func (p procTask) Dumpable() bool {
+	if t := p.leader(); t != nil {
+		return t.Dumpable()
+	}
+	return true
 }
 
 // Personality implements proc.PersonalityTask.

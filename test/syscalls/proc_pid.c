@@ -519,6 +519,40 @@ static void task_dir_lists_threads(void)
 	CHECK_EQ(atoi(field(big, "Threads")), 2);
 }
 
+/* owner_of returns the owner of path as uid*100000+gid, or -1. */
+static long owner_of(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	return (long)st.st_uid * 100000 + st.st_gid;
+}
+
+static void non_dumpable_files_belong_to_root(void)
+{
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(setresgid(1000, 1000, 1000) == 0);
+		CHILD_CHECK(setresuid(1000, 1000, 1000) == 0);
+		/* Changing ids made us non-dumpable. */
+		CHILD_CHECK(prctl(PR_GET_DUMPABLE) == 0);
+		CHILD_CHECK(owner_of("/proc/self/status") == 0);
+		CHILD_CHECK(owner_of("/proc/self/fd") == 0);
+		/* The directory keeps the effective owner: tools stat it. */
+		CHILD_CHECK(owner_of("/proc/self") == 1000L * 100000 + 1000);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(owner_of("/proc/self/status") == 1000L * 100000 + 1000);
+		CHILD_CHECK(owner_of("/proc/self/fd") == 1000L * 100000 + 1000);
+		CHILD_CHECK(owner_of("/proc/self") == 1000L * 100000 + 1000);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 0) == 0);
+		CHILD_CHECK(owner_of("/proc/self/environ") == 0);
+		_exit(0);
+	}
+	int st;
+	CHECK_SYS(waitpid(pid, &st, 0));
+	CHECK_EXITED(st, 0);
+}
+
 static void cgroup_format(void)
 {
 	CHECK_SYS(slurp("/proc/self/cgroup", big, sizeof(big)));
@@ -768,6 +802,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(exe_cwd_root_links),
 	MT_CASE(fd_and_fdinfo),
 	MT_CASE(task_dir_lists_threads),
+	MT_CASE(non_dumpable_files_belong_to_root),
 	MT_CASE(cgroup_format),
 	MT_CASE(oom_score_adj_kept_and_inherited),
 	MT_CASE(id_maps),

@@ -4,23 +4,21 @@ import (
 	"sync"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
-	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // nodeCache keeps the directory built for each live process (or thread),
 // so its inode numbers stay the same from one lookup to the next, as
 // Linux's do. An entry is rebuilt when the id names another task or the
-// task's owner changed (the files' owner is fixed when they are built).
+// files' owner (ownerOf) changed: it is fixed when they are built.
 type nodeCache struct {
 	mu sync.Mutex
 	m  map[int32]cachedNode
 }
 
 type cachedNode struct {
-	task Task // comparable: the kernel's task values are
-	uid  auth.KUID
-	gid  auth.KGID
-	node fs.Node
+	task  Task // comparable: the kernel's task values are
+	owner owner
+	node  fs.Node
 }
 
 // maxCached is how many entries the cache holds before it drops those of
@@ -30,9 +28,9 @@ const maxCached = 1024
 // get returns the node of t (id), building it if needed. live reports
 // whether an id still names a task, for pruning.
 func (c *nodeCache) get(id int32, t Task, build func() fs.Node, live func(int32) bool) fs.Node {
-	cr := t.Credentials()
+	o := ownerOf(t)
 	c.mu.Lock()
-	if e, ok := c.m[id]; ok && e.task == t && e.uid == cr.EffectiveUID && e.gid == cr.EffectiveGID {
+	if e, ok := c.m[id]; ok && e.task == t && e.owner == o {
 		c.mu.Unlock()
 		return e.node
 	}
@@ -50,7 +48,7 @@ func (c *nodeCache) get(id int32, t Task, build func() fs.Node, live func(int32)
 			}
 		}
 	}
-	c.m[id] = cachedNode{task: t, uid: cr.EffectiveUID, gid: cr.EffectiveGID, node: n}
+	c.m[id] = cachedNode{task: t, owner: o, node: n}
 	return n
 }
 

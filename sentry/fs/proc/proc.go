@@ -80,6 +80,40 @@ type Task interface {
 	Comm() string
 }
 
+// DumpableTask is implemented by processes that can be made
+// non-dumpable (PR_SET_DUMPABLE, exec of a set-user-ID program).
+type DumpableTask interface {
+	Dumpable() bool
+}
+
+// owner is who owns a process's files.
+type owner struct {
+	uid      auth.KUID
+	gid      auth.KGID
+	dumpable bool
+}
+
+func ownerOf(t Task) owner {
+	c := t.Credentials()
+	o := owner{uid: c.EffectiveUID, gid: c.EffectiveGID, dumpable: true}
+	if d, ok := t.(DumpableTask); ok {
+		o.dumpable = d.Dumpable()
+	}
+	return o
+}
+
+// attr returns the attributes of a file or directory with permission
+// bits mode: owned by the effective ids, or by root once the process is
+// not dumpable, so that its memory and descriptors are not open to its
+// user. World-readable-and-searchable directories keep the effective
+// owner, which tools read by stat (Linux's task_dump_owner).
+func (o owner) attr(mode uint32, dir bool) synth.Attr {
+	if !o.dumpable && !(dir && mode == 0o555) {
+		return synth.Attr{Mode: mode}
+	}
+	return synth.Attr{Mode: mode, UID: o.uid, GID: o.gid}
+}
+
 // StatTask is implemented by tasks that provide /proc/[pid]/stat and
 // status contents.
 type StatTask interface {
@@ -187,9 +221,8 @@ func readerRoot(ctx fs.Context, t Task) fs.VirtualDentry {
 }
 
 func vdLink(t Task, mode uint32, get func() (fs.VirtualDentry, bool)) *synth.MagicLink {
-	c := t.Credentials()
 	return &synth.MagicLink{
-		Attr: synth.Attr{Mode: mode, UID: c.EffectiveUID, GID: c.EffectiveGID},
+		Attr: ownerOf(t).attr(mode, false),
 		Path: func(ctx fs.Context) (string, error) {
 			vd, ok := get()
 			if !ok {
@@ -211,8 +244,8 @@ func vdLink(t Task, mode uint32, get func() (fs.VirtualDentry, bool)) *synth.Mag
 // taskDir is /proc/[pid] for a process (withThreads), or
 // /proc/[pid]/task/[tid] for one of its threads.
 func taskDir(t Task, withThreads bool) fs.Node {
-	c := t.Credentials()
-	owned := func(mode uint32) synth.Attr { return synth.Attr{Mode: mode, UID: c.EffectiveUID, GID: c.EffectiveGID} }
+	o := ownerOf(t)
+	owned := func(mode uint32) synth.Attr { return o.attr(mode, false) }
 	entries := map[string]fs.Node{
 		"exe": vdLink(t, 0o777, t.Exe),
 		"cwd": vdLink(t, 0o777, func() (fs.VirtualDentry, bool) {
@@ -245,7 +278,7 @@ func taskDir(t Task, withThreads bool) fs.Node {
 	addMemFiles(t, entries, func(m uint32) synth.Attr { return owned(m) })
 	addTaskFiles(t, entries, owned)
 	if tt, ok := t.(ThreadsTask); ok && withThreads {
-		entries["task"] = threadsDir(tt, owned(0o555))
+		entries["task"] = threadsDir(tt, o.attr(0o555, true))
 	}
 	if st, ok := t.(StatTask); ok {
 		entries["stat"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
@@ -256,7 +289,8 @@ func taskDir(t Task, withThreads bool) fs.Node {
 		}}
 	}
 	d := synth.NewDir(0o555, entries)
-	d.UID, d.GID = c.EffectiveUID, c.EffectiveGID
+	a := o.attr(0o555, true)
+	d.UID, d.GID = a.UID, a.GID
 	return d
 }
 
@@ -331,9 +365,8 @@ func fdDir(t Task, attr synth.Attr) fs.Node {
 		if f.Writable() {
 			mode |= 0o200
 		}
-		c := t.Credentials()
 		return &synth.MagicLink{
-			Attr: synth.Attr{Mode: mode, UID: c.EffectiveUID, GID: c.EffectiveGID},
+			Attr: ownerOf(t).attr(mode, false),
 			Path: func(ctx fs.Context) (string, error) {
 				f, err := fileOf(t, name)
 				if err != nil {
@@ -363,9 +396,8 @@ func fdInfoDir(t Task, attr synth.Attr) fs.Node {
 			return nil, err
 		}
 		f.DecRef()
-		c := t.Credentials()
 		return &synth.File{
-			Attr: synth.Attr{Mode: 0o444, UID: c.EffectiveUID, GID: c.EffectiveGID}, SizeZero: true,
+			Attr: ownerOf(t).attr(0o444, false), SizeZero: true,
 			Generate: func(fs.Context) ([]byte, error) {
 				f, err := fileOf(t, name)
 				if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
 	"github.com/moat-sandbox/moat/sentry/fs/synth"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // sysKernel is a fake kernel with one process that implements the
@@ -45,12 +46,21 @@ func (k *sysKernel) SetUTSName(_ fs.Context, domain bool, name string) error {
 
 type richTask struct {
 	*fakeTask
-	comm   string
-	oom    int32
-	limits []Limit
+	comm        string
+	oom         int32
+	limits      []Limit
+	nonDumpable bool
+	creds       *auth.Credentials
 }
 
-func (t *richTask) Comm() string { return t.comm }
+func (t *richTask) Comm() string   { return t.comm }
+func (t *richTask) Dumpable() bool { return !t.nonDumpable }
+func (t *richTask) Credentials() *auth.Credentials {
+	if t.creds != nil {
+		return t.creds
+	}
+	return auth.NewRootCredentials()
+}
 func (t *richTask) SetComm(_ fs.Context, name string) error {
 	t.comm = name
 	return nil
@@ -263,5 +273,34 @@ func TestTaskFiles(t *testing.T) {
 	}
 	if err := writeFile(t, ctx, root, "/proc/1/uid_map", "0 0 1\n"); err != unix.EPERM {
 		t.Errorf("uid_map write: %v, want EPERM", err)
+	}
+}
+
+func TestNonDumpableOwner(t *testing.T) {
+	ctx, root, k := sysSetup(t)
+	c := auth.NewRootCredentials()
+	c.EffectiveUID, c.EffectiveGID = 1000, 1000
+	k.task.creds = c
+	for _, tc := range []struct {
+		nonDumpable bool
+		path        string
+		uid         auth.KUID
+	}{
+		{false, "/proc/1", 1000},
+		{false, "/proc/1/limits", 1000},
+		{true, "/proc/1", 1000},
+		{true, "/proc/1/cgroup", 0},
+		{true, "/proc/1/fd", 0},
+		{true, "/proc/1/ns", 0},
+		{false, "/proc/1/fd", 1000},
+	} {
+		k.task.nonDumpable = tc.nonDumpable
+		vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: tc.path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := vd.Stat(ctx); st.UID != tc.uid {
+			t.Errorf("non-dumpable %v: %s owned by %d, want %d", tc.nonDumpable, tc.path, st.UID, tc.uid)
+		}
 	}
 }
