@@ -121,6 +121,13 @@ type StatTask interface {
 	StatusText() string
 }
 
+// FDInfoer is implemented by file implementations that add lines to
+// /proc/[pid]/fdinfo/N after pos, flags and mnt_id (eventfd's
+// "eventfd-count:", epoll's "tfd:" lines...), each ending in a newline.
+type FDInfoer interface {
+	FDInfo() string
+}
+
 // ThreadsTask is implemented by processes that list their threads in
 // /proc/[pid]/task. Each thread is shown as a Task (its stat and status are
 // the thread's own); a thread's directory has no task directory itself.
@@ -418,7 +425,11 @@ func fdInfoDir(t Task, attr synth.Attr) fs.Node {
 						}
 					}
 				}
-				return []byte(fmt.Sprintf("pos:\t%d\nflags:\t0%o\nmnt_id:\t%d\n", f.Offset(), flags, mnt)), nil
+				text := fmt.Sprintf("pos:\t%d\nflags:\t0%o\nmnt_id:\t%d\n", f.Offset(), flags, mnt)
+				if fi, ok := f.Impl().(FDInfoer); ok {
+					text += fi.FDInfo()
+				}
+				return []byte(text), nil
 			},
 		}, nil
 	}

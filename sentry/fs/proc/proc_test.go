@@ -129,6 +129,12 @@ func TestProc(t *testing.T) {
 	if got := readAll(t, ctx, root, "/proc/self/fdinfo/1"); !strings.Contains(got, "flags:\t02000001") {
 		t.Errorf("fdinfo %q", got)
 	}
+	infoFile := fs.NewAnonFile("test", &infoImpl{}, unix.O_RDWR, fs.FDOptions{})
+	task.fds.NewFDAt(7, infoFile, fs.FDFlags{}, 1024)
+	infoFile.DecRef()
+	if got := readAll(t, ctx, root, "/proc/self/fdinfo/7"); !strings.HasSuffix(got, "\nmnt_id:\t0\nextra:\t42\n") {
+		t.Errorf("fdinfo with extra lines %q", got)
+	}
 	// Opening a descriptor's link reopens its file.
 	if got := readAll(t, ctx, root, "/proc/self/fd/2"); got != "ELF" {
 		t.Errorf("reopened file read %q", got)
@@ -167,7 +173,7 @@ func TestProc(t *testing.T) {
 	defer d.DecRef()
 	var names []string
 	d.Impl().(fs.DirIterator).IterDirents(ctx, d, func(e fs.Dirent) bool { names = append(names, e.Name); return true })
-	if got := strings.Join(names, ","); got != ".,..,0,1,2,5" {
+	if got := strings.Join(names, ","); got != ".,..,0,1,2,5,7" {
 		t.Errorf("fd dir %s", got)
 	}
 }
@@ -180,3 +186,11 @@ func mustOpen(t *testing.T, ctx fs.Context, root fs.VirtualDentry, p string) *fs
 	}
 	return f
 }
+
+// infoImpl is a file with its own fdinfo lines.
+type infoImpl struct {
+	fs.FileDefaults
+	fs.NotPollable
+}
+
+func (*infoImpl) FDInfo() string { return "extra:\t42\n" }
