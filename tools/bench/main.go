@@ -60,24 +60,58 @@ type benchmark struct {
 	detail string
 	// run returns the native and sandboxed figures.
 	run func(e *env) (native, sandbox float64, err error)
+	// hasSetup says the benchmark prepares data (paths, files) first.
+	hasSetup bool
 }
 
 // micro makes a benchmark from a mode of csrc/micro.c.
 func micro(mode string, iters int, detail string) benchmark {
+	return microWith(mode, iters, detail, nil)
+}
+
+// runArgs are what one run of a micro mode needs beyond its name and
+// iterations: the path argument and environment of each side.
+type runArgs struct {
+	nativeArg, sandboxArg string
+	sandboxEnv            []string
+	cleanup               func()
+}
+
+// microWith makes a benchmark from a mode of csrc/micro.c whose arguments
+// setup prepares (nil: none).
+func microWith(mode string, iters int, detail string, setup func(e *env) (runArgs, error)) benchmark {
 	return benchmark{
-		name:   mode,
-		unit:   "ns/op",
-		detail: fmt.Sprintf("%s, %d iterations", detail, iters),
+		name:     mode,
+		unit:     "ns/op",
+		detail:   fmt.Sprintf("%s, %d iterations", detail, iters),
+		hasSetup: setup != nil,
 		run: func(e *env) (float64, float64, error) {
+			var ra runArgs
+			if setup != nil {
+				var err error
+				if ra, err = setup(e); err != nil {
+					return 0, 0, fmt.Errorf("setup: %w", err)
+				}
+				if ra.cleanup != nil {
+					defer ra.cleanup()
+				}
+			}
 			args := []string{mode, strconv.Itoa(iters)}
-			native, err := runMicro(append([]string{e.micro}, args...))
+			withArg := func(a string) []string {
+				if a == "" {
+					return args
+				}
+				return append(slices.Clone(args), a)
+			}
+			native, err := runMicro(append([]string{e.micro}, withArg(ra.nativeArg)...))
 			if err != nil {
 				return 0, 0, fmt.Errorf("native: %w", err)
 			}
 			if e.nativeOnly {
 				return native, 0, nil
 			}
-			sandbox, err := runMicro(sandboxArgv(e.runsc, append([]string{e.micro}, args...)))
+			argv := append([]string{e.micro}, withArg(ra.sandboxArg)...)
+			sandbox, err := runMicro(sandboxArgvEnv(e.runsc, ra.sandboxEnv, argv))
 			if err != nil {
 				return native, 0, fmt.Errorf("sandboxed: %w", err)
 			}
@@ -88,22 +122,48 @@ func micro(mode string, iters int, detail string) benchmark {
 
 var benchmarks = []benchmark{
 	micro("getpid", 100000, "raw getpid syscall loop"),
+	micro("gettid", 100000, "raw gettid syscall loop"),
 	micro("clock_gettime", 1000000, "CLOCK_MONOTONIC through the vDSO"),
+	micro("readzero", 100000, "read of 1 byte from /dev/zero"),
 	micro("stat", 20000, "stat(/etc/passwd)"),
 	micro("openclose", 20000, "open+close of /etc/passwd"),
 	micro("pipe", 10000, "1-byte pipe round trip between two processes"),
+	micro("pipethru", 4000, "64 KiB streamed through a pipe to another process"),
 	micro("futex", 10000, "futex wake/wait round trip between two threads"),
+	micro("thread", 2000, "pthread_create + pthread_join"),
 	micro("fork", 300, "fork + _exit + waitpid"),
+	micro("forkexec", 100, "fork + execve(/bin/true) + waitpid"),
+	micro("mmapfault", 65536, "first touch of a page of fresh anonymous memory"),
+	microWith("getdents", 20, "opendir+readdir+closedir of a 10,000-file directory in /dev/shm (tmpfs)", dentsSetup),
+	microWith("seqread", 3, "one pass over a 1 GiB file of the root in 1 MiB reads (sandboxed: through the gofer's fd)", bigFileSetup),
+	microWith("randread", 20000, "4 KiB pread at random offsets of that 1 GiB file", bigFileSetup),
+	microWith("seqwrite", 2, "1 GiB written in 1 MiB writes to a new file in /dev/shm (tmpfs)", writeSetup),
+	microWith("untar", 3, "tar -x of 10,000 small files: natively into /dev/shm (tmpfs), sandboxed into the root's overlay", untarSetup),
 	{
 		name:   "startup",
 		unit:   "ms",
 		detail: "wall time of /bin/true vs runsc do --rootfs / -- /bin/true, median",
 		run:    startup,
 	},
+	{
+		name:   "memory",
+		unit:   "MiB",
+		detail: "RSS of an idle sleep: natively, vs the sandbox and gofer processes running it",
+		run:    memory,
+	},
 }
 
 func sandboxArgv(runsc string, argv []string) []string {
-	return append([]string{runsc, "do", "--rootfs", "/", "--"}, argv...)
+	return sandboxArgvEnv(runsc, nil, argv)
+}
+
+// sandboxArgvEnv is sandboxArgv with --env for each of env.
+func sandboxArgvEnv(runsc string, env, argv []string) []string {
+	out := []string{runsc, "do", "--rootfs", "/"}
+	for _, kv := range env {
+		out = append(out, "--env", kv)
+	}
+	return append(append(out, "--"), argv...)
 }
 
 // runMicro runs a micro program and parses the ns/op it prints.

@@ -19,7 +19,7 @@ func TestMicroModesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range benchmarks {
-		if b.unit != "ns/op" {
+		if b.unit != "ns/op" || b.hasSetup {
 			continue
 		}
 		t.Run(b.name, func(t *testing.T) {
@@ -34,6 +34,33 @@ func TestMicroModesRun(t *testing.T) {
 	}
 	if _, err := runMicro([]string{bin, "no-such-mode", "1"}); err == nil || !strings.Contains(err.Error(), "unknown benchmark") {
 		t.Errorf("unknown mode: err = %v, want an unknown benchmark error", err)
+	}
+}
+
+// TestDirModeRuns runs the getdents mode natively on a small scale: it
+// builds its own 10,000-file directory.
+func TestDirModeRuns(t *testing.T) {
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := buildMicro(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir() + "/dents"
+	if v, err := runMicro([]string{bin, "getdents", "2", dir}); err != nil || v <= 0 {
+		t.Fatalf("getdents: %v ns/op, %v", v, err)
+	}
+}
+
+func TestMemoryNativeOnly(t *testing.T) {
+	native, sandbox, err := memory(&env{nativeOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if native <= 0 || native > 64 || sandbox != 0 {
+		t.Errorf("memory = %v MiB, %v; want a small positive native figure and no sandbox figure", native, sandbox)
 	}
 }
 

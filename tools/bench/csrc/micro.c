@@ -1,8 +1,9 @@
 //go:build ignore
 
-/* micro: syscall micro-benchmarks for tools/bench. `micro NAME ITERS` runs
- * ITERS operations of NAME and prints the mean nanoseconds per operation.
- * Built static, run natively and under `runsc do`. */
+/* micro: syscall micro-benchmarks for tools/bench. `micro NAME ITERS [ARG]`
+ * runs ITERS operations of NAME and prints the mean nanoseconds per
+ * operation. ARG is a path some benchmarks need (a file to read, a
+ * directory to fill). Built static, run natively and under `runsc do`. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -11,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -138,6 +141,211 @@ static void bench_stat(long n)
 			die("stat");
 }
 
+static const char *arg; /* the optional path argument */
+
+static void bench_gettid(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(SYS_gettid);
+}
+
+static int zero_fd = -1;
+
+static void bench_readzero(long n)
+{
+	char c;
+	if (zero_fd < 0 && (zero_fd = open("/dev/zero", O_RDONLY)) < 0)
+		die("open /dev/zero");
+	for (long i = 0; i < n; i++)
+		if (read(zero_fd, &c, 1) != 1)
+			die("read /dev/zero");
+}
+
+static void bench_forkexec(long n)
+{
+	for (long i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			char *argv[] = { "true", NULL };
+			execve("/bin/true", argv, (char *[]){ NULL });
+			_exit(127);
+		}
+		int st;
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			die("fork+exec /bin/true");
+	}
+}
+
+static void *thread_body(void *a) { return a; }
+
+static void bench_thread(long n)
+{
+	for (long i = 0; i < n; i++) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, thread_body, NULL))
+			die("pthread_create");
+		pthread_join(th, NULL);
+	}
+}
+
+/* pipethru: ns per 64 KiB chunk streamed through a pipe to a child. */
+static void bench_pipethru(long n)
+{
+	static char buf[65536];
+	int p[2];
+	if (pipe(p))
+		die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		close(p[1]);
+		while (read(p[0], buf, sizeof buf) > 0)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	for (long i = 0; i < n; i++) {
+		size_t done = 0;
+		while (done < sizeof buf) {
+			ssize_t w = write(p[1], buf + done, sizeof buf - done);
+			if (w <= 0)
+				die("write pipe");
+			done += w;
+		}
+	}
+	close(p[1]);
+	waitpid(pid, NULL, 0);
+}
+
+/* getdents: ns per full listing of ARG, a directory of 10,000 files the
+ * first call creates. */
+static void bench_getdents(long n)
+{
+	static int made;
+	if (!made) {
+		mkdir(arg, 0755);
+		char path[4096];
+		for (int i = 0; i < 10000; i++) {
+			snprintf(path, sizeof path, "%s/f%05d", arg, i);
+			int fd = open(path, O_CREAT | O_WRONLY, 0644);
+			if (fd < 0)
+				die("create");
+			close(fd);
+		}
+		made = 1;
+	}
+	for (long i = 0; i < n; i++) {
+		DIR *d = opendir(arg);
+		if (!d)
+			die("opendir");
+		long count = 0;
+		while (readdir(d))
+			count++;
+		closedir(d);
+		if (count != 10002) {
+			fprintf(stderr, "getdents: %ld entries\n", count);
+			exit(2);
+		}
+	}
+}
+
+static char bigbuf[1 << 20];
+
+/* seqread: ns per pass over the file ARG in 1 MiB reads. */
+static void bench_seqread(long n)
+{
+	for (long i = 0; i < n; i++) {
+		int fd = open(arg, O_RDONLY);
+		if (fd < 0)
+			die("open");
+		ssize_t r;
+		while ((r = read(fd, bigbuf, sizeof bigbuf)) > 0)
+			;
+		if (r < 0)
+			die("read");
+		close(fd);
+	}
+}
+
+/* seqwrite: ns per 1 GiB written in 1 MiB writes to the new file ARG,
+ * removed after each pass. */
+static void bench_seqwrite(long n)
+{
+	memset(bigbuf, 'w', sizeof bigbuf);
+	for (long i = 0; i < n; i++) {
+		int fd = open(arg, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+		if (fd < 0)
+			die("open");
+		for (int j = 0; j < 1024; j++)
+			if (write(fd, bigbuf, sizeof bigbuf) != sizeof bigbuf)
+				die("write");
+		close(fd);
+		unlink(arg);
+	}
+}
+
+/* randread: ns per 4 KiB pread at a random aligned offset of ARG. */
+static void bench_randread(long n)
+{
+	static int fd = -1;
+	static off_t pages;
+	if (fd < 0) {
+		if ((fd = open(arg, O_RDONLY)) < 0)
+			die("open");
+		pages = lseek(fd, 0, SEEK_END) / 4096;
+		if (pages <= 0)
+			die("empty file");
+	}
+	uint64_t x = 88172645463325252ull;
+	for (long i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		if (pread(fd, bigbuf, 4096, (off_t)(x % pages) * 4096) != 4096)
+			die("pread");
+	}
+}
+
+/* mmapfault: ns per page first touched in a fresh anonymous mapping. */
+static void bench_mmapfault(long n)
+{
+	size_t len = (size_t)n * 4096;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap");
+	for (long i = 0; i < n; i++)
+		p[i * 4096] = 1;
+	munmap(p, len);
+}
+
+/* untar: ns per extraction of the tarball ARG by /bin/tar into a new
+ * directory below $MOAT_BENCH_DIR. */
+static void bench_untar(long n)
+{
+	static int seq;
+	const char *base = getenv("MOAT_BENCH_DIR");
+	if (!base)
+		base = "/dev/shm";
+	for (long i = 0; i < n; i++) {
+		char dir[4096];
+		snprintf(dir, sizeof dir, "%s/moat-untar-%d-%d", base, (int)getpid(), seq++);
+		if (mkdir(dir, 0755))
+			die("mkdir");
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			char *argv[] = { "tar", "-xf", (char *)arg, "-C", dir, NULL };
+			execve("/bin/tar", argv, (char *[]){ NULL });
+			_exit(127);
+		}
+		int st;
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			die("tar -x");
+	}
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(long);
@@ -149,14 +357,26 @@ static const struct {
 	{ "futex", bench_futex },
 	{ "openclose", bench_openclose },
 	{ "stat", bench_stat },
+	{ "gettid", bench_gettid },
+	{ "readzero", bench_readzero },
+	{ "forkexec", bench_forkexec },
+	{ "thread", bench_thread },
+	{ "pipethru", bench_pipethru },
+	{ "getdents", bench_getdents },
+	{ "seqread", bench_seqread },
+	{ "seqwrite", bench_seqwrite },
+	{ "randread", bench_randread },
+	{ "mmapfault", bench_mmapfault },
+	{ "untar", bench_untar },
 };
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: micro NAME ITERS\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: micro NAME ITERS [ARG]\n");
 		return 2;
 	}
+	arg = argc == 4 ? argv[3] : "";
 	long n = atol(argv[2]);
 	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++) {
 		if (strcmp(argv[1], benches[i].name) == 0) {
