@@ -16,8 +16,9 @@
 // attributes of the nodes it touches stale, to be fetched again at the
 // next Stat; link targets never change (a new link is a new node).
 // Changes made on the host behind the sandbox's back are not noticed.
-// A FIFO opens as a Sentry pipe of its node (as on tmpfs), never the
-// host's: sandboxed programs meet each other there, not host processes.
+// A FIFO opens as a Sentry named pipe of its node (pipe.Named, as on
+// tmpfs), never the host's: sandboxed programs meet each other there, not
+// host processes.
 // Device nodes and sockets show in stat but cannot be opened (the Sentry
 // serves its own /dev).
 //
@@ -147,8 +148,8 @@ type node struct {
 	openCount int
 	// res mirrors the handle and host fd, for release once n is garbage.
 	res *nodeRes
-	// fifo is a FIFO's pipe, made at its first open.
-	fifo fs.OpenNode
+	// fifo is a FIFO's named pipe.
+	fifo pipe.Named
 	// unnamed marks an O_TMPFILE file not linked yet, whose handle
 	// cannot be reopened by name.
 	unnamed bool
@@ -323,13 +324,7 @@ func (n *node) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.File
 	case unix.S_IFDIR:
 		return fs.NewDirFile(vd, flags), nil
 	case unix.S_IFIFO:
-		n.mu.Lock()
-		if n.fifo == nil {
-			n.fifo = pipe.New(ctx)
-		}
-		p := n.fifo
-		n.mu.Unlock()
-		return p.Open(ctx, vd, flags)
+		return n.fifo.Open(ctx, vd, flags)
 	case unix.S_IFREG:
 	default:
 		return nil, unix.ENXIO

@@ -118,6 +118,7 @@ func TestGoferTree(t *testing.T) {
 			{"/etc/hello", unix.O_RDWR | unix.O_CREAT, unix.EROFS},
 			{"/etc/new", unix.O_WRONLY | unix.O_CREAT, unix.EROFS},
 			{"/etc/missing", unix.O_RDONLY, unix.ENOENT},
+			{"/fifo", unix.O_WRONLY | unix.O_NONBLOCK, unix.ENXIO}, // a named pipe with no reader
 			{"/etc/hello/x", unix.O_RDONLY, unix.ENOTDIR},
 			{"/etc/rel", unix.O_NOFOLLOW, unix.ELOOP},
 		}
