@@ -60,6 +60,8 @@ type benchmark struct {
 	detail string
 	// run returns the native and sandboxed figures.
 	run func(e *env) (native, sandbox float64, err error)
+	// mode is the csrc/micro.c mode of a micro-benchmark ("" for others).
+	mode string
 	// hasSetup says the benchmark prepares data (paths, files) first.
 	hasSetup bool
 }
@@ -84,6 +86,7 @@ func microWith(mode string, iters int, detail string, setup func(e *env) (runArg
 		name:     mode,
 		unit:     "ns/op",
 		detail:   fmt.Sprintf("%s, %d iterations", detail, iters),
+		mode:     mode,
 		hasSetup: setup != nil,
 		run: func(e *env) (float64, float64, error) {
 			var ra runArgs
@@ -122,6 +125,12 @@ func microWith(mode string, iters int, detail string, setup func(e *env) (runArg
 
 var benchmarks = []benchmark{
 	micro("getpid", 100000, "raw getpid syscall loop"),
+	{
+		name:   "ptrace_floor",
+		unit:   "ns/op",
+		detail: "native: a C tracer serving getpid with PTRACE_SYSEMU+GETREGS+SETREGS (the floor of any ptrace sandbox here); sandbox: Moat's getpid",
+		run:    ptraceFloor,
+	},
 	micro("gettid", 100000, "raw gettid syscall loop"),
 	micro("clock_gettime", 1000000, "CLOCK_MONOTONIC through the vDSO"),
 	micro("readzero", 100000, "read of 1 byte from /dev/zero"),
@@ -151,6 +160,23 @@ var benchmarks = []benchmark{
 		detail: "RSS of an idle sleep: natively, vs the sandbox and gofer processes running it",
 		run:    memory,
 	},
+}
+
+// ptraceFloor compares Moat's getpid with the cheapest possible ptrace
+// round trip measured on this machine in the same run.
+func ptraceFloor(e *env) (float64, float64, error) {
+	floor, err := runMicro([]string{e.micro, "sysemu", "100000"})
+	if err != nil {
+		return 0, 0, fmt.Errorf("native: %w", err)
+	}
+	if e.nativeOnly {
+		return floor, 0, nil
+	}
+	moat, err := runMicro(sandboxArgv(e.runsc, []string{e.micro, "getpid", "100000"}))
+	if err != nil {
+		return floor, 0, fmt.Errorf("sandboxed: %w", err)
+	}
+	return floor, moat, nil
 }
 
 func sandboxArgv(runsc string, argv []string) []string {

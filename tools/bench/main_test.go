@@ -19,7 +19,7 @@ func TestMicroModesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, b := range benchmarks {
-		if b.unit != "ns/op" || b.hasSetup {
+		if b.mode == "" || b.hasSetup {
 			continue
 		}
 		t.Run(b.name, func(t *testing.T) {
@@ -31,6 +31,9 @@ func TestMicroModesRun(t *testing.T) {
 				t.Errorf("%s: %v ns/op, want a positive figure", b.name, v)
 			}
 		})
+	}
+	if v, err := runMicro([]string{bin, "sysemu", "20"}); err != nil || v <= 0 {
+		t.Errorf("sysemu: %v ns/op, %v", v, err)
 	}
 	if _, err := runMicro([]string{bin, "no-such-mode", "1"}); err == nil || !strings.Contains(err.Error(), "unknown benchmark") {
 		t.Errorf("unknown mode: err = %v, want an unknown benchmark error", err)

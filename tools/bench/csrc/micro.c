@@ -10,10 +10,13 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -346,6 +349,40 @@ static void bench_untar(long n)
 	}
 }
 
+/* sysemu: the floor of a ptrace sandbox on this machine: ns per getpid of
+ * a child trapped with PTRACE_SYSEMU, with the GETREGS and SETREGS a
+ * user-space kernel needs to serve each call. Native only. */
+static void bench_sysemu(long n)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, 0, 0);
+		raise(SIGSTOP);
+		for (long i = 0; i < n; i++)
+			syscall(SYS_getpid);
+		syscall(SYS_exit_group, 0);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+		die("waitpid stop");
+	struct user_regs_struct regs;
+	for (long i = 0; i < n; i++) {
+		if (ptrace(PTRACE_SYSEMU, pid, 0, 0))
+			die("PTRACE_SYSEMU");
+		if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+			die("waitpid");
+		if (ptrace(PTRACE_GETREGS, pid, 0, &regs))
+			die("GETREGS");
+		regs.rax = pid; /* what getpid returns */
+		if (ptrace(PTRACE_SETREGS, pid, 0, &regs))
+			die("SETREGS");
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(long);
@@ -368,6 +405,7 @@ static const struct {
 	{ "randread", bench_randread },
 	{ "mmapfault", bench_mmapfault },
 	{ "untar", bench_untar },
+	{ "sysemu", bench_sysemu },
 };
 
 int main(int argc, char **argv)
