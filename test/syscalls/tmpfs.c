@@ -119,6 +119,8 @@ static void file_sizes_and_blocks(void)
 	CHECK_EQ(lseek(fd, 0, SEEK_HOLE), 0);
 	CHECK_EQ(lseek(fd, 1 << 20, SEEK_HOLE), (1 << 20) + 3);
 	CHECK_ERR(lseek(fd, (1 << 20) + 3, SEEK_DATA), ENXIO);
+	CHECK_ERR(lseek(fd, -1, SEEK_DATA), ENXIO);
+	CHECK_ERR(lseek(fd, -1, SEEK_HOLE), ENXIO);
 	CHECK_EQ(lseek(fd, 0, SEEK_END), (1 << 20) + 3);
 	CHECK_SYS(ftruncate(fd, 2));
 	CHECK_SYS(fstat(fd, &st));
