@@ -329,26 +329,37 @@ static void tmpfile_and_linkat(void)
 	CHECK_ERR(linkat(fd, "", AT_FDCWD, "named2", AT_EMPTY_PATH), ENOENT);
 	close(fd);
 	/* Linux 6.10 and later: a caller may name its own O_TMPFILE file
-	 * without CAP_DAC_READ_SEARCH; /proc/self/fd with AT_SYMLINK_FOLLOW
-	 * works too. */
+	 * without CAP_DAC_READ_SEARCH. */
 	CHECK_SYS(chmod(".", 0777));
 	AS_USER({
 		int t = open(".", O_TMPFILE | O_RDWR, 0600);
 		CHILD_CHECK(t >= 0);
 		CHILD_CHECK(linkat(t, "", AT_FDCWD, "user-named", AT_EMPTY_PATH) == 0);
-		int t2 = open(".", O_TMPFILE | O_RDWR, 0600);
-		CHILD_CHECK(t2 >= 0);
-		char p[64];
-		snprintf(p, sizeof(p), "/proc/self/fd/%d", t2);
-		CHILD_CHECK(linkat(AT_FDCWD, p, AT_FDCWD, "proc-named", AT_SYMLINK_FOLLOW) == 0);
 	});
 	struct stat ust;
 	CHECK_SYS(stat("user-named", &ust));
 	CHECK_EQ(ust.st_uid, 1000);
-	CHECK_SYS(stat("proc-named", &ust));
 	CHECK_ERR(open(".", O_TMPFILE | O_RDONLY, 0600), EINVAL);
 	CHECK_ERR(open("named", O_TMPFILE | O_RDWR, 0600), ENOTDIR);
 	unlink("named");
+}
+
+/* A process that changed its uids (non-dumpable) still reaches its own
+ * /proc/self/fd, and can name an O_TMPFILE file through it. */
+static void tmpfile_link_via_proc(void)
+{
+	ENTER();
+	CHECK_SYS(chmod(".", 0777));
+	AS_USER({
+		int t = open(".", O_TMPFILE | O_RDWR, 0600);
+		CHILD_CHECK(t >= 0);
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", t);
+		CHILD_CHECK(linkat(AT_FDCWD, p, AT_FDCWD, "proc-named", AT_SYMLINK_FOLLOW) == 0);
+	});
+	struct stat st;
+	CHECK_SYS(stat("proc-named", &st));
+	CHECK_EQ(st.st_nlink, 1);
 }
 
 static void statfs_shm(void)
@@ -357,7 +368,8 @@ static void statfs_shm(void)
 	struct statfs sf;
 	CHECK_SYS(statfs(".", &sf));
 	CHECK_EQ(sf.f_type, 0x01021994); /* TMPFS_MAGIC */
-	CHECK_EQ(sf.f_flags & ST_RDONLY, 0);
+	CHECK_EQ(sf.f_flags & (ST_RDONLY | ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_RELATIME),
+		 ST_NOSUID | ST_NODEV | ST_RELATIME);
 	int fd = CHECK_SYS(open(".", O_RDONLY));
 	CHECK_SYS(fstatfs(fd, &sf));
 	CHECK_EQ(sf.f_type, 0x01021994);
@@ -485,6 +497,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(fallocate_modes),
 	MT_CASE(sync_family),
 	MT_CASE(tmpfile_and_linkat),
+	MT_CASE(tmpfile_link_via_proc),
 	MT_CASE(statfs_shm),
 	MT_CASE(times_follow_writes),
 	MT_CASE(fsize_limit),

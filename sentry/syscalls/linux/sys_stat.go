@@ -171,6 +171,9 @@ func marshalStatfs(s *fs.StatFS, m *fs.Mount) []byte {
 		if mf.NoExec {
 			flags |= unix.ST_NOEXEC
 		}
+		// Mounts are relatime unless told otherwise (Linux's default
+		// for mount(2); internal mounts of anonymous files are not).
+		flags |= unix.ST_RELATIME
 	}
 	flags |= 0x20 // ST_VALID: f_flags is meaningful
 	b := make([]byte, 120)
