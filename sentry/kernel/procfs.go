@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/sentry/arch"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/pipe"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
@@ -61,6 +62,8 @@ func (p ProcKernel) SystemInfo() proc.SystemInfo {
 		NROpen:      procNROpen,
 		PipeMaxSize: pipe.MaxSize,
 		CapLastCap:  unix.CAP_LAST_CAP,
+		NGroupsMax:  NGroupsMax,
+		MmapMinAddr: arch.MinUserAddress,
 	}
 }
 

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -339,7 +340,14 @@ static void vm_and_fs_tunables(void)
 	long oc = read_long("/proc/sys/vm/overcommit_memory");
 	CHECK(oc >= 0 && oc <= 2);
 	CHECK_GT(read_long("/proc/sys/vm/max_map_count"), 0);
-	CHECK_GE(read_long("/proc/sys/vm/mmap_min_addr"), 0);
+	/* Nothing can be mapped below mmap_min_addr. */
+	long min_addr = read_long("/proc/sys/vm/mmap_min_addr");
+	CHECK_GT(min_addr, 0);
+	CHECK(mmap((void *)(min_addr - 4096), 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED);
+	void *p = mmap((void *)min_addr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	CHECK(p == (void *)min_addr || (p == MAP_FAILED && errno == EEXIST));
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
 	CHECK_GT(read_long("/proc/sys/fs/file-max"), 0);
 	/* nr_open bounds RLIMIT_NOFILE's hard limit. */
 	long nr_open = read_long("/proc/sys/fs/nr_open");

@@ -49,6 +49,10 @@ type SystemInfo struct {
 	PipeMaxSize int
 	// CapLastCap is the highest capability number.
 	CapLastCap int
+	// NGroupsMax is the most supplementary groups a process may have.
+	NGroupsMax int
+	// MmapMinAddr is the lowest address mmap gives.
+	MmapMinAddr int
 }
 
 // SystemStats are the sandbox's counters.
@@ -311,7 +315,7 @@ func sysctlDir(s System) fs.Node {
 		"pid_max":            itoa(func(i SystemInfo) int { return i.PIDMax }),
 		"threads-max":        itoa(func(i SystemInfo) int { return i.PIDMax }),
 		"cap_last_cap":       itoa(func(i SystemInfo) int { return i.CapLastCap }),
-		"ngroups_max":        constValue("65536"),
+		"ngroups_max":        itoa(func(i SystemInfo) int { return i.NGroupsMax }),
 		"overflowuid":        constValue("65534"),
 		"overflowgid":        constValue("65534"),
 		"randomize_va_space": constValue("2"),
@@ -328,7 +332,7 @@ func sysctlDir(s System) fs.Node {
 		"overcommit_memory": constValue("0"),
 		"overcommit_ratio":  constValue("50"),
 		"max_map_count":     constValue("65530"),
-		"mmap_min_addr":     constValue("4096"),
+		"mmap_min_addr":     itoa(func(i SystemInfo) int { return i.MmapMinAddr }),
 	})
 	fsDir := synth.NewDir(0o555, map[string]fs.Node{
 		"file-max":      constValue("9223372036854775807"),

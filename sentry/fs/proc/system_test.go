@@ -27,7 +27,8 @@ func (k *sysKernel) PIDs(fs.Context) []int32                          { return [
 
 func (k *sysKernel) SystemInfo() SystemInfo {
 	return SystemInfo{NumCPUs: 2, CPUInfo: "processor\t: 0\n\nprocessor\t: 1\n\n", Release: "6.1.0", Version: "#1 SMP Moat",
-		BootTime: time.Now().Add(-90 * time.Second), PIDMax: 4194304, NROpen: 1 << 20, PipeMaxSize: 1 << 20, CapLastCap: 40}
+		BootTime: time.Now().Add(-90 * time.Second), PIDMax: 4194304, NROpen: 1 << 20, PipeMaxSize: 1 << 20, CapLastCap: 40,
+		NGroupsMax: 65536, MmapMinAddr: 65536}
 }
 
 func (k *sysKernel) SystemStats() SystemStats {
@@ -139,6 +140,8 @@ func TestSystemFiles(t *testing.T) {
 		{"/proc/sys/kernel/random/uuid", `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\n$`},
 		{"/proc/sys/vm/overcommit_memory", `^0\n$`},
 		{"/proc/sys/vm/max_map_count", `^65530\n$`},
+		{"/proc/sys/vm/mmap_min_addr", `^65536\n$`},
+		{"/proc/sys/kernel/ngroups_max", `^65536\n$`},
 		{"/proc/sys/fs/nr_open", `^1048576\n$`},
 		{"/proc/sys/fs/pipe-max-size", `^1048576\n$`},
 		{"/proc/sys/net/core/somaxconn", `^4096\n$`},
