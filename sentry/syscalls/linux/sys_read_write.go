@@ -43,12 +43,18 @@ func copyInIovecs(t *kernel.Task, addr uintptr, iovcnt int32) ([]iovec, error) {
 		return nil, unix.EFAULT
 	}
 	iovs := make([]iovec, iovcnt)
+	for i := range iovs {
+		if int64(binary.LittleEndian.Uint64(b[16*i+8:])) < 0 {
+			return nil, unix.EINVAL
+		}
+	}
 	var total uint64
 	for i := range iovs {
 		base := binary.LittleEndian.Uint64(b[16*i:])
 		n := binary.LittleEndian.Uint64(b[16*i+8:])
-		if int64(n) < 0 {
-			return nil, unix.EINVAL
+		// Linux's access_ok on each segment, before clamping.
+		if n > 0 && (base >= arch.MaxUserAddress || n > arch.MaxUserAddress-base) {
+			return nil, unix.EFAULT
 		}
 		if n > maxRWCount-total {
 			n = maxRWCount - total
