@@ -6,12 +6,20 @@
 // window sizes, and hang-up when either side goes away. VMIN and VTIME
 // are treated as 1 and 0.
 //
-// Sessions and process groups belong to the kernel: it implements
-// JobControl on its Contexts and Signaller for the terminal's signals.
+// Sessions and process groups belong to the kernel. Its tasks, as
+// Contexts, implement JobControl: the terminal asks them to bind or
+// release it (TIOCSCTTY, TIOCNOTTY, opening without O_NOCTTY), to change
+// its foreground group (TIOCSPGRP) and to vet background reads, TOSTOP
+// writes and mode changes (SIGTTIN, SIGTTOU). A terminal bound to a
+// session records the session, its foreground process group and the
+// kernel's Controller, through which its signals (^C, ^Z, ^\, SIGWINCH)
+// and the master's hang-up go.
 //
 // Locks: Terminal.mu guards the terminal's state and queues; waiters are
-// notified after it is released. Devpts.mu guards the table of
-// terminals and is never held with a Terminal.mu.
+// notified after it is released. The kernel calls SetControlling and
+// SetForeground with its own lock held, so the terminal never calls the
+// kernel (JobControl, Controller) with Terminal.mu held. Devpts.mu guards
+// the table of terminals and is never held with a Terminal.mu.
 package devpts
 
 import (
