@@ -57,6 +57,8 @@ type Config struct {
 	Process Process
 	// Hostname is the UTS hostname; empty means the kernel's default.
 	Hostname string
+	// Domainname is the UTS domain name; empty means "(none)".
+	Domainname string
 	// WritableRoot mounts the gofer's root read-write (--overlay=none);
 	// the gofer must serve it so.
 	WritableRoot bool
@@ -171,6 +173,9 @@ func Load(cfg Config) (*Sandbox, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Domainname != "" {
+		k.SetDomainname(cfg.Domainname)
 	}
 	phase("kernel")
 	if err := mountSpecial(k, mns, log); err != nil {

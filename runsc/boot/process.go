@@ -52,7 +52,9 @@ type Spec struct {
 	Env      []string `json:"env,omitempty"`
 	Cwd      string   `json:"cwd,omitempty"`
 	Hostname string   `json:"hostname,omitempty"`
-	Process  Process  `json:"process"`
+	// Domainname is the UTS domain name (the spec's domainname).
+	Domainname string  `json:"domainname,omitempty"`
+	Process    Process `json:"process"`
 	// ReadOnlyRoot is the spec's root.readonly: the root is mounted
 	// read-only instead of under the memory-backed overlay.
 	ReadOnlyRoot bool `json:"readOnlyRoot,omitempty"`

@@ -108,17 +108,18 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		return fail(conf, log, "boot", err)
 	}
 	s, err := boot.Load(boot.Config{
-		Argv:     spec.Argv,
-		Env:      spec.Env,
-		Cwd:      spec.Cwd,
-		GoferFD:  b.goferFD,
-		Stdio:    [3]int{0, 1, 2},
-		Debug:    conf.Debug,
-		Strace:   conf.Strace,
-		Log:      log,
-		Confine:  sandbox.SentryConfine(conf),
-		Process:  spec.Process,
-		Hostname: spec.Hostname,
+		Argv:       spec.Argv,
+		Env:        spec.Env,
+		Cwd:        spec.Cwd,
+		GoferFD:    b.goferFD,
+		Stdio:      [3]int{0, 1, 2},
+		Debug:      conf.Debug,
+		Strace:     conf.Strace,
+		Log:        log,
+		Confine:    sandbox.SentryConfine(conf),
+		Process:    spec.Process,
+		Hostname:   spec.Hostname,
+		Domainname: spec.Domainname,
 		// A read-only root when the spec asks for one; otherwise the
 		// default overlay, or the writable gofer root of --overlay=none.
 		ReadOnlyRoot: spec.ReadOnlyRoot,

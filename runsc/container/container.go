@@ -269,6 +269,7 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 		Env:          p.Env,
 		Cwd:          p.Cwd,
 		Hostname:     spec.Hostname,
+		Domainname:   spec.Domainname,
 		ReadOnlyRoot: spec.Root != nil && spec.Root.Readonly,
 		Process: boot.Process{
 			UID:             p.User.UID,

@@ -518,12 +518,13 @@ func TestProcessSettings(t *testing.T) {
 		s.Process.Env = append(s.Process.Env, "FOO=bar baz")
 		s.Process.Cwd = "/tmp"
 		s.Hostname = "boxy"
+		s.Domainname = "example.org"
 		s.Process.Rlimits = []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Soft: 123, Hard: 456}}
 		s.Process.Capabilities = &specs.LinuxCapabilities{
 			Bounding: []string{"CAP_KILL", "CAP_CHOWN"}, Effective: []string{"CAP_KILL"}, Permitted: []string{"CAP_KILL"},
 		}
 		// init (sh) holds the capabilities; a non-root exec drops them.
-	}, "sh", "-c", `id; echo "$FOO"; pwd; hostname; ulimit -n; ulimit -Hn; umask; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/1/status; exit 0`)
+	}, "sh", "-c", `id; echo "$FOO"; pwd; hostname; cat /proc/sys/kernel/domainname; ulimit -n; ulimit -Hn; umask; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/1/status; exit 0`)
 	c, out := e.mustCreate("ps", b)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
@@ -532,7 +533,7 @@ func TestProcessSettings(t *testing.T) {
 		t.Fatalf("wait: %d, %v", code, err)
 	}
 	got, _ := os.ReadFile(out)
-	want := "uid=1000 gid=100 groups=5,6\nbar baz\n/tmp\nboxy\n123\n456\n0027\n" +
+	want := "uid=1000 gid=100 groups=5,6\nbar baz\n/tmp\nboxy\nexample.org\n123\n456\n0027\n" +
 		"CapEff:\t0000000000000020\nCapBnd:\t0000000000000021\nNoNewPrivs:\t1\n"
 	if string(got) != want {
 		t.Errorf("output\n%s\nwant\n%s", got, want)

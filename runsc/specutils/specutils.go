@@ -175,6 +175,9 @@ func Validate(spec *specs.Spec, bundle string) error {
 	if spec.Hostname != "" && spec.Linux != nil && !hasNamespace(spec, specs.UTSNamespace) {
 		return errors.New("hostname is set but linux.namespaces has no uts namespace")
 	}
+	if spec.Domainname != "" && spec.Linux != nil && !hasNamespace(spec, specs.UTSNamespace) {
+		return errors.New("domainname is set but linux.namespaces has no uts namespace")
+	}
 	return nil
 }
 
