@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
+	"golang.org/x/sys/unix"
 )
 
 // These tests run the runsc binary's OCI commands as a caller such as
@@ -318,5 +320,67 @@ func TestOCICreateKilled(t *testing.T) {
 		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(b), ") Z") {
 			t.Errorf("pid %d still running: %s", pid, b)
 		}
+	}
+}
+
+// TestOCIRunTerminal: a foreground run of a process asking for a
+// terminal, without a console socket, gives it runsc's own terminal.
+func TestOCIRunTerminal(t *testing.T) {
+	e := newOCIEnv(t)
+	e.setArgs("sh", "-c", `[ -t 0 ] && echo on a tty; read l; echo "got $l"; exit 5`)
+	path := filepath.Join(e.bundle, "config.json")
+	b, _ := os.ReadFile(path)
+	var s specs.Spec
+	json.Unmarshal(b, &s)
+	s.Process.Terminal = true
+	b, _ = json.Marshal(&s)
+	os.WriteFile(path, b, 0o644)
+
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer master.Close()
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetUint32(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Close()
+	cmd := exec.Command(e.bin, "--root", e.root, "run", "--bundle", e.bundle, "a")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = replica, replica, replica
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var out []byte
+	buf := make([]byte, 1024)
+	deadline := time.Now().Add(30 * time.Second)
+	wrote := false
+	for !strings.Contains(string(out), "got hi") && time.Now().Before(deadline) {
+		if !wrote && strings.Contains(string(out), "on a tty") {
+			master.Write([]byte("hi\n"))
+			wrote = true
+		}
+		master.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		n, _ := master.Read(buf)
+		out = append(out, buf[:n]...)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("run did not exit; output %q", out)
+	}
+	if !strings.Contains(string(out), "got hi") || cmd.ProcessState.ExitCode() != 5 {
+		t.Errorf("output %q, status %d; want \"got hi\" and 5", out, cmd.ProcessState.ExitCode())
 	}
 }
