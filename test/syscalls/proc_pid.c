@@ -474,6 +474,22 @@ static void fd_and_fdinfo(void)
 	CHECK_EQ(flags & O_ACCMODE, O_RDWR);
 	CHECK(flags & O_CLOEXEC);
 	CHECK(field(big, "mnt_id") != NULL);
+	/* The link's mode tells how the file is open: r-x read, -wx write. */
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	CHECK_SYS(lstat(path, &st));
+	CHECK_EQ(st.st_mode & 0777, 0700);
+	int wfd = CHECK_SYS(open("/dev/null", O_WRONLY));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", wfd);
+	CHECK_SYS(lstat(path, &st));
+	CHECK_EQ(st.st_mode & 0777, 0300);
+	CHECK(S_ISLNK(st.st_mode));
+	close(wfd);
+	int rfd = CHECK_SYS(open("/dev/null", O_RDONLY));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", rfd);
+	CHECK_SYS(lstat(path, &st));
+	CHECK_EQ(st.st_mode & 0777, 0500);
+	close(rfd);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", 999);
 	CHECK_ERR(readlink(path, link, sizeof(link)), ENOENT);
 }

@@ -6,17 +6,18 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs"
 )
 
-// nodeCache keeps the directory built for each live process (or thread),
-// so its inode numbers stay the same from one lookup to the next, as
-// Linux's do. An entry is rebuilt when the id names another task or the
-// files' owner (ownerOf) changed: it is fixed when they are built.
+// nodeCache keeps the node built for each live process, thread or
+// descriptor, so inode numbers stay the same from one lookup to the next,
+// as Linux's do. An entry is rebuilt when its id names another object
+// (key) or the owner of the files changed: it is fixed when they are
+// built.
 type nodeCache struct {
 	mu sync.Mutex
 	m  map[int32]cachedNode
 }
 
 type cachedNode struct {
-	task  Task // comparable: the kernel's task values are
+	key   any // comparable: the kernel's task values and file pointers are
 	owner owner
 	node  fs.Node
 }
@@ -25,12 +26,11 @@ type cachedNode struct {
 // ids that no longer name a task.
 const maxCached = 1024
 
-// get returns the node of t (id), building it if needed. live reports
-// whether an id still names a task, for pruning.
-func (c *nodeCache) get(id int32, t Task, build func() fs.Node, live func(int32) bool) fs.Node {
-	o := ownerOf(t)
+// get returns the node of object key (id) owned by o, building it if
+// needed. live reports whether an id still names an object, for pruning.
+func (c *nodeCache) get(id int32, key any, o owner, build func() fs.Node, live func(int32) bool) fs.Node {
 	c.mu.Lock()
-	if e, ok := c.m[id]; ok && e.task == t && e.owner == o {
+	if e, ok := c.m[id]; ok && e.key == key && e.owner == o {
 		c.mu.Unlock()
 		return e.node
 	}
@@ -48,7 +48,7 @@ func (c *nodeCache) get(id int32, t Task, build func() fs.Node, live func(int32)
 			}
 		}
 	}
-	c.m[id] = cachedNode{task: t, owner: o, node: n}
+	c.m[id] = cachedNode{key: key, owner: o, node: n}
 	return n
 }
 

@@ -208,7 +208,7 @@ func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
 			return nil, unix.ENOENT
 		}
 		live := func(id int32) bool { _, ok := k.ThreadGroup(ctx, id); return ok }
-		return cache.get(int32(pid), t, func() fs.Node { return taskDir(t, true) }, live), nil
+		return cache.get(int32(pid), t, ownerOf(t), func() fs.Node { return taskDir(t, true) }, live), nil
 	}
 	return synth.NewFilesystem("proc", ProcSuperMagic, root, false)
 }
@@ -322,7 +322,7 @@ func threadsDir(tt ThreadsTask, attr synth.Attr) fs.Node {
 			return nil, unix.ENOENT
 		}
 		live := func(id int32) bool { _, ok := tt.Thread(id); return ok }
-		return cache.get(int32(tid), th, func() fs.Node { return taskDir(th, false) }, live), nil
+		return cache.get(int32(tid), th, ownerOf(th), func() fs.Node { return taskDir(th, false) }, live), nil
 	}
 	return d
 }
@@ -358,41 +358,65 @@ func fileOf(t Task, name string) (*fs.FileDescription, error) {
 }
 
 func fdDir(t Task, attr synth.Attr) fs.Node {
-	d := &synth.DynamicDir{Attr: attr, Names: func(fs.Context) []string { return fdNames(t) }}
+	cache := &nodeCache{}
+	d := &synth.DynamicDir{Attr: attr, Names: func(fs.Context) []string {
+		names := fdNames(t)
+		ids := make([]int32, len(names))
+		for i, n := range names {
+			fd, _ := strconv.Atoi(n)
+			ids[i] = int32(fd)
+		}
+		cache.keep(ids)
+		return names
+	}}
 	d.Get = func(ctx fs.Context, name string) (fs.Node, error) {
 		f, err := fileOf(t, name)
 		if err != nil {
 			return nil, err
 		}
 		f.DecRef()
-		mode := uint32(0)
-		if f.Readable() {
-			mode |= 0o500
+		fd, _ := strconv.Atoi(name)
+		live := func(id int32) bool {
+			g, err := fileOf(t, strconv.Itoa(int(id)))
+			if err != nil {
+				return false
+			}
+			g.DecRef()
+			return true
 		}
-		if f.Writable() {
-			mode |= 0o200
-		}
-		return &synth.MagicLink{
-			Attr: ownerOf(t).attr(mode, false),
-			Path: func(ctx fs.Context) (string, error) {
-				f, err := fileOf(t, name)
-				if err != nil {
-					return "", err
-				}
-				defer f.DecRef()
-				p, _ := fs.PathOf(readerRoot(ctx, t), f.VirtualDentry())
-				return p, nil
-			},
-			Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
-				f, err := fileOf(t, name)
-				if err != nil {
-					return fs.VirtualDentry{}, nil, err
-				}
-				return fs.VirtualDentry{}, f, nil
-			},
-		}, nil
+		return cache.get(int32(fd), f, ownerOf(t), func() fs.Node { return fdLink(t, name, f) }, live), nil
 	}
 	return d
+}
+
+// fdLink is /proc/[pid]/fd/name, a link to the descriptor's file f.
+func fdLink(t Task, name string, f *fs.FileDescription) fs.Node {
+	mode := uint32(0)
+	if f.Readable() {
+		mode |= 0o500
+	}
+	if f.Writable() {
+		mode |= 0o300
+	}
+	return &synth.MagicLink{
+		Attr: ownerOf(t).attr(mode, false),
+		Path: func(ctx fs.Context) (string, error) {
+			f, err := fileOf(t, name)
+			if err != nil {
+				return "", err
+			}
+			defer f.DecRef()
+			p, _ := fs.PathOf(readerRoot(ctx, t), f.VirtualDentry())
+			return p, nil
+		},
+		Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+			f, err := fileOf(t, name)
+			if err != nil {
+				return fs.VirtualDentry{}, nil, err
+			}
+			return fs.VirtualDentry{}, f, nil
+		},
+	}
 }
 
 func fdInfoDir(t Task, attr synth.Attr) fs.Node {

@@ -168,6 +168,18 @@ func TestProc(t *testing.T) {
 	if got := readAll(t, ctx, root, "/proc/filesystems"); !strings.Contains(got, "nodev\tproc\n") {
 		t.Errorf("filesystems %q", got)
 	}
+	// A descriptor's link keeps its inode number while it stays open.
+	ino := func(p string) uint64 {
+		vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := vd.Stat(ctx)
+		return st.Ino
+	}
+	if a, b := ino("/proc/self/fd/2"), ino("/proc/1/fd/2"); a != b {
+		t.Errorf("fd/2 inode %d then %d", a, b)
+	}
 	// Listing.
 	d, _ := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/proc/self/fd"}, fs.OpenOptions{Flags: unix.O_DIRECTORY})
 	defer d.DecRef()
