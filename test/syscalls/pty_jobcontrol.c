@@ -9,6 +9,7 @@
 #include "moattest.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -544,6 +545,26 @@ static void dev_tty_is_itself(void)
 	CHECK_MEMEQ(buf, "hi\r\n", 4);
 }
 
+/* A slave whose master closed is hung up: end of file on read, EIO for
+ * writes and terminal ioctls, and poll reports every event. */
+static void slave_hung_up_after_master_close(void)
+{
+	struct pty p;
+	CHECK_SYS(open_pty(&p));
+	CHECK_EQ(write(p.m, "data\n", 5), 5);
+	close(p.m);
+	char b[8];
+	CHECK_EQ(read(p.s, b, sizeof(b)), 0);
+	CHECK_ERR(write(p.s, "x", 1), EIO);
+	struct termios t;
+	CHECK_ERR(tcgetattr(p.s, &t), EIO);
+	pid_t pg = 0;
+	CHECK_ERR(ioctl(p.s, TIOCSPGRP, &pg), ENOTTY);
+	struct pollfd pf = { .fd = p.s, .events = POLLIN | POLLOUT };
+	CHECK_EQ(poll(&pf, 1, 0), 1);
+	CHECK_EQ(pf.revents, POLLIN | POLLOUT | POLLERR | POLLHUP);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(open_acquires_controlling_tty),
 	MT_CASE(tiocsctty_rules),
@@ -558,6 +579,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(orphaned_stopped_job_hup_cont),
 	MT_CASE(proc_stat_tty_fields),
 	MT_CASE(dev_tty_is_itself),
+	MT_CASE(slave_hung_up_after_master_close),
 };
 
 MT_MAIN(cases)

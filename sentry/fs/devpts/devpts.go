@@ -396,10 +396,24 @@ type slaveFile struct {
 	t *Terminal
 }
 
+// A slave whose master closed is hung up, as Linux's hung_up_tty_fops:
+// reads see end of file, writes and ioctls fail with EIO (TIOCSPGRP with
+// ENOTTY), and poll reports everything.
+
+// hungUp reports whether the master side is gone.
+func (t *Terminal) hungUp() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.masters == 0
+}
+
 // Read reads input; a background process of the terminal's session gets
 // SIGTTIN instead (checked again after every wait, as the wait loop
 // calls Read again).
 func (f *slaveFile) Read(ctx fs.Context, _ *fs.FileDescription, dst []byte, _ int64) (int, error) {
+	if f.t.hungUp() {
+		return 0, nil
+	}
 	if err := f.t.checkAccess(ctx, unix.SIGTTIN); err != nil {
 		return 0, err
 	}
@@ -418,6 +432,12 @@ func (f *slaveFile) Write(ctx fs.Context, _ *fs.FileDescription, src []byte, _ i
 }
 
 func (f *slaveFile) Ioctl(ctx fs.Context, fd *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
+	if f.t.hungUp() {
+		if cmd == unix.TIOCSPGRP {
+			return 0, unix.ENOTTY
+		}
+		return 0, unix.EIO
+	}
 	if cmd == unix.TIOCINQ {
 		return 0, copyOutInt(ctx, arg, int32(f.t.inq()))
 	}
@@ -431,12 +451,13 @@ func (f *slaveFile) Readiness(mask waiter.EventMask) waiter.EventMask {
 	t := f.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	const everything = waiter.EventIn | waiter.EventOut | waiter.EventErr | waiter.EventHUp | waiter.EventRdNorm | waiter.EventWrNorm
+	if t.masters == 0 {
+		return everything & (mask | waiter.EventErr | waiter.EventHUp)
+	}
 	var r waiter.EventMask
 	if t.slaveReadable() {
 		r |= waiter.EventIn | waiter.EventRdNorm
-	}
-	if t.masters == 0 {
-		r |= waiter.EventIn | waiter.EventHUp
 	}
 	if len(t.out) < queueMax {
 		r |= waiter.EventOut | waiter.EventWrNorm

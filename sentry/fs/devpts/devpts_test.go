@@ -289,11 +289,21 @@ func TestHangupAndBlocking(t *testing.T) {
 		t.Fatalf("blocking read %q %v", buf[:n], err)
 	}
 	m.DecRef()
-	if _, err := s.Read(ctx, buf); err != unix.EIO {
-		t.Fatalf("read after hang-up = %v, want EIO", err)
+	if n, err := s.Read(ctx, buf); n != 0 || err != nil {
+		t.Fatalf("read after hang-up = %d, %v; want end of file", n, err)
 	}
-	if r := s.Readiness(waiter.EventIn); r&waiter.EventHUp == 0 {
-		t.Fatalf("readiness after hang-up %#x", r)
+	if _, err := s.Write(ctx, buf); err != unix.EIO {
+		t.Fatalf("write after hang-up = %v, want EIO", err)
+	}
+	if _, err := s.Ioctl(ctx, unix.TCGETS, ctx.mem(0)); err != unix.EIO {
+		t.Fatalf("TCGETS after hang-up = %v, want EIO", err)
+	}
+	if _, err := s.Ioctl(ctx, unix.TIOCSPGRP, ctx.mem(0)); err != unix.ENOTTY {
+		t.Fatalf("TIOCSPGRP after hang-up = %v, want ENOTTY", err)
+	}
+	want := waiter.EventIn | waiter.EventOut | waiter.EventErr | waiter.EventHUp
+	if r := s.Readiness(waiter.EventIn | waiter.EventOut); r != want {
+		t.Fatalf("readiness after hang-up %#x, want %#x", r, want)
 	}
 	if _, err := e.open(t, ctx, "/pts/0", unix.O_RDWR); err != unix.ENOENT {
 		t.Fatalf("open of a released terminal = %v", err)
