@@ -11,6 +11,16 @@ import (
 // filename_create, may_create, may_delete, do_renameat2), then the file
 // system's MutableDir method and the dentry cache update.
 
+// missing is the error for a name that lookup did not find in d, about to
+// be created: ENOENT in uncached (proc-like) directories, whose lookups
+// fail outright, else nil.
+func missing(d *Dentry) error {
+	if _, ok := d.node.(UncachedDir); ok {
+		return unix.ENOENT
+	}
+	return nil
+}
+
 // mutableDir returns the node of d as a MutableDir, or EPERM.
 func mutableDir(d *Dentry) (MutableDir, error) {
 	md, ok := d.node.(MutableDir)
@@ -111,6 +121,9 @@ func create(ctx Context, l *Lookup, mode uint32, fn createFunc) error {
 	} else if err != unix.ENOENT {
 		return err
 	}
+	if err := missing(d); err != nil {
+		return err
+	}
 	if p.TrailingSlash && mode&unix.S_IFMT != unix.S_IFDIR {
 		return unix.ENOENT
 	}
@@ -197,6 +210,9 @@ func Link(ctx Context, old VirtualDentry, l *Lookup) error {
 	if _, err := d.lookupLocked(ctx, p.Name); err == nil {
 		return unix.EEXIST
 	} else if err != unix.ENOENT {
+		return err
+	}
+	if err := missing(d); err != nil {
 		return err
 	}
 	if p.TrailingSlash {

@@ -23,7 +23,9 @@ type DirNode interface {
 }
 
 // UncachedDir is implemented by directories whose children change on their
-// own (such as /proc): their lookups are never cached in the dentry tree.
+// own (such as /proc): their lookups are never cached in the dentry tree,
+// and a missing name is an error rather than a place to create (as
+// Linux's proc lookups fail), so creating there gives ENOENT.
 type UncachedDir interface {
 	UncachedChildren()
 }

@@ -98,6 +98,10 @@ func createRegular(ctx Context, dir VirtualDentry, name string, flags, mode uint
 		d.dirMu.Unlock()
 		return nil, false, err
 	}
+	if err := missing(d); err != nil {
+		d.dirMu.Unlock()
+		return nil, false, err
+	}
 	if dir.Mount.ReadOnly() {
 		d.dirMu.Unlock()
 		return nil, false, unix.EROFS

@@ -123,6 +123,11 @@ static void mkdir_errors(void)
 	CHECK_ERR(mkdirat(ffd, "x", 0755), ENOTDIR);
 	close(ffd);
 	CHECK_ERR(mkdir("/moat-ro-dir", 0755), EROFS);
+	/* proc's lookups fail outright: nothing is created there. */
+	CHECK_ERR(mkdir("/proc/moat-x", 0755), ENOENT);
+	CHECK_ERR(open("/proc/moat-x", O_CREAT | O_WRONLY, 0644), ENOENT);
+	CHECK_ERR(symlink("x", "/proc/moat-x"), ENOENT);
+	CHECK_ERR(mknod("/proc/moat-x", S_IFIFO | 0644, 0), ENOENT);
 }
 
 static void rmdir_errors(void)
