@@ -110,6 +110,8 @@ type Sandbox struct {
 	log   *slog.Logger
 	sigs  chan os.Signal
 	stdio [3]int
+	// goferFD is the gofer connection (Serve watches it for a hangup).
+	goferFD int
 	// savedFlags are the stdio descriptors' flags before the Sentry made
 	// them non-blocking; Release puts them back (they are shared with
 	// whoever started runsc).
@@ -182,7 +184,7 @@ func Load(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 
-	s := &Sandbox{k: k, log: log, stdio: cfg.Stdio, started: make(chan struct{}), done: make(chan struct{})}
+	s := &Sandbox{k: k, log: log, stdio: cfg.Stdio, goferFD: cfg.GoferFD, started: make(chan struct{}), done: make(chan struct{})}
 	for i, fd := range cfg.Stdio {
 		s.savedFlags[i], _ = unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
 	}

@@ -70,6 +70,7 @@ const MaxMessage = 1 << 20
 func (s *Sandbox) Serve(listenFD, exitFD int) int {
 	c := &controller{s: s, stop: make(chan struct{})}
 	go c.acceptLoop(listenFD)
+	go c.watchGofer()
 	var status int
 	select {
 	case <-s.done:
@@ -204,6 +205,31 @@ func (c *controller) call(req *Request) Response {
 		return r
 	}
 	return Response{Error: fmt.Sprintf("unknown method %q", req.Method)}
+}
+
+// watchGofer kills the container when the gofer hangs up (it died, or
+// was killed): without its files the container cannot go on, and a
+// container that has lost them must show as stopped, not running.
+func (c *controller) watchGofer() {
+	fd := c.s.goferFD
+	if fd < 0 {
+		return
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || fds[0].Revents&unix.POLLNVAL != 0 {
+			return // closed by the Sentry itself
+		}
+		if fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0 {
+			break
+		}
+	}
+	c.s.log.Warn("the gofer hung up: killing the container")
+	c.kill(kernel.Signal(unix.SIGKILL), true)
 }
 
 // ignoredByDefault are the signals whose default action is to do

@@ -369,23 +369,24 @@ func TestSandboxKilled(t *testing.T) {
 				p = c.rec.Gofer
 			}
 			unix.Kill(p.Pid, unix.SIGKILL)
+			if !p.waitGone(10 * time.Second) {
+				t.Fatalf("%s survived SIGKILL", victim)
+			}
 			if victim == "sandbox" {
-				if !p.waitGone(10 * time.Second) {
-					t.Fatal("sandbox survived SIGKILL")
-				}
-				if got := status(t, e.conf.RootDir, "v"); got != Stopped {
-					t.Errorf("state %s, want stopped", got)
-				}
 				if _, err := c.Wait(); err == nil {
 					t.Error("wait of a killed sandbox reported a status")
 				}
 			} else {
-				// The Sentry loses its files: the container ends one
-				// way or another, or is still running; either way
-				// delete --force cleans up.
-				p.waitGone(10 * time.Second)
+				// The sandbox sees the gofer hang up and kills the
+				// container, which has lost its files.
+				if code, err := c.Wait(); err != nil || code != 128+int(unix.SIGKILL) {
+					t.Errorf("wait: %d, %v; want 137", code, err)
+				}
 			}
-			if err := c.Delete(true); err != nil {
+			if got := status(t, e.conf.RootDir, "v"); got != Stopped {
+				t.Errorf("state %s, want stopped", got)
+			}
+			if err := c.Delete(false); err != nil {
 				t.Fatal(err)
 			}
 			assertGone(t, c)
