@@ -557,6 +557,19 @@ func (o *Object) SeekHole(off int64) (int64, error) {
 	return o.size, nil
 }
 
+// resident sets vec[0] to whether page idx is held and resident on the
+// host.
+func (o *Object) resident(idx uint64, vec []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	off, ok := o.pages[idx]
+	if !ok {
+		vec[0] = 0
+		return nil
+	}
+	return o.mf.Resident(off, pageSize, vec)
+}
+
 // mappersLocked returns the address spaces with vmas of o.
 // Preconditions: o.mu is held.
 func (o *Object) mappersLocked() []*MemoryManager {

@@ -643,5 +643,22 @@ func (m *MemoryManager) Resident(addr, length uintptr) ([]byte, error) {
 			return nil, err
 		}
 	}
+	// Pages of a shared object this address space has not touched are
+	// resident if the object holds them (mincore reports the page cache
+	// for file mappings, as on Linux).
+	for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
+		v := m.vmas[i]
+		if v.obj == nil {
+			continue
+		}
+		for a := max(v.start, addr); a < min(v.end, end); a += pageSize {
+			if m.findPMA(a) >= 0 {
+				continue
+			}
+			if err := v.obj.resident((v.objOff+uint64(a-v.start))/pageSize, out[(a-addr)/pageSize:(a-addr)/pageSize+1]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return out, nil
 }
