@@ -38,6 +38,7 @@ var (
 	_ proc.ResidentTask    = procTask{}
 	_ proc.PersonalityTask = procTask{}
 	_ proc.DumpableTask    = procTask{}
+	_ proc.MemAccessTask   = procTask{}
 	_ proc.ThreadContext   = (*Task)(nil)
 	_ proc.FDInstaller     = (*Task)(nil)
 )
@@ -391,6 +392,24 @@ func (p procTask) Dumpable() bool {
 		return t.Dumpable()
 	}
 	return true
+}
+
+// ReadMemory implements proc.MemAccessTask.
+func (p procTask) ReadMemory(addr uint64, dst []byte) (int, error) {
+	m := p.memory()
+	if m == nil {
+		return 0, unix.EIO
+	}
+	return m.CopyIn(uintptr(addr), dst)
+}
+
+// WriteMemory implements proc.MemAccessTask.
+func (p procTask) WriteMemory(addr uint64, src []byte) (int, error) {
+	m := p.memory()
+	if m == nil {
+		return 0, unix.EIO
+	}
+	return m.CopyOut(uintptr(addr), src)
 }
 
 // Personality implements proc.PersonalityTask.

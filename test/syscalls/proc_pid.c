@@ -569,6 +569,57 @@ static void non_dumpable_files_belong_to_root(void)
 	CHECK_EXITED(st, 0);
 }
 
+static char mem_target[64] = "before";
+
+static void mem_file_reads_and_writes(void)
+{
+	int fd = CHECK_SYS(open("/proc/self/mem", O_RDWR));
+	char buf[16];
+	CHECK_EQ(pread(fd, buf, 7, (off_t)(uintptr_t)mem_target), 7);
+	CHECK_MEMEQ(buf, "before", 7);
+	CHECK_EQ(pwrite(fd, "after!", 7, (off_t)(uintptr_t)mem_target), 7);
+	CHECK_STREQ(mem_target, "after!");
+	/* The offset is an address: lseek there, then read. */
+	CHECK_EQ(lseek(fd, (off_t)(uintptr_t)mem_target, SEEK_SET), (off_t)(uintptr_t)mem_target);
+	CHECK_EQ(read(fd, buf, 3), 3);
+	CHECK_MEMEQ(buf, "aft", 3);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), (off_t)(uintptr_t)mem_target + 3);
+	/* Nothing mapped there: EIO. */
+	char *hole = CHECK_MAP(mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	CHECK_SYS(munmap(hole + 4096, 4096));
+	CHECK_ERR(pread(fd, buf, 4, (off_t)(uintptr_t)(hole + 4096)), EIO);
+	/* A read running into the hole stops at it. */
+	CHECK_EQ(pread(fd, buf, 8, (off_t)(uintptr_t)(hole + 4092)), 4);
+	munmap(hole, 4096);
+	close(fd);
+	/* A parent reads its child's memory. */
+	int ready[2], done[2];
+	CHECK_SYS(pipe(ready));
+	CHECK_SYS(pipe(done));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		strcpy(mem_target, "child");
+		write(ready[1], "r", 1);
+		char c;
+		read(done[0], &c, 1);
+		_exit(0);
+	}
+	char c;
+	CHECK_EQ(read(ready[0], &c, 1), 1);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? pread(fd, buf, 6, (off_t)(uintptr_t)mem_target) : -1;
+	if (fd >= 0)
+		close(fd);
+	write(done[1], "x", 1);
+	int st;
+	CHECK_SYS(waitpid(pid, &st, 0));
+	CHECK_EQ(n, 6);
+	CHECK_MEMEQ(buf, "child", 6);
+	CHECK_STREQ(mem_target, "after!");
+}
+
 static void cgroup_format(void)
 {
 	CHECK_SYS(slurp("/proc/self/cgroup", big, sizeof(big)));
@@ -819,6 +870,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(fd_and_fdinfo),
 	MT_CASE(task_dir_lists_threads),
 	MT_CASE(non_dumpable_files_belong_to_root),
+	MT_CASE(mem_file_reads_and_writes),
 	MT_CASE(cgroup_format),
 	MT_CASE(oom_score_adj_kept_and_inherited),
 	MT_CASE(id_maps),

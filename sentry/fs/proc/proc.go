@@ -4,14 +4,17 @@
 // Root: /proc/self, thread-self, mounts (-> self/mounts), filesystems, a
 // directory per process, and, when the kernel implements System, cpuinfo,
 // meminfo, stat, uptime, loadavg, version, vmstat, swaps, partitions,
-// diskstats, cmdline and sys/ (system.go). Per
-// process: exe, cwd, root, fd/, fdinfo/, cmdline, comm (writable by the
-// process itself), mounts, mountinfo, cgroup, uid_map, gid_map, ns/, and
-// from optional interfaces stat and status (StatTask), environ, auxv,
-// maps, smaps and statm (MemTask, ResidentTask), limits (LimitsTask),
-// oom_score_adj (OOMTask), personality (PersonalityTask) and task/
-// (ThreadsTask), and the fixed setgroups, loginuid, sessionid, wchan and
-// coredump_filter. Only the sandbox's processes ever appear.
+// diskstats, cmdline and sys/ (system.go).
+//
+// Per process: exe, cwd, root, fd/, fdinfo/, cmdline, comm (writable by
+// the process itself), mounts, mountinfo, cgroup, uid_map, gid_map, ns/
+// (ns.go), setgroups, loginuid, sessionid, wchan, coredump_filter, and
+// from optional interfaces: stat and status (StatTask); environ, auxv,
+// maps, smaps, smaps_rollup and statm (MemTask, ResidentTask); mem
+// (MemAccessTask, mem.go); limits (LimitsTask); oom_score_adj (OOMTask);
+// personality (PersonalityTask); task/ (ThreadsTask). A non-dumpable
+// process's files belong to root (DumpableTask). Only the sandbox's
+// processes ever appear.
 //
 // The calling task is known through the Context: it must implement
 // ProcContext. Every directory here is dynamic: lookups are never cached

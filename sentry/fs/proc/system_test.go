@@ -56,6 +56,31 @@ type richTask struct {
 
 func (t *richTask) Comm() string   { return t.comm }
 func (t *richTask) Dumpable() bool { return !t.nonDumpable }
+
+// The fake's memory: 16 bytes at 0x1000.
+var fakeMem = []byte("0123456789abcdef")
+
+func (t *richTask) ReadMemory(addr uint64, dst []byte) (int, error) {
+	if addr < 0x1000 || addr >= 0x1000+uint64(len(fakeMem)) {
+		return 0, unix.EFAULT
+	}
+	n := copy(dst, fakeMem[addr-0x1000:])
+	if n < len(dst) {
+		return n, unix.EFAULT
+	}
+	return n, nil
+}
+
+func (t *richTask) WriteMemory(addr uint64, src []byte) (int, error) {
+	if addr < 0x1000 || addr >= 0x1000+uint64(len(fakeMem)) {
+		return 0, unix.EFAULT
+	}
+	n := copy(fakeMem[addr-0x1000:], src)
+	if n < len(src) {
+		return n, unix.EFAULT
+	}
+	return n, nil
+}
 func (t *richTask) Credentials() *auth.Credentials {
 	if t.creds != nil {
 		return t.creds
@@ -305,5 +330,34 @@ func TestNonDumpableOwner(t *testing.T) {
 		if st, _ := vd.Stat(ctx); st.UID != tc.uid {
 			t.Errorf("non-dumpable %v: %s owned by %d, want %d", tc.nonDumpable, tc.path, st.UID, tc.uid)
 		}
+	}
+}
+
+func TestMemFile(t *testing.T) {
+	ctx, root, _ := sysSetup(t)
+	f, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/proc/1/mem"}, fs.OpenOptions{Flags: unix.O_RDWR})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.DecRef()
+	buf := make([]byte, 8)
+	for _, tc := range []struct {
+		off  int64
+		n    int
+		err  error
+		want string
+	}{
+		{0x1000, 8, nil, "01234567"},
+		{0x100c, 4, nil, "cdef"},
+		{0x2000, 0, unix.EIO, ""},
+		{0, 0, unix.EIO, ""},
+	} {
+		n, err := f.PRead(ctx, buf, tc.off)
+		if n != tc.n || err != tc.err || string(buf[:n]) != tc.want {
+			t.Errorf("pread at %#x: %d %q, %v; want %d %q, %v", tc.off, n, buf[:n], err, tc.n, tc.want, tc.err)
+		}
+	}
+	if n, err := f.PWrite(ctx, []byte("XY"), 0x1002); n != 2 || err != nil || string(fakeMem[:4]) != "01XY" {
+		t.Errorf("pwrite: %d, %v, memory %q", n, err, fakeMem)
 	}
 }

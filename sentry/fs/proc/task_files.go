@@ -360,6 +360,9 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 				return len(data), nil
 			}}
 	}
+	if ma, ok := t.(MemAccessTask); ok {
+		entries["mem"] = newMemNode(ma, owned(0o600))
+	}
 	if mt, ok := t.(MemTask); ok {
 		rt, _ := t.(ResidentTask)
 		entries["smaps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {

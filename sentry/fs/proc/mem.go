@@ -1,0 +1,82 @@
+package proc
+
+// This file is /proc/[pid]/mem: a process's address space as a file whose
+// offsets are addresses.
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/synth"
+)
+
+// MemAccessTask is implemented by processes whose memory
+// /proc/[pid]/mem reads and writes. Both follow the mappings'
+// protections: Linux's forced access (reading PROT_NONE memory, writing
+// read-only mappings through copy on write) is not offered.
+type MemAccessTask interface {
+	// ReadMemory copies memory at addr into dst: the count copied, and
+	// an error if it stopped short.
+	ReadMemory(addr uint64, dst []byte) (int, error)
+	// WriteMemory copies src to memory at addr, likewise.
+	WriteMemory(addr uint64, src []byte) (int, error)
+}
+
+// memNode is /proc/[pid]/mem.
+type memNode struct {
+	*synth.File
+	mt MemAccessTask
+}
+
+func newMemNode(mt MemAccessTask, attr synth.Attr) memNode {
+	f := &synth.File{Attr: attr, SizeZero: true, Generate: func(fs.Context) ([]byte, error) { return nil, nil }}
+	return memNode{File: f, mt: mt}
+}
+
+// Open implements fs.OpenNode.
+func (n memNode) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	return fs.NewFileDescription(&memFile{mt: n.mt}, vd, flags, fs.FDOptions{}), nil
+}
+
+type memFile struct {
+	fs.FileDefaults
+	fs.NotPollable
+	mt MemAccessTask
+}
+
+// Read implements fs.FileImpl: nothing readable at the offset is EIO, a
+// read stopping at an unreadable page returns what it got.
+func (f *memFile) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int64) (int, error) {
+	if len(dst) == 0 {
+		return 0, nil
+	}
+	n, err := f.mt.ReadMemory(uint64(off), dst)
+	if n == 0 && err != nil {
+		return 0, unix.EIO
+	}
+	return n, nil
+}
+
+// Write implements fs.FileImpl, as Read.
+func (f *memFile) Write(_ fs.Context, _ *fs.FileDescription, src []byte, off int64) (int, error) {
+	if len(src) == 0 {
+		return 0, nil
+	}
+	n, err := f.mt.WriteMemory(uint64(off), src)
+	if n == 0 && err != nil {
+		return 0, unix.EIO
+	}
+	return n, nil
+}
+
+// Seek implements fs.FileImpl: any address may be the offset; there is
+// no end to seek from.
+func (f *memFile) Seek(_ fs.Context, _ *fs.FileDescription, cur, offset int64, whence int) (int64, error) {
+	switch whence {
+	case unix.SEEK_SET:
+		return offset, nil
+	case unix.SEEK_CUR:
+		return cur + offset, nil
+	}
+	return 0, unix.EINVAL
+}
