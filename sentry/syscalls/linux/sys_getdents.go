@@ -51,11 +51,20 @@ func getdents(t *kernel.Task, a arch.SyscallArguments, old bool) (uintptr, error
 	if size < 0 {
 		size = 1 << 30
 	}
+	// Entries that would land on memory the application cannot write
+	// are not consumed: Linux stops at the first record it fails to copy
+	// (EFAULT if it is the first), leaving the position there.
+	writable := int(writablePrefix(t, []iovec{{addr, uint64(size)}}))
 	var out []byte
-	tooSmall := false
+	tooSmall, fault := false, false
 	err = it.IterDirents(t, f, func(d fs.Dirent) bool {
-		if len(out)+direntSize(d.Name, old) > size {
+		n := direntSize(d.Name, old)
+		if len(out)+n > size {
 			tooSmall = len(out) == 0
+			return false
+		}
+		if len(out)+n > writable {
+			fault = true
 			return false
 		}
 		out = appendDirent(out, d, old)
@@ -66,6 +75,9 @@ func getdents(t *kernel.Task, a arch.SyscallArguments, old bool) (uintptr, error
 	}
 	if tooSmall {
 		return 0, unix.EINVAL
+	}
+	if fault && len(out) == 0 {
+		return 0, unix.EFAULT
 	}
 	if len(out) > 0 {
 		if _, err := t.CopyOutBytes(addr, out); err != nil {
