@@ -397,7 +397,7 @@ func TestSandboxKilled(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	e := newEnv(t)
 	b := bundle(t, nil, "sh", "-c", "echo hi; exit 3")
-	const n = 10
+	const n = 20
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	cs := make([]*Container, n)
@@ -801,5 +801,43 @@ func TestRootReadonly(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestConcurrentStart: of several starts of one container, exactly one
+// runs it; the others get runc's error.
+func TestConcurrentStart(t *testing.T) {
+	e := newEnv(t)
+	c, out := e.mustCreate("cs", bundle(t, nil, "sh", "-c", "echo ran"))
+	const n = 5
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c, err := Load(e.conf.RootDir, "cs")
+			if err == nil {
+				err = c.Start()
+			}
+			errs[i] = err
+		}(i)
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case err.Error() != "cannot start an already running container" && err.Error() != "cannot start a container that has stopped":
+			t.Errorf("start: %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d starts succeeded, want 1", ok)
+	}
+	c.Wait()
+	if got, _ := os.ReadFile(out); string(got) != "ran\n" {
+		t.Errorf("output %q", got)
 	}
 }
