@@ -565,6 +565,38 @@ static void slave_hung_up_after_master_close(void)
 	CHECK_EQ(pf.revents, POLLIN | POLLOUT | POLLERR | POLLHUP);
 }
 
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+/* TIOCGPTPEER opens the slave from the master (what glibc's openpty
+ * does first). */
+static void tiocgptpeer_opens_slave(void)
+{
+	int m = CHECK_SYS(open("/dev/ptmx", O_RDWR | O_NOCTTY));
+	CHECK_ERR(ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY), EIO);
+	int unlock = 0, n;
+	CHECK_SYS(ioctl(m, TIOCSPTLCK, &unlock));
+	CHECK_SYS(ioctl(m, TIOCGPTN, &n));
+	int s = CHECK_SYS(ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC));
+	CHECK_EQ(fcntl(s, F_GETFD), FD_CLOEXEC);
+	CHECK_EQ(fcntl(s, F_GETFL) & O_ACCMODE, O_RDWR);
+	char want[32], path[64], link[64] = { 0 };
+	snprintf(want, sizeof(want), "/dev/pts/%d", n);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", s);
+	CHECK_SYS(readlink(path, link, sizeof(link) - 1));
+	CHECK_STREQ(link, want);
+	CHECK_EQ(write(m, "ok\n", 3), 3);
+	char buf[8];
+	CHECK_EQ(read(s, buf, sizeof(buf)), 3);
+	CHECK_MEMEQ(buf, "ok\n", 3);
+	/* Only the master has a peer: a slave says EIO, other files ENOTTY. */
+	CHECK_ERR(ioctl(s, TIOCGPTPEER, O_RDWR), EIO);
+	int p[2];
+	CHECK_SYS(pipe(p));
+	CHECK_ERR(ioctl(p[0], TIOCGPTPEER, O_RDWR), ENOTTY);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(open_acquires_controlling_tty),
 	MT_CASE(tiocsctty_rules),
@@ -580,6 +612,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(proc_stat_tty_fields),
 	MT_CASE(dev_tty_is_itself),
 	MT_CASE(slave_hung_up_after_master_close),
+	MT_CASE(tiocgptpeer_opens_slave),
 };
 
 MT_MAIN(cases)

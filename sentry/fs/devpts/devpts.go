@@ -438,8 +438,13 @@ func (f *slaveFile) Ioctl(ctx fs.Context, fd *fs.FileDescription, cmd uint32, ar
 		}
 		return 0, unix.EIO
 	}
-	if cmd == unix.TIOCINQ {
+	switch cmd {
+	case unix.TIOCINQ:
 		return 0, copyOutInt(ctx, arg, int32(f.t.inq()))
+	case tiocgptpeer:
+		// The master's request (served by the ioctl syscall, which
+		// makes the descriptor); on a slave Linux says EIO.
+		return 0, unix.EIO
 	}
 	if r, err, ok := f.t.commonIoctl(ctx, fd, false, cmd, arg); ok {
 		return r, err
@@ -486,4 +491,29 @@ func TerminalOf(fd *fs.FileDescription) *Terminal {
 		return f.t
 	}
 	return nil
+}
+
+// tiocgptpeer is TIOCGPTPEER, _IO('T', 0x41).
+const tiocgptpeer = 0x5441
+
+// MasterTerminal returns the terminal of a master description (/dev/ptmx),
+// or nil if fd is not one.
+func MasterTerminal(fd *fs.FileDescription) *Terminal {
+	if f, ok := fd.Impl().(*masterFile); ok {
+		return f.t
+	}
+	return nil
+}
+
+// SlavePath returns the path of t's slave relative to the directory of
+// the ptmx its master was opened at: "pts/N" beside /dev/ptmx, "N" beside
+// /dev/pts/ptmx.
+func (t *Terminal) SlavePath(master *fs.FileDescription) string {
+	n := strconv.Itoa(int(t.index))
+	if d := master.Dentry(); d != nil {
+		if p := d.Parent(); p != nil && p.Name() == "pts" {
+			return n
+		}
+	}
+	return "pts/" + n
 }

@@ -5,12 +5,14 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/arch"
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/devpts"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 )
 
 // Ioctl implements ioctl(2): the generic requests (FIONBIO, FIOASYNC,
-// FIOCLEX, FIONCLEX, FIONREAD on regular files) here, the rest by the
-// file (terminals, pipes); unknown requests are ENOTTY.
+// FIOCLEX, FIONCLEX, FIONREAD on regular files) and TIOCGPTPEER, which
+// makes a descriptor, here; the rest by the file (terminals, pipes,
+// timerfds); unknown requests are ENOTTY.
 func Ioctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	fd, cmd, arg := a[0].Int(), a[1].Uint(), a[2].Pointer()
 	f, err := vfsIOFile(t, fd)
@@ -36,6 +38,10 @@ func Ioctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		f.SetStatusFlags(flags)
 		return 0, nil
+	case ioctlTiocgptpeer:
+		if devpts.MasterTerminal(f) != nil {
+			return tiocgptpeer(t, f, uint32(arg))
+		}
 	case unix.TIOCINQ: // FIONREAD
 		st, err := f.Stat(t)
 		if err != nil {
@@ -61,4 +67,33 @@ const (
 	ioctlFioasync = 0x5452
 	ioctlFionclex = 0x5450
 	ioctlFioclex  = 0x5451
+	// ioctlTiocgptpeer is TIOCGPTPEER, _IO('T', 0x41).
+	ioctlTiocgptpeer = 0x5441
 )
+
+// peerOpenFlags are the open flags TIOCGPTPEER applies (its O_CLOEXEC
+// goes to the descriptor).
+const peerOpenFlags = unix.O_ACCMODE | unix.O_NOCTTY | unix.O_NONBLOCK | unix.O_APPEND | unix.O_ASYNC |
+	unix.O_DSYNC | unix.O_SYNC | unix.O_NOATIME | fs.OLargeFile
+
+// tiocgptpeer opens the slave of the pseudo-terminal master f with the
+// open(2) flags and returns its new descriptor: the slave as found from
+// the master's directory, so /proc/self/fd shows /dev/pts/N, and opened as
+// any open of it is (EIO while locked; a session leader without a
+// controlling terminal acquires it unless O_NOCTTY).
+func tiocgptpeer(t *kernel.Task, f *fs.FileDescription, flags uint32) (uintptr, error) {
+	tty := devpts.MasterTerminal(f)
+	vd := f.VirtualDentry()
+	dir := fs.VirtualDentry{Mount: vd.Mount, Dentry: vd.Dentry.Parent()}
+	if dir.Dentry == nil {
+		return 0, unix.EIO
+	}
+	slave, err := fs.Open(t, fs.Lookup{Root: t.FSContext().Root(), Start: dir, Path: tty.SlavePath(f)},
+		fs.OpenOptions{Flags: flags & peerOpenFlags})
+	if err != nil {
+		return 0, err
+	}
+	defer slave.DecRef()
+	fd, err := t.FDTable().NewFD(0, slave, fs.FDFlags{CloseOnExec: flags&unix.O_CLOEXEC != 0}, vfsNoFile(t))
+	return uintptr(fd), err
+}
