@@ -27,6 +27,7 @@ import (
 //	kill    send Signal to init, or with All to every process
 //	wait    block until init has exited; Status is its status
 //	ps      Processes lists the sandbox's processes
+//	stats   Stats: process count, CPU time, memory in use
 //	state   Started, Exited and Status
 //
 // When init has exited, the sandbox writes its status ("%d\n") to the exit
@@ -49,6 +50,21 @@ type Response struct {
 	Exited    bool          `json:"exited,omitempty"`
 	Status    int           `json:"status,omitempty"`
 	Processes []ProcessInfo `json:"processes,omitempty"`
+	Stats     *Stats        `json:"stats,omitempty"`
+}
+
+// Stats are the sandbox's resource figures, as the Sentry counts them.
+type Stats struct {
+	// PIDs is the number of live processes.
+	PIDs int `json:"pids"`
+	// UserNS and SystemNS are the CPU time of every process, live or
+	// reaped, in nanoseconds.
+	UserNS   uint64 `json:"userNs"`
+	SystemNS uint64 `json:"systemNs"`
+	// MemoryUsage is the memory file in use (application memory, page
+	// cache, tmpfs), MemoryLimit its capacity, in bytes.
+	MemoryUsage uint64 `json:"memoryUsage"`
+	MemoryLimit uint64 `json:"memoryLimit"`
 }
 
 // ProcessInfo is one process of the sandbox, as ps shows it.
@@ -195,6 +211,8 @@ func (c *controller) call(req *Request) Response {
 		}
 	case "ps":
 		return Response{Processes: s.Processes()}
+	case "stats":
+		return Response{Stats: s.Stats()}
 	case "state":
 		r := Response{Started: s.Started()}
 		select {
@@ -279,6 +297,25 @@ func (c *controller) kill(sig kernel.Signal, all bool) Response {
 		}
 	}
 	return Response{}
+}
+
+// Stats returns the sandbox's resource figures.
+func (s *Sandbox) Stats() *Stats {
+	st := &Stats{MemoryUsage: s.k.MemFile.Used(), MemoryLimit: s.k.MemFile.Capacity()}
+	var user, sys time.Duration
+	for _, tg := range s.k.ThreadGroups() {
+		st.PIDs++
+		u, y := tg.CPUTimes()
+		user, sys = user+u, sys+y
+	}
+	// Reaped processes count in their reaper's children's times; all
+	// end up in init's.
+	if init := s.k.ThreadGroupByID(1); init != nil {
+		u, y := init.ChildCPUTimes()
+		user, sys = user+u, sys+y
+	}
+	st.UserNS, st.SystemNS = uint64(user), uint64(sys)
+	return st
 }
 
 // Processes lists the sandbox's processes, by pid.

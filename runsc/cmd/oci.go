@@ -41,7 +41,7 @@ const OCIGroup = "oci"
 func RegisterOCI(cdr *subcommands.Commander) {
 	for _, c := range []subcommands.Command{
 		new(Create), new(Start), new(Run), new(State), new(List), new(Kill),
-		new(Delete), new(Wait), new(Ps), new(Spec), new(Features),
+		new(Delete), new(Wait), new(Ps), new(Events), new(Spec), new(Features),
 	} {
 		cdr.Register(c, OCIGroup)
 	}

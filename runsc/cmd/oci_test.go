@@ -220,6 +220,9 @@ func TestOCICommands(t *testing.T) {
 	if st := e.state("a"); st.Status != specs.StateStopped || st.Pid != 0 {
 		t.Errorf("state after exit: %+v", st)
 	}
+	if code, _, stderr := e.run("events", "--stats", "a"); code != 1 || !strings.Contains(stderr, "container not running") {
+		t.Errorf("events of a stopped container: %d %q", code, stderr)
+	}
 	code, _, stderr := e.run("kill", "a", "KILL")
 	if code != 1 || !strings.Contains(stderr, "container not running") {
 		t.Errorf("kill stopped: %d %q", code, stderr)
@@ -247,6 +250,26 @@ func TestOCIRunDetachAndKillAll(t *testing.T) {
 			t.Fatalf("ps: %v, want 3 processes", pids)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	var ev struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Data struct {
+			CPU struct {
+				Usage struct{ Total uint64 } `json:"usage"`
+			} `json:"cpu"`
+			Memory struct {
+				Usage struct{ Usage, Limit uint64 } `json:"usage"`
+			} `json:"memory"`
+			Pids struct{ Current int } `json:"pids"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(e.mustRun("events", "--stats", "b")), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Type != "stats" || ev.ID != "b" || ev.Data.Pids.Current != 3 || ev.Data.Memory.Usage.Usage == 0 ||
+		ev.Data.Memory.Usage.Limit < ev.Data.Memory.Usage.Usage || ev.Data.CPU.Usage.Total == 0 {
+		t.Errorf("events --stats: %+v", ev)
 	}
 	e.mustRun("kill", "--all", "b", "9")
 	var w struct{ ExitStatus int }

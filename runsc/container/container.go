@@ -481,6 +481,21 @@ func (c *Container) Processes() ([]boot.ProcessInfo, error) {
 	return resp.Processes, nil
 }
 
+// Stats returns the resource figures of a created or running container.
+func (c *Container) Stats() (*boot.Stats, error) {
+	if c.rec.Status != Created && c.rec.Status != Running {
+		return nil, errors.New("container not running")
+	}
+	resp, err := sandbox.Call(c.dir, boot.Request{Method: "stats"}, callTimeout)
+	if errors.Is(err, sandbox.ErrNoSandbox) {
+		return nil, errors.New("container not running")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return resp.Stats, nil
+}
+
 // Delete removes a stopped (or created) container: its processes, if any
 // are left, and its state directory. force deletes a running one too,
 // killing it first.
