@@ -72,7 +72,7 @@ func TestReadOnlyChanges(t *testing.T) {
 
 // writableTree returns a namespace whose root is read-only and has a
 // memfs at /w, with /w/m a mountpoint of a second memfs.
-func writableTree(t *testing.T) fs.VirtualDentry {
+func writableTree(t testing.TB) fs.VirtualDentry {
 	t.Helper()
 	ctx := fstest.NewContext()
 	root := synth.NewDir(0o755, map[string]fs.Node{"w": synth.NewDir(0o755, nil)})
@@ -100,7 +100,7 @@ func writableTree(t *testing.T) fs.VirtualDentry {
 
 // tfs wraps a tree and a task for short test steps.
 type tfs struct {
-	t    *testing.T
+	t    testing.TB
 	root fs.VirtualDentry
 	ctx  fs.Context
 }
@@ -150,7 +150,7 @@ func (f *tfs) want(what string, err, want error) {
 	}
 }
 
-func newTFS(t *testing.T) *tfs {
+func newTFS(t testing.TB) *tfs {
 	return &tfs{t: t, root: writableTree(t), ctx: fstest.NewContext()}
 }
 
