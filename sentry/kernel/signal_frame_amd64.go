@@ -155,6 +155,9 @@ func (t *Task) setupSignalFrame(s Signal, act *SigAction, info *SignalInfo, mask
 // SignalReturn implements rt_sigreturn: it restores the registers, mask,
 // alternate stack and FP state saved in the frame at rsp-8.
 func (t *Task) SignalReturn() error {
+	// A pending restart_syscall now returns EINTR, as Linux's
+	// rt_sigreturn makes it.
+	t.restartBlock = nil
 	uc := uintptr(t.regs.Rsp) // the restorer's ret popped pretcode
 	b := make([]byte, frameSize-frameUCOff)
 	if _, err := t.CopyInBytes(uc, b); err != nil {
