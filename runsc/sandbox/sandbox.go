@@ -1,8 +1,12 @@
 // Package sandbox is the host side of a sandbox: it starts the gofer
 // process that serves the container's root and the sandbox process
-// (`runsc boot`, the Sentry) connected to it, forwards signals to the
-// sandbox, waits for it, and tears everything down. It knows nothing about
-// flags; runsc/cmd parses them and calls it.
+// (`runsc boot`, the Sentry) connected to it. Do (this file) runs a
+// command to its end, forwarding signals and tearing everything down
+// (runsc do); Create (create.go) starts an OCI container's sandbox, which
+// outlives runsc, and returns once init is loaded; Call (control.go) is
+// the client of its control socket; NewConsole (console.go) makes the
+// terminal of a container that asks for one. It knows nothing about
+// flags; runsc/cmd and runsc/container call it.
 //
 // Both children are the runsc binary itself (/proc/self/exe by default),
 // started with runsc's global flags (config.Config.ToFlags) and an
@@ -20,8 +24,10 @@
 // The sandbox's stdin, stdout and stderr are the caller's: the Sentry
 // serves them to the application.
 //
+// The rest of this comment is about Do; create.go explains Create.
+//
 // No locks: Do runs on one goroutine, plus one forwarding signals and one
-// waiting for the gofer.
+// waiting for the gofer; Create on one.
 package sandbox
 
 import (
