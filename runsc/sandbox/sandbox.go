@@ -6,7 +6,8 @@
 // outlives runsc, and returns once init is loaded; Call (control.go) is
 // the client of its control socket; NewConsole (console.go) makes the
 // terminal of a container that asks for one. It knows nothing about
-// flags; runsc/cmd and runsc/container call it.
+// flags; runsc/cmd and runsc/container call it. The rest of this comment
+// is about Do; create.go explains Create.
 //
 // Both children are the runsc binary itself (/proc/self/exe by default),
 // started with runsc's global flags (config.Config.ToFlags) and an
@@ -23,8 +24,6 @@
 // goes away.
 // The sandbox's stdin, stdout and stderr are the caller's: the Sentry
 // serves them to the application.
-//
-// The rest of this comment is about Do; create.go explains Create.
 //
 // No locks: Do runs on one goroutine, plus one forwarding signals and one
 // waiting for the gofer; Create on one.
