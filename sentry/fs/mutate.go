@@ -360,8 +360,8 @@ func isAncestor(a, d *Dentry) bool {
 }
 
 // Rename implements renameat2(2) from oldl to newl; flags are
-// RENAME_NOREPLACE or RENAME_EXCHANGE (RENAME_WHITEOUT is refused by the
-// caller or gives EINVAL here).
+// RENAME_NOREPLACE, RENAME_EXCHANGE or RENAME_WHITEOUT (the caller has
+// checked the combination and CAP_MKNOD).
 func Rename(ctx Context, oldl, newl *Lookup, flags uint32) error {
 	op, err := ResolveParent(ctx, oldl)
 	if err != nil {
@@ -387,9 +387,6 @@ func Rename(ctx Context, oldl, newl *Lookup, flags uint32) error {
 	}
 	if op.Dir.Mount.ReadOnly() {
 		return unix.EROFS
-	}
-	if flags&unix.RENAME_WHITEOUT != 0 {
-		return unix.EINVAL
 	}
 	od, nd := op.Dir.Dentry, np.Dir.Dentry
 	f := od.fs
@@ -515,6 +512,20 @@ func Rename(ctx Context, oldl, newl *Lookup, flags uint32) error {
 		return err
 	}
 	moveDentries(od, op.Name, old, nd, np.Name, repl, exchange)
+	if flags&unix.RENAME_WHITEOUT != 0 {
+		// A whiteout (a 0/0 character device, as overlay file systems
+		// read it) takes the old name. Linux makes it in the same
+		// step; here a failure is reported after the move.
+		dirSt, err := od.Stat(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := omd.Mknod(ctx, op.Name, newOwner(ctx.Credentials(), &dirSt, unix.S_IFCHR))
+		if err != nil {
+			return err
+		}
+		od.addChild(op.Name, n)
+	}
 	return nil
 }
 

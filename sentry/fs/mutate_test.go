@@ -402,6 +402,15 @@ func TestRename(t *testing.T) {
 	if st := f.stat("/w/f2/x2"); st.Nlink != 3 {
 		t.Errorf("nlink of dir with one subdir %d", st.Nlink)
 	}
+	// RENAME_WHITEOUT leaves a 0/0 character device behind.
+	mk("/w/wo")
+	f.must("whiteout", fs.Rename(f.ctx, f.lk("/w/wo"), f.lk("/w/wo2"), unix.RENAME_WHITEOUT))
+	if st := f.stat("/w/wo"); st.Mode != unix.S_IFCHR || st.Rdev != 0 {
+		t.Errorf("whiteout mode %o rdev %d", st.Mode, st.Rdev)
+	}
+	if got := content("/w/wo2"); got != "/w/wo" {
+		t.Errorf("whited-out file holds %q", got)
+	}
 	// Hard links to the same node: rename does nothing.
 	f.must("link", fs.Link(f.ctx, f.vd("/w/full", false), f.lk("/w/hl")))
 	f.must("rename onto own link", fs.Rename(f.ctx, f.lk("/w/full"), f.lk("/w/hl"), 0))
