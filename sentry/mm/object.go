@@ -47,6 +47,27 @@ type Object struct {
 	writable int
 	// mappers counts the attached vmas of each address space.
 	mappers map[*MemoryManager]int
+	// vmas counts the attached vmas; onDetach, if set, is called (without
+	// mu) after one goes, with the number left.
+	vmas     int
+	onDetach func(vmas int)
+}
+
+// SetDetachHook arranges for f to be called, with the number of vmas
+// still attached, whenever a vma of the object goes (munmap, exit, shmdt).
+// f runs with an address space's lock held and must not call into mm.
+func (o *Object) SetDetachHook(f func(vmas int)) {
+	o.mu.Lock()
+	o.onDetach = f
+	o.mu.Unlock()
+}
+
+// Attachments returns the number of vmas mapping the object (SysV shm's
+// shm_nattch: a vma split by mprotect counts twice, as on Linux).
+func (o *Object) Attachments() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.vmas
 }
 
 // aheadPages is how many pages a sequential fault in a shared writable
@@ -614,6 +635,7 @@ func (o *Object) attach(m *MemoryManager, v *vma) {
 		panic("mm: attaching a released object")
 	}
 	o.refs++
+	o.vmas++
 	if v.isWritableShared() {
 		o.writable++
 	}
@@ -627,7 +649,6 @@ func (o *Object) attach(m *MemoryManager, v *vma) {
 // Preconditions: m.mu is held.
 func (o *Object) detach(m *MemoryManager, v *vma) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	if v.isWritableShared() {
 		o.writable--
 	}
@@ -636,7 +657,13 @@ func (o *Object) detach(m *MemoryManager, v *vma) {
 	} else {
 		delete(o.mappers, m)
 	}
+	o.vmas--
+	left, hook := o.vmas, o.onDetach
 	o.decRefLocked()
+	o.mu.Unlock()
+	if hook != nil {
+		hook(left)
+	}
 }
 
 // fillObject creates pmas for the gap [start, end) of v, which o backs.

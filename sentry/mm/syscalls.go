@@ -438,6 +438,43 @@ func (m *MemoryManager) MAdviseDontNeed(addr, length uintptr) error {
 	return nil
 }
 
+// DetachObject implements the unmapping of shmdt(2): it finds the first
+// mapping at or after addr of an object accepted by match whose object
+// offset equals its distance from addr, and removes every such mapping of
+// that object within the object's size from addr. It returns the object,
+// or EINVAL when there is none.
+func (m *MemoryManager) DetachObject(addr uintptr, match func(*Object) bool) (*Object, error) {
+	if addr%pageSize != 0 {
+		return nil, unix.EINVAL
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var o *Object
+	for i := m.firstVMAAfter(addr); i < len(m.vmas); i++ {
+		v := m.vmas[i]
+		if v.obj != nil && v.start >= addr && v.objOff == uint64(v.start-addr) && match(v.obj) {
+			o = v.obj
+			break
+		}
+	}
+	if o == nil {
+		return nil, unix.EINVAL
+	}
+	// The object stays alive while its vmas go.
+	o.IncRef()
+	defer o.DecRef()
+	end := addr + pageUp(uintptr(o.Size()))
+	for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; {
+		v := m.vmas[i]
+		if v.obj == o && v.start >= addr && v.end <= end && v.objOff == uint64(v.start-addr) {
+			m.removeVMAs(v.start, v.end)
+			continue // removal shifted the next vma into i
+		}
+		i++
+	}
+	return o, nil
+}
+
 // MAdviseRemove implements MADV_REMOVE: the range's pages of shared
 // memory objects are freed, as by punching a hole in the file. Like Linux:
 // EINVAL for memory without a file, EACCES for a mapping that is private

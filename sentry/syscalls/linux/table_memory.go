@@ -6,12 +6,18 @@ import (
 	"github.com/moat-sandbox/moat/sentry/kernel"
 )
 
-// memorySyscalls are the entries of memfd_create (sys_memfd.go) and the
+// memorySyscalls are the entries of memfd_create (sys_memfd.go), System V
+// shared memory (sys_shm.go) and the
 // mmap entry now that shared file mappings are real (sys_mmap.go). Merged
 // into AMD64 by init, replacing linux64.go's mmap entry.
 var memorySyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_MEMFD_CREATE: {Name: "memfd_create", Fn: MemfdCreate, Support: kernel.SupportPartial,
 		Note: "MFD_HUGETLB is refused (EINVAL)"},
+	unix.SYS_SHMGET: {Name: "shmget", Fn: Shmget, Support: kernel.SupportFull},
+	unix.SYS_SHMAT:  {Name: "shmat", Fn: Shmat, Support: kernel.SupportFull},
+	unix.SYS_SHMDT:  {Name: "shmdt", Fn: Shmdt, Support: kernel.SupportFull},
+	unix.SYS_SHMCTL: {Name: "shmctl", Fn: Shmctl, Support: kernel.SupportPartial,
+		Note: "one IPC namespace per sandbox; SHM_LOCK only sets the mode bit (memory is never swapped)"},
 	unix.SYS_MMAP: {Name: "mmap", Fn: Mmap, Support: kernel.SupportPartial,
 		Note: "MAP_SHARED mappings of gofer files are snapshots of read-only files (tmpfs files and memfds are shared for real); MAP_HUGETLB unsupported"},
 }
