@@ -48,12 +48,12 @@ type Segment struct {
 	obj  *mm.Object
 
 	// Guarded by Registry.mu.
-	UID, CUID            auth.KUID
-	GID, CGID            auth.KGID
-	Mode                 uint32
-	Atime, Dtime, Ctime  int64
-	CPID, LPID           int32
-	removed              bool
+	UID, CUID           auth.KUID
+	GID, CGID           auth.KGID
+	Mode                uint32
+	Atime, Dtime, Ctime int64
+	CPID, LPID          int32
+	removed             bool
 }
 
 // Object returns the segment's memory.
