@@ -15,8 +15,8 @@ import (
 
 // System is implemented by kernels that give /proc its system files
 // (cpuinfo, meminfo, stat, uptime, loadavg, version, vmstat, swaps,
-// partitions, diskstats, cmdline and sys/). Every value
-// describes the sandbox, never the host.
+// partitions, diskstats, cmdline and sys/). Every value describes the
+// sandbox, never the host.
 type System interface {
 	// SystemInfo returns what does not change while the sandbox runs.
 	SystemInfo() SystemInfo
@@ -25,8 +25,8 @@ type System interface {
 	// Hostname and Domainname are the UTS names.
 	Hostname() string
 	Domainname() string
-	// SetUTSName sets the host name (or the domain name, if domain) as
-	// sethostname(2) does, privilege check included.
+	// SetUTSName sets the host name (or the domain name, if domain) for
+	// a write to its sysctl file, whose mode was the access check.
 	SetUTSName(ctx fs.Context, domain bool, name string) error
 }
 
