@@ -2,6 +2,18 @@
 // memory file, the platform, the kernel with its mounts (the gofer root,
 // /dev, /proc), the first process, and the forwarding of host signals to
 // it. It runs after runsc has pivoted the process into an empty root.
+//
+// Load builds everything and loads init without running it; Run (runsc
+// do) then runs it to its end. An OCI container's sandbox instead calls
+// Serve (control.go), which answers runsc's control calls (start, kill,
+// wait, ps, stats, state) until init has exited. process.go turns a
+// spec's process settings (Spec, Process) into init's credentials and
+// limits.
+//
+// Locks: controller.mu (control.go) guards the control server's own
+// state and orders start against a kill of the unstarted sandbox; the
+// only call made with it held is Sandbox.Start, which takes no lock (it
+// hands init to a goroutine).
 package boot
 
 import (

@@ -192,10 +192,11 @@ func (c *controller) call(req *Request) Response {
 		if s.Started() {
 			return Response{Error: "init was started already"}
 		}
+		// Under c.mu, so that a kill of the unstarted sandbox and a
+		// start cannot both win.
 		c.mu.Lock()
-		stopped := c.stopped
-		c.mu.Unlock()
-		if stopped {
+		defer c.mu.Unlock()
+		if c.stopped {
 			return Response{Error: "the sandbox was killed before it started"}
 		}
 		s.Start()
@@ -262,21 +263,22 @@ func (c *controller) kill(sig kernel.Signal, all bool) Response {
 		return Response{Error: fmt.Sprintf("invalid signal %d", sig)}
 	}
 	s := c.s
+	c.mu.Lock()
 	if !s.Started() {
+		defer c.mu.Unlock()
 		// Init never ran: as runc's waiting init would, the container
 		// dies of any signal but those ignored by default.
 		if ignoredByDefault[sig] {
 			return Response{}
 		}
-		c.mu.Lock()
 		if !c.stopped {
 			c.stopped = true
 			c.stopStatus = 128 + int(sig)
 			close(c.stop)
 		}
-		c.mu.Unlock()
 		return Response{}
 	}
+	c.mu.Unlock()
 	select {
 	case <-s.done:
 		return Response{Error: "container not running"}
