@@ -39,6 +39,7 @@ var (
 	_ proc.PersonalityTask = procTask{}
 	_ proc.DumpableTask    = procTask{}
 	_ proc.MemAccessTask   = procTask{}
+	_ proc.TimerSlackTask  = procTask{}
 	_ proc.ThreadContext   = (*Task)(nil)
 	_ proc.FDInstaller     = (*Task)(nil)
 )
@@ -392,6 +393,29 @@ func (p procTask) Dumpable() bool {
 		return t.Dumpable()
 	}
 	return true
+}
+
+// TimerSlack implements proc.TimerSlackTask.
+func (p procTask) TimerSlack() uint64 {
+	if t := p.leader(); t != nil {
+		return t.TimerSlack()
+	}
+	return 0
+}
+
+// SetTimerSlack implements proc.TimerSlackTask.
+func (p procTask) SetTimerSlack(ctx fs.Context, ns uint64) error {
+	t := p.leader()
+	if t == nil {
+		return unix.ESRCH
+	}
+	if caller, ok := ctx.(*Task); !ok || caller != t {
+		if !ctx.Credentials().HasCapability(unix.CAP_SYS_NICE) {
+			return unix.EPERM
+		}
+	}
+	t.SetTimerSlack(ns)
+	return nil
 }
 
 // ReadMemory implements proc.MemAccessTask.

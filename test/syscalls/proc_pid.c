@@ -712,6 +712,22 @@ static void audit_and_misc_files(void)
 	CHECK_SYS(slurp("/proc/self/wchan", buf, sizeof(buf)));
 }
 
+static void timerslack_follows_prctl(void)
+{
+	char buf[64];
+	CHECK_SYS(slurp("/proc/self/timerslack_ns", buf, sizeof(buf)));
+	CHECK_EQ(strtoull(buf, NULL, 10), (unsigned long long)prctl(PR_GET_TIMERSLACK));
+	int fd = CHECK_SYS(open("/proc/self/timerslack_ns", O_WRONLY));
+	CHECK_EQ(write(fd, "123456\n", 7), 7);
+	CHECK_EQ(prctl(PR_GET_TIMERSLACK), 123456);
+	CHECK_ERR(write(fd, "12x", 3), EINVAL);
+	CHECK_EQ(write(fd, "0", 1), 1);
+	close(fd);
+	CHECK_SYS(slurp("/proc/self/timerslack_ns", buf, sizeof(buf)));
+	CHECK_EQ(strtoull(buf, NULL, 10), (unsigned long long)prctl(PR_GET_TIMERSLACK));
+	CHECK_EQ(prctl(PR_GET_TIMERSLACK), 50000);
+}
+
 static void ns_links(void)
 {
 	static const char *kinds[] = {"cgroup", "ipc", "mnt", "net", "pid", "user", "uts"};
@@ -875,6 +891,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(oom_score_adj_kept_and_inherited),
 	MT_CASE(id_maps),
 	MT_CASE(audit_and_misc_files),
+	MT_CASE(timerslack_follows_prctl),
 	MT_CASE(ns_links),
 	MT_CASE(ns_ioctls),
 	MT_CASE(only_own_processes),

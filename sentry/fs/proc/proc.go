@@ -12,9 +12,9 @@
 // from optional interfaces: stat and status (StatTask); environ, auxv,
 // maps, smaps, smaps_rollup and statm (MemTask, ResidentTask); mem
 // (MemAccessTask, mem.go); limits (LimitsTask); oom_score_adj (OOMTask);
-// personality (PersonalityTask); task/ (ThreadsTask). A non-dumpable
-// process's files belong to root (DumpableTask). Only the sandbox's
-// processes ever appear.
+// personality (PersonalityTask); timerslack_ns (TimerSlackTask); task/
+// (ThreadsTask). A non-dumpable process's files belong to root
+// (DumpableTask). Only the sandbox's processes ever appear.
 //
 // The calling task is known through the Context: it must implement
 // ProcContext. Every directory here is dynamic: lookups are never cached

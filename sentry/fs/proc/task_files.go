@@ -44,6 +44,15 @@ type PersonalityTask interface {
 	Personality() uint32
 }
 
+// TimerSlackTask is implemented by tasks whose timer slack
+// /proc/[pid]/timerslack_ns shows and sets.
+type TimerSlackTask interface {
+	TimerSlack() uint64
+	// SetTimerSlack sets it for a write by ctx's task (another task's
+	// takes CAP_SYS_NICE); 0 restores the inherited default.
+	SetTimerSlack(ctx fs.Context, ns uint64) error
+}
+
 // ResidentTask is implemented by processes that can say how much of a
 // range of their address space is backed by memory (smaps' Rss).
 type ResidentTask interface {
@@ -355,6 +364,23 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 					return 0, err
 				}
 				if err := ot.SetOOMScoreAdj(ctx, v); err != nil {
+					return 0, err
+				}
+				return len(data), nil
+			}}
+	}
+	if tt, ok := t.(TimerSlackTask); ok {
+		entries["timerslack_ns"] = &synth.File{Attr: owned(0o666), SizeZero: true,
+			Generate: func(fs.Context) ([]byte, error) {
+				return []byte(strconv.FormatUint(tt.TimerSlack(), 10) + "\n"), nil
+			},
+			Write: func(ctx fs.Context, data []byte) (int, error) {
+				// kstrtoull, base 10, one trailing newline allowed.
+				v, err := strconv.ParseUint(strings.TrimSuffix(string(data), "\n"), 10, 64)
+				if err != nil {
+					return 0, unix.EINVAL
+				}
+				if err := tt.SetTimerSlack(ctx, v); err != nil {
 					return 0, err
 				}
 				return len(data), nil
