@@ -371,6 +371,9 @@ func copyOutITimerspec(t *kernel.Task, addr uintptr, it kernel.ITimer) error {
 // TimerSettime implements timer_settime(2).
 func TimerSettime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	id, flags, newAddr, oldAddr := a[0].Int(), a[1].Int(), a[2].Pointer(), a[3].Pointer()
+	if newAddr == 0 {
+		return 0, unix.EINVAL // Linux checks for NULL before copying
+	}
 	iv, v, err := copyInITimerspec(t, newAddr)
 	if err != nil {
 		return 0, err
