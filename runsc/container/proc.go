@@ -24,20 +24,30 @@ func procStat(pid int) (state byte, start uint64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	// The command name (field 2) is in parentheses and may hold
-	// anything: the fields after it start after the last ')'.
+	state, start, err = parseStat(b)
+	if err != nil {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return state, start, nil
+}
+
+// parseStat reads the state (field 3) and start time (field 22) of a
+// /proc/PID/stat. The command name (field 2) is in parentheses and may
+// hold anything, ')' and spaces included (a sandboxed or hostile process
+// chooses it): the fields after it start after the last ')'.
+func parseStat(b []byte) (state byte, start uint64, err error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
+		return 0, 0, errors.New("malformed")
 	}
 	fields := bytes.Fields(b[i+2:])
 	// fields[0] is field 3 (state); field 22 is fields[19].
-	if len(fields) < 20 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	if len(fields) < 20 || len(fields[0]) != 1 {
+		return 0, 0, errors.New("malformed")
 	}
 	start, err = strconv.ParseUint(string(fields[19]), 10, 64)
 	if err != nil {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: start time: %w", pid, err)
+		return 0, 0, fmt.Errorf("start time: %w", err)
 	}
 	return fields[0][0], start, nil
 }
