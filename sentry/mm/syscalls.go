@@ -554,6 +554,56 @@ func (m *MemoryManager) MAdviseFree(addr, length uintptr) error {
 	return nil
 }
 
+// MAdvisePopulate implements MADV_POPULATE_READ and MADV_POPULATE_WRITE:
+// the pages of [addr, addr+length) are filled as a read (or write) fault
+// would, breaking copy-on-write sharing for writes. As Linux: ENOMEM for a
+// hole, EINVAL for memory the access may not touch (PROT_NONE, a write to
+// read-only memory), EFAULT for file pages past the end.
+func (m *MemoryManager) MAdvisePopulate(addr, length uintptr, write bool) error {
+	end := addr + pageUp(length)
+	if end < addr {
+		return unix.ENOMEM
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for a := addr; a < end; {
+		i := m.findVMA(a)
+		if i < 0 {
+			return unix.ENOMEM
+		}
+		v := m.vmas[i]
+		if v.prot == 0 || write && v.prot&unix.PROT_WRITE == 0 {
+			return unix.EINVAL
+		}
+		a = v.end
+	}
+	for a := addr; a < end; {
+		v := m.vmas[m.findVMA(a)]
+		stop := min(v.end, end)
+		if err := m.populate(v, a, stop); err != nil {
+			return unix.EFAULT
+		}
+		// A hole past the end of a file is left unfilled by populate.
+		for pa := a; pa < stop; pa += pageSize {
+			if m.findPMA(pa) < 0 {
+				return unix.EFAULT
+			}
+			if write {
+				if err := m.breakCOW(v, pa); err != nil {
+					return unix.ENOMEM
+				}
+			}
+		}
+		for i := m.firstPMAAfter(a); i < len(m.pmas) && m.pmas[i].start < stop; i++ {
+			p := m.pmas[i]
+			s, e := max(p.start, a), min(p.end, stop)
+			m.mf.Commit(p.off+uint64(s-p.start), uint64(e-s))
+		}
+		a = stop
+	}
+	return nil
+}
+
 // MAdviseFork applies MADV_DONTFORK, MADV_DOFORK, MADV_WIPEONFORK or
 // MADV_KEEPONFORK to the vmas of [addr, addr+length): whether a child gets
 // the range at fork, and whether it gets it empty. WIPEONFORK applies only

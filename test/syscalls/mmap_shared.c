@@ -3,7 +3,8 @@
 /* mmap_shared: shared mappings of memory files (memfds, MAP_SHARED
  * anonymous memory): one page seen at two addresses, futexes keyed by the
  * page across processes, mremap of shared mappings, access checks of
- * mmap and mprotect, mincore, msync, and SIGBUS past the end. */
+ * mmap and mprotect, mincore, msync, SIGBUS past the end, and
+ * MADV_POPULATE_READ/WRITE. */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -215,6 +217,39 @@ static void shared_anon_shrunk_by_mremap(void)
 	munmap(q, 4096);
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static void madvise_populate(void)
+{
+	int fd = CHECK_SYS(memfd_of(4 * 4096));
+	char *p = CHECK_MAP(mmap(NULL, 6 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+	struct stat st;
+	CHECK_SYS(madvise(p, 4 * 4096, MADV_POPULATE_WRITE));
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_blocks, 4 * 8);
+	/* Past the end of the file. */
+	CHECK_ERR(madvise(p, 6 * 4096, MADV_POPULATE_READ), EFAULT);
+	char *ro = CHECK_MAP(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0));
+	CHECK_SYS(madvise(ro, 4096, MADV_POPULATE_READ));
+	CHECK_ERR(madvise(ro, 4096, MADV_POPULATE_WRITE), EINVAL);
+	char *none = CHECK_MAP(mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	CHECK_ERR(madvise(none, 4096, MADV_POPULATE_READ), EINVAL);
+	CHECK_SYS(munmap(none, 4096));
+	CHECK_ERR(madvise(none, 4096, MADV_POPULATE_READ), ENOMEM);
+	char *anon = CHECK_MAP(mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	CHECK_SYS(madvise(anon, 3 * 4096, MADV_POPULATE_WRITE));
+	unsigned char vec[3];
+	CHECK_SYS(mincore(anon, 3 * 4096, vec));
+	CHECK_EQ(vec[0] & vec[1] & vec[2] & 1, 1);
+	munmap(p, 6 * 4096);
+	munmap(ro, 4096);
+	munmap(anon, 3 * 4096);
+	close(fd);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(two_addresses_one_page),
 	MT_CASE(futex_across_processes_at_different_addresses),
@@ -224,6 +259,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(mincore_and_msync),
 	MT_CASE(sigbus_past_end_and_after_growth),
 	MT_CASE(shared_anon_shrunk_by_mremap),
+	MT_CASE(madvise_populate),
 };
 
 MT_MAIN(cases)

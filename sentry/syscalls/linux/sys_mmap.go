@@ -181,6 +181,8 @@ func Madvise(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, m.MAdviseFree(addr, length)
 	case unix.MADV_REMOVE:
 		return 0, m.MAdviseRemove(addr, length)
+	case unix.MADV_POPULATE_READ, unix.MADV_POPULATE_WRITE:
+		return 0, m.MAdvisePopulate(addr, length, advice == unix.MADV_POPULATE_WRITE)
 	case unix.MADV_HWPOISON:
 		return 0, unix.EINVAL
 	default:
