@@ -8,8 +8,8 @@ import (
 
 // memorySyscalls are the entries of memfd_create (sys_memfd.go), System V
 // shared memory (sys_shm.go) and the
-// mmap entry now that shared file mappings are real (sys_mmap.go). Merged
-// into AMD64 by init, replacing linux64.go's mmap entry.
+// mmap and madvise entries (sys_mmap.go), which replace linux64.go's when
+// init merges these into AMD64 (this file's init runs after linux64.go's).
 var memorySyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_MEMFD_CREATE: {Name: "memfd_create", Fn: MemfdCreate, Support: kernel.SupportPartial,
 		Note: "MFD_HUGETLB is refused (EINVAL)"},
@@ -18,6 +18,8 @@ var memorySyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_SHMDT:  {Name: "shmdt", Fn: Shmdt, Support: kernel.SupportFull},
 	unix.SYS_SHMCTL: {Name: "shmctl", Fn: Shmctl, Support: kernel.SupportPartial,
 		Note: "one IPC namespace per sandbox; SHM_LOCK only sets the mode bit (memory is never swapped)"},
+	unix.SYS_MADVISE: {Name: "madvise", Fn: Madvise, Support: kernel.SupportPartial,
+		Note: "DONTNEED, FREE, REMOVE, POPULATE_READ/WRITE, DONTFORK/DOFORK, WIPEONFORK/KEEPONFORK act; other known advice is accepted as a hint; HWPOISON and newer advice give EINVAL"},
 	unix.SYS_MMAP: {Name: "mmap", Fn: Mmap, Support: kernel.SupportPartial,
 		Note: "MAP_SHARED mappings of gofer files are snapshots of read-only files (tmpfs files and memfds are shared for real); MAP_HUGETLB unsupported"},
 }
