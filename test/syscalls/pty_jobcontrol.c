@@ -181,6 +181,10 @@ static void tiocspgrp_rules(void)
 		CHILD_CHECK(setpgid(c, c) == 0 || errno == EACCES);
 		CHILD_CHECK(tcsetpgrp(p.s, c) == 0);
 		CHILD_CHECK(tcgetpgrp(p.s) == c);
+		/* The master reports the foreground group but cannot set it. */
+		pid_t me = getpid(), got = 0;
+		CHILD_CHECK(ioctl(p.m, TIOCGPGRP, &got) == 0 && got == c);
+		CHILD_CHECK(ioctl(p.m, TIOCSPGRP, &me) == -1 && errno == ENOTTY);
 		/* Now we are in the background, SIGTTOU ignored as shells do:
 		 * we may take the foreground back. */
 		signal(SIGTTOU, SIG_IGN);

@@ -167,6 +167,10 @@ func (n *slaveNode) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs
 		t.mu.Unlock()
 		return nil, unix.EIO
 	}
+	if t.excl && !ctx.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+		t.mu.Unlock()
+		return nil, unix.EBUSY
+	}
 	t.slaves++
 	t.opened = true
 	t.mu.Unlock()
@@ -219,8 +223,79 @@ func (t *Terminal) commonIoctl(ctx fs.Context, fd *fs.FileDescription, master bo
 		if _, err := ctx.CopyInBytes(arg, b); err != nil {
 			return 0, unix.EFAULT, true
 		}
+		if cmd == unix.TCSETSF {
+			t.flushInput()
+		}
 		t.setTermios(unmarshalTermios(b))
 		return 0, nil, true
+	case unix.TCFLSH, unix.TCSBRK, unix.TCSBRKP, unix.TCXONC:
+		// Linux checks the end the request came on, and a master is
+		// never a controlling terminal.
+		if !master {
+			if err := t.checkAccess(ctx, unix.SIGTTOU); err != nil {
+				return 0, err, true
+			}
+		}
+		switch cmd {
+		case unix.TCFLSH:
+			// Output is delivered to the other end at once, so only
+			// each end's own input is there to flush: the slave's
+			// input, or for the master the slave's output.
+			if arg > unix.TCIOFLUSH {
+				return 0, unix.EINVAL, true
+			}
+			if arg == unix.TCIFLUSH || arg == unix.TCIOFLUSH {
+				if master {
+					t.flushOutput()
+				} else {
+					t.flushInput()
+				}
+			}
+		case unix.TCXONC:
+			// Flow control has nothing to stop: output never waits
+			// for a device.
+			if arg > unix.TCION {
+				return 0, unix.EINVAL, true
+			}
+		}
+		// TCSBRK and TCSBRKP (tcdrain, tcsendbreak): output is
+		// already delivered and a pseudo-terminal has no line to
+		// break.
+		return 0, nil, true
+	case unix.TIOCOUTQ:
+		return 0, copyOutInt(ctx, arg, 0), true
+	case unix.TIOCGETD:
+		return 0, copyOutInt(ctx, arg, 0), true // N_TTY
+	case unix.TIOCSETD:
+		d, err := copyInInt(ctx, arg)
+		if err != nil {
+			return 0, err, true
+		}
+		if d != 0 {
+			return 0, unix.EINVAL, true
+		}
+		return 0, nil, true
+	case unix.TIOCEXCL, unix.TIOCNXCL:
+		t.mu.Lock()
+		if master {
+			t.masterExcl = cmd == unix.TIOCEXCL
+		} else {
+			t.excl = cmd == unix.TIOCEXCL
+		}
+		t.mu.Unlock()
+		return 0, nil, true
+	case unix.TIOCGEXCL:
+		t.mu.Lock()
+		e := t.excl
+		if master {
+			e = t.masterExcl
+		}
+		t.mu.Unlock()
+		v := int32(0)
+		if e {
+			v = 1
+		}
+		return 0, copyOutInt(ctx, arg, v), true
 	case unix.TIOCGWINSZ:
 		ws := t.getWinsize()
 		b := make([]byte, 8)
@@ -256,9 +331,10 @@ func (t *Terminal) checkAccess(ctx fs.Context, sig unix.Signal) error {
 	return nil
 }
 
-// jobIoctl serves the job-control requests. On the master end, TIOCSCTTY
-// binds the slave and TIOCGPGRP and TIOCGSID work for any caller, as on
-// Linux; TIOCNOTTY and TIOCSPGRP concern the slave only.
+// jobIoctl serves the job-control requests. As on Linux, on the master
+// end TIOCSCTTY binds the slave, TIOCGPGRP and TIOCGSID work for any
+// caller, and TIOCSPGRP and TIOCNOTTY are ENOTTY (a master controls
+// nothing).
 func (t *Terminal) jobIoctl(ctx fs.Context, fd *fs.FileDescription, master bool, cmd uint32, arg uintptr) (uintptr, error) {
 	jc, ok := ctx.(JobControl)
 	if !ok {
@@ -301,7 +377,7 @@ func (t *Terminal) jobIoctl(ctx fs.Context, fd *fs.FileDescription, master bool,
 			return 0, unix.EINVAL
 		}
 		if master {
-			// The master is never a controlling terminal.
+			// A master is never a controlling terminal.
 			return 0, unix.ENOTTY
 		}
 		return 0, jc.SetForegroundProcessGroup(t, pg)

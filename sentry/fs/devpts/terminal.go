@@ -53,9 +53,12 @@ type Terminal struct {
 	termios Termios
 	winsize unix.Winsize
 	locked  bool
-	masters int // open master descriptions
-	slaves  int // open slave descriptions
-	opened  bool
+	// excl is TIOCEXCL on the slave (opening it again needs
+	// CAP_SYS_ADMIN); masterExcl on the master, which has no effect.
+	excl, masterExcl bool
+	masters          int // open master descriptions
+	slaves           int // open slave descriptions
+	opened           bool
 
 	// Input, as the slave reads it: ready holds bytes readable now;
 	// lineEnds marks where each complete canonical line ends in ready.
@@ -375,6 +378,23 @@ func (t *Terminal) inq() int {
 		return t.lineEnds[len(t.lineEnds)-1]
 	}
 	return len(t.ready)
+}
+
+// flushInput discards the slave's input (TCFLSH TCIFLUSH, TCSETSF).
+func (t *Terminal) flushInput() {
+	t.mu.Lock()
+	t.ready, t.lineEnds, t.line = t.ready[:0], t.lineEnds[:0], t.line[:0]
+	t.mu.Unlock()
+	t.masterQ.Notify(waiter.EventOut)
+}
+
+// flushOutput discards the slave's output not yet read by the master
+// (TCFLSH TCIFLUSH on the master).
+func (t *Terminal) flushOutput() {
+	t.mu.Lock()
+	t.out = t.out[:0]
+	t.mu.Unlock()
+	t.slaveQ.Notify(waiter.EventOut)
 }
 
 // setTermios installs new modes; leaving canonical mode makes the line

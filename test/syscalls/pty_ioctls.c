@@ -1,0 +1,142 @@
+//go:build ignore
+
+/* pty_ioctls: the terminal ioctls beyond modes and job control on a
+ * pseudo-terminal pair: flushing queues (TCFLSH, TCSAFLUSH), draining,
+ * breaks and flow control, TIOCOUTQ, the line discipline number and
+ * exclusive mode. */
+#include "moattest.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <unistd.h>
+
+/* open_pty opens a master and its unlocked slave, both non-blocking. */
+static int open_pty(int *m, int *s)
+{
+	*m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_NONBLOCK);
+	if (*m < 0)
+		return -1;
+	int unlock = 0, n;
+	if (ioctl(*m, TIOCSPTLCK, &unlock) || ioctl(*m, TIOCGPTN, &n))
+		return -1;
+	char path[32];
+	snprintf(path, sizeof(path), "/dev/pts/%d", n);
+	*s = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK);
+	if (*s < 0)
+		return -1;
+	/* No echo: the master reads only what the slave writes. */
+	struct termios t;
+	if (tcgetattr(*s, &t))
+		return -1;
+	t.c_lflag &= ~ECHO;
+	return tcsetattr(*s, TCSANOW, &t);
+}
+
+/* readable waits up to 5 s for fd to be readable (Linux moves pty data
+ * between the ends asynchronously). */
+static int readable(int fd)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	return poll(&pf, 1, 5000);
+}
+
+static void tcflush_discards_own_input(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	char b[16];
+	CHECK_EQ(write(m, "abc\n", 4), 4);
+	CHECK_EQ(readable(s), 1);
+	CHECK_SYS(tcflush(s, TCIFLUSH));
+	CHECK_ERR(read(s, b, sizeof(b)), EAGAIN);
+	/* The master's input is what the slave wrote. */
+	CHECK_EQ(write(s, "xyz\n", 4), 4);
+	CHECK_EQ(readable(m), 1);
+	CHECK_SYS(tcflush(m, TCIFLUSH));
+	CHECK_ERR(read(m, b, sizeof(b)), EAGAIN);
+	/* Output already sent stays sent. */
+	CHECK_EQ(write(s, "out\n", 4), 4);
+	CHECK_EQ(readable(m), 1);
+	CHECK_SYS(tcflush(s, TCOFLUSH));
+	CHECK_EQ(read(m, b, sizeof(b)), 5);
+	CHECK_ERR(ioctl(s, TCFLSH, 7), EINVAL);
+	CHECK_SYS(tcflush(s, TCIOFLUSH));
+}
+
+static void tcsaflush_discards_input(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	CHECK_EQ(write(m, "pending\n", 8), 8);
+	CHECK_EQ(readable(s), 1);
+	struct termios t;
+	CHECK_SYS(tcgetattr(s, &t));
+	CHECK_SYS(tcsetattr(s, TCSAFLUSH, &t));
+	char b[16];
+	CHECK_ERR(read(s, b, sizeof(b)), EAGAIN);
+	/* TCSADRAIN keeps it. */
+	CHECK_EQ(write(m, "kept\n", 5), 5);
+	CHECK_EQ(readable(s), 1);
+	CHECK_SYS(tcsetattr(s, TCSADRAIN, &t));
+	CHECK_EQ(read(s, b, sizeof(b)), 5);
+}
+
+static void drain_break_flow(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	CHECK_SYS(tcdrain(s));
+	CHECK_SYS(tcdrain(m));
+	CHECK_SYS(tcsendbreak(s, 0));
+	CHECK_SYS(ioctl(s, TCSBRKP, 0));
+	CHECK_SYS(tcflow(s, TCOOFF));
+	CHECK_SYS(tcflow(s, TCOON));
+	CHECK_SYS(tcflow(m, TCION));
+	CHECK_ERR(ioctl(s, TCXONC, 9), EINVAL);
+	/* Written output is with the master at once: nothing queued. */
+	CHECK_EQ(write(s, "q", 1), 1);
+	int n = -1;
+	CHECK_SYS(ioctl(s, TIOCOUTQ, &n));
+	CHECK_EQ(n, 0);
+	n = -1;
+	CHECK_SYS(ioctl(m, TIOCOUTQ, &n));
+	CHECK_EQ(n, 0);
+}
+
+static void line_discipline_and_exclusive(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	int d = -1;
+	CHECK_SYS(ioctl(s, TIOCGETD, &d));
+	CHECK_EQ(d, 0); /* N_TTY */
+	d = 0;
+	CHECK_SYS(ioctl(s, TIOCSETD, &d));
+	d = 99;
+	CHECK_ERR(ioctl(s, TIOCSETD, &d), EINVAL);
+	CHECK_ERR(ioctl(s, TIOCGETD, (void *)8), EFAULT);
+	int e = -1;
+	CHECK_SYS(ioctl(s, TIOCGEXCL, &e));
+	CHECK_EQ(e, 0);
+	CHECK_SYS(ioctl(s, TIOCEXCL));
+	CHECK_SYS(ioctl(s, TIOCGEXCL, &e));
+	CHECK_EQ(e, 1);
+	/* The master's flag is its own. */
+	CHECK_SYS(ioctl(m, TIOCGEXCL, &e));
+	CHECK_EQ(e, 0);
+	CHECK_SYS(ioctl(s, TIOCNXCL));
+	CHECK_SYS(ioctl(s, TIOCGEXCL, &e));
+	CHECK_EQ(e, 0);
+}
+
+static const struct mt_case cases[] = {
+	MT_CASE(tcflush_discards_own_input),
+	MT_CASE(tcsaflush_discards_input),
+	MT_CASE(drain_break_flow),
+	MT_CASE(line_discipline_and_exclusive),
+};
+
+MT_MAIN(cases)
