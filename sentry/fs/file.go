@@ -349,7 +349,9 @@ func (fd *FileDescription) Write(ctx Context, src []byte) (int, error) {
 	return n, err
 }
 
-// PWrite writes at offset off without moving the file's offset.
+// PWrite writes at offset off without moving the file's offset
+// (pwrite(2)); on an O_APPEND description it appends instead, as Linux
+// does.
 func (fd *FileDescription) PWrite(ctx Context, src []byte, off int64) (int, error) {
 	if fd.opts.Stream {
 		return 0, unix.ESPIPE
@@ -357,7 +359,31 @@ func (fd *FileDescription) PWrite(ctx Context, src []byte, off int64) (int, erro
 	if off < 0 {
 		return 0, unix.EINVAL
 	}
+	if fd.Flags()&unix.O_APPEND != 0 && !fd.opts.ImplOffset {
+		return fd.WriteAppend(ctx, src, false)
+	}
 	return fd.impl.Write(ctx, fd, src, off)
+}
+
+// WriteAppend writes src at the end of the file (O_APPEND semantics for
+// one call: pwritev2's RWF_APPEND); moveOffset says whether the file's
+// offset then follows the data, as it does for a write at the current
+// offset.
+func (fd *FileDescription) WriteAppend(ctx Context, src []byte, moveOffset bool) (int, error) {
+	if fd.opts.Stream {
+		return fd.impl.Write(ctx, fd, src, -1)
+	}
+	fd.offMu.Lock()
+	defer fd.offMu.Unlock()
+	end, err := fd.impl.Seek(ctx, fd, fd.off, 0, unix.SEEK_END)
+	if err != nil {
+		return 0, err
+	}
+	n, err := fd.impl.Write(ctx, fd, src, end)
+	if moveOffset && !fd.opts.ImplOffset {
+		fd.off = end + int64(n)
+	}
+	return n, err
 }
 
 // Seek implements lseek(2).

@@ -184,6 +184,35 @@ static void append_mode(void)
 	unlink("a");
 }
 
+static void append_pwrite_and_rwf(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("a", O_CREAT | O_RDWR | O_TRUNC, 0644));
+	CHECK_EQ(write(fd, "12345", 5), 5);
+	CHECK_EQ(lseek(fd, 1, SEEK_SET), 1);
+	/* RWF_APPEND writes at the end; with offset -1 the file offset moves
+	 * there, with an explicit one it stays. */
+	struct iovec v = {"ab", 2};
+	CHECK_EQ(pwritev2(fd, &v, 1, -1, RWF_APPEND), 2);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), 7);
+	CHECK_EQ(lseek(fd, 1, SEEK_SET), 1);
+	CHECK_EQ(pwritev2(fd, &v, 1, 0, RWF_APPEND), 2);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), 1);
+	char buf[16];
+	CHECK_EQ(pread(fd, buf, sizeof(buf), 0), 9);
+	CHECK_MEMEQ(buf, "12345abab", 9);
+	close(fd);
+	/* On Linux, pwrite to an O_APPEND file appends whatever the offset. */
+	int ap = CHECK_SYS(open("a", O_WRONLY | O_APPEND));
+	CHECK_EQ(pwrite(ap, "Z", 1, 0), 1);
+	close(ap);
+	fd = CHECK_SYS(open("a", O_RDONLY));
+	CHECK_EQ(read(fd, buf, sizeof(buf)), 10);
+	CHECK_MEMEQ(buf, "12345ababZ", 10);
+	close(fd);
+	unlink("a");
+}
+
 static void trunc_on_open(void)
 {
 	ENTER();
@@ -492,6 +521,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(create_mode_and_umask),
 	MT_CASE(write_read_back),
 	MT_CASE(append_mode),
+	MT_CASE(append_pwrite_and_rwf),
 	MT_CASE(trunc_on_open),
 	MT_CASE(truncate_family),
 	MT_CASE(fallocate_modes),

@@ -124,6 +124,10 @@ type rwOptions struct {
 	pos    bool  // at off, without moving the file's offset
 	off    int64 // for pos
 	noWait bool  // RWF_NOWAIT
+	// appendMode is pwritev2's RWF_APPEND (1). RWF_NOAPPEND (-1) is
+	// accepted but O_APPEND descriptions still append: file systems
+	// append for O_APPEND themselves, atomically.
+	appendMode int8
 }
 
 // vfsReadFile reads from f into iovs.
@@ -220,6 +224,8 @@ func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptio
 		var err error
 		if n > 0 || total == 0 {
 			switch {
+			case o.appendMode > 0:
+				k, err = f.WriteAppend(t, buf[:n], !o.pos)
 			case o.pos:
 				k, err = f.PWrite(t, buf[:n], o.off+int64(done))
 			case o.noWait:
@@ -403,6 +409,11 @@ func vectored(t *kernel.Task, a arch.SyscallArguments, write, pos bool, off int6
 		return 0, unix.ESPIPE
 	}
 	o := rwOptions{pos: pos, off: off, noWait: flags&unix.RWF_NOWAIT != 0}
+	if write && flags&unix.RWF_APPEND != 0 {
+		o.appendMode = 1
+	} else if write && flags&0x20 != 0 { // RWF_NOAPPEND
+		o.appendMode = -1
+	}
 	if write {
 		return vfsWriteFile(t, f, iovs, o)
 	}
