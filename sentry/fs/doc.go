@@ -60,7 +60,10 @@
 //
 // File systems own the times and sizes of their data: a regular file's
 // Write sets mtime and ctime and grows the size, its Seek answers
-// SEEK_END with the current size (O_APPEND relies on it). Directory
+// SEEK_END with the current size (O_APPEND, pwritev2's RWF_APPEND and
+// pwrite on O_APPEND descriptions write at that offset; a file system may
+// also append by itself when the description has O_APPEND, which keeps
+// concurrent appenders apart). Directory
 // changes set the directory's mtime and ctime (MutableDir methods). The
 // VFS owns the times of attribute changes (SetAttrOptions carries them).
 //
