@@ -14,6 +14,7 @@ type Create struct {
 	bundle        string
 	pidFile       string
 	consoleSocket string
+	compat        runcCompat
 }
 
 // Name implements subcommands.Command.
@@ -42,6 +43,7 @@ func (c *Create) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&c.bundle, "b", ".", "short for --bundle")
 	f.StringVar(&c.pidFile, "pid-file", "", "file to write the sandbox process's pid to")
 	f.StringVar(&c.consoleSocket, "console-socket", "", "unix socket to send the master of the container's terminal to (when process.terminal is set)")
+	c.compat.setFlags(f, false)
 }
 
 // Execute implements subcommands.Command.
@@ -50,6 +52,9 @@ func (c *Create) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcom
 	id, ok := oneID(f, "create")
 	if !ok {
 		return exitError
+	}
+	if err := c.compat.check(); err != nil {
+		return ociFail(conf, log, "create", err)
 	}
 	if _, err := container.Create(container.CreateArgs{
 		Config:        conf,

@@ -23,6 +23,30 @@ func ociFail(conf *config.Config, log *slog.Logger, name string, err error) subc
 	return exitError
 }
 
+// runcCompat are flags runc's create and run take that mean nothing for a
+// sandbox, accepted so that callers passing them (containerd's shim may)
+// work, plus --preserve-fds, refused unless 0.
+type runcCompat struct {
+	noPivot, noNewKeyring, noSubreaper bool
+	preserveFDs                        int
+}
+
+func (r *runcCompat) setFlags(f *flag.FlagSet, run bool) {
+	f.BoolVar(&r.noPivot, "no-pivot", false, "accepted for runc compatibility: the Sentry gives the container its root itself")
+	f.BoolVar(&r.noNewKeyring, "no-new-keyring", false, "accepted for runc compatibility: the Sentry has no host keyrings")
+	f.IntVar(&r.preserveFDs, "preserve-fds", 0, "pass N more descriptors to the container (not supported yet: must be 0)")
+	if run {
+		f.BoolVar(&r.noSubreaper, "no-subreaper", false, "accepted for runc compatibility")
+	}
+}
+
+func (r *runcCompat) check() error {
+	if r.preserveFDs != 0 {
+		return fmt.Errorf("--preserve-fds=%d is not supported yet: the container gets only its stdio", r.preserveFDs)
+	}
+	return nil
+}
+
 // oneID returns the single container id argument of f, or reports the
 // usage error as runc does.
 func oneID(f *flag.FlagSet, name string) (string, bool) {

@@ -147,7 +147,7 @@ func (e *ociEnv) state(id string) specs.State {
 func TestOCIRun(t *testing.T) {
 	e := newOCIEnv(t)
 	e.setArgs("sh", "-c", "echo hello; exit 42")
-	code, stdout, stderr := e.run("run", "--bundle", e.bundle, "a")
+	code, stdout, stderr := e.run("run", "--no-pivot", "--no-new-keyring", "--no-subreaper", "--preserve-fds=0", "--bundle", e.bundle, "a")
 	if code != 42 || stdout != "hello\n" {
 		t.Errorf("run: status %d, stdout %q, want 42 and hello; stderr:\n%s", code, stdout, stderr)
 	}
@@ -201,6 +201,7 @@ func TestOCICommands(t *testing.T) {
 		{[]string{"kill", "a", "NOSUCHSIG"}, `unknown signal "NOSUCHSIG"`},
 		{[]string{"create", "--bundle", e.bundle, "a"}, "container with id exists: a"},
 		{[]string{"state"}, "requires exactly 1 argument"},
+		{[]string{"create", "--preserve-fds", "2", "--bundle", e.bundle, "z"}, "--preserve-fds=2 is not supported yet"},
 	}
 	for _, tc := range errTests {
 		code, _, stderr := e.run(tc.args...)

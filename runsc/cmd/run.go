@@ -19,6 +19,7 @@ type Run struct {
 	pidFile       string
 	consoleSocket string
 	detach        bool
+	compat        runcCompat
 }
 
 // Name implements subcommands.Command.
@@ -49,6 +50,7 @@ func (r *Run) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&r.consoleSocket, "console-socket", "", "unix socket to send the master of the container's terminal to (when process.terminal is set)")
 	f.BoolVar(&r.detach, "detach", false, "return once the container is started")
 	f.BoolVar(&r.detach, "d", false, "short for --detach")
+	r.compat.setFlags(f, true)
 }
 
 // Execute implements subcommands.Command.
@@ -57,6 +59,9 @@ func (r *Run) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomman
 	id, ok := oneID(f, "run")
 	if !ok {
 		return exitError
+	}
+	if err := r.compat.check(); err != nil {
+		return ociFail(conf, log, "run", err)
 	}
 	// Receive the signals to pass on from now on, so that none arriving
 	// while the container starts kills runsc instead.
