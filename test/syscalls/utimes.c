@@ -205,6 +205,15 @@ static void who_may_set(void)
 	});
 }
 
+/* Synthetic files keep no times but take a change of them (touch
+ * /dev/null works as root). */
+static void synthetic_files(void)
+{
+	CHECK_SYS(utimensat(AT_FDCWD, "/dev/null", NULL, 0));
+	CHECK_SYS(utimensat(AT_FDCWD, "/proc/self/status", NULL, 0));
+	CHECK_ERR(chmod("/proc/self/status", 0600), EPERM);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(explicit_times),
 	MT_CASE(now_and_omit),
@@ -212,6 +221,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(old_interfaces),
 	MT_CASE(argument_errors),
 	MT_CASE(who_may_set),
+	MT_CASE(synthetic_files),
 };
 
 MT_MAIN(cases)
