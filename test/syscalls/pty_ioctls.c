@@ -2,8 +2,8 @@
 
 /* pty_ioctls: the terminal ioctls beyond modes and job control on a
  * pseudo-terminal pair: flushing queues (TCFLSH, TCSAFLUSH), draining,
- * breaks and flow control, TIOCOUTQ, the line discipline number and
- * exclusive mode. */
+ * breaks and flow control, TIOCOUTQ, the line discipline number,
+ * exclusive mode, and VMIN in non-canonical reads. */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -132,11 +132,70 @@ static void line_discipline_and_exclusive(void)
 	CHECK_EQ(e, 0);
 }
 
+/* raw sets non-canonical mode with VMIN and VTIME on the slave. */
+static int raw(int s, int vmin, int vtime)
+{
+	struct termios t;
+	if (tcgetattr(s, &t))
+		return -1;
+	cfmakeraw(&t);
+	t.c_cc[VMIN] = vmin;
+	t.c_cc[VTIME] = vtime;
+	return tcsetattr(s, TCSANOW, &t);
+}
+
+static void raw_vmin_zero_returns_at_once(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	CHECK_SYS(fcntl(s, F_SETFL, O_RDWR)); /* blocking */
+	CHECK_SYS(raw(s, 0, 0));
+	char b[8];
+	CHECK_EQ(read(s, b, sizeof(b)), 0);
+	struct pollfd pf = { .fd = s, .events = POLLIN };
+	CHECK_EQ(poll(&pf, 1, 0), 0);
+	CHECK_EQ(write(m, "z", 1), 1);
+	CHECK_EQ(readable(s), 1);
+	CHECK_EQ(read(s, b, sizeof(b)), 1);
+}
+
+static void raw_vmin_waits_for_count(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	CHECK_SYS(raw(s, 3, 0));
+	CHECK_EQ(write(m, "ab", 2), 2);
+	/* Wait until the two bytes are there. */
+	int n = 0;
+	for (int i = 0; i < 500 && n < 2; i++) {
+		CHECK_SYS(ioctl(s, FIONREAD, &n));
+		if (n < 2)
+			usleep(10000);
+	}
+	CHECK_EQ(n, 2);
+	/* Poll wants VMIN bytes. */
+	struct pollfd pf = { .fd = s, .events = POLLIN };
+	CHECK_EQ(poll(&pf, 1, 50), 0);
+	/* A non-blocking read takes what there is. */
+	char b[8];
+	CHECK_EQ(read(s, b, sizeof(b)), 2);
+	CHECK_EQ(write(m, "cde", 3), 3);
+	CHECK_EQ(readable(s), 1);
+	CHECK_EQ(read(s, b, sizeof(b)), 3);
+	CHECK_MEMEQ(b, "cde", 3);
+	/* A blocking read of VMIN returns once that many arrived. */
+	CHECK_SYS(fcntl(s, F_SETFL, O_RDWR));
+	CHECK_EQ(write(m, "fgh", 3), 3);
+	CHECK_EQ(read(s, b, sizeof(b)), 3);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(tcflush_discards_own_input),
 	MT_CASE(tcsaflush_discards_input),
 	MT_CASE(drain_break_flow),
 	MT_CASE(line_discipline_and_exclusive),
+	MT_CASE(raw_vmin_zero_returns_at_once),
+	MT_CASE(raw_vmin_waits_for_count),
 };
 
 MT_MAIN(cases)

@@ -486,14 +486,14 @@ func (t *Terminal) hungUp() bool {
 // Read reads input; a background process of the terminal's session gets
 // SIGTTIN instead (checked again after every wait, as the wait loop
 // calls Read again).
-func (f *slaveFile) Read(ctx fs.Context, _ *fs.FileDescription, dst []byte, _ int64) (int, error) {
+func (f *slaveFile) Read(ctx fs.Context, fd *fs.FileDescription, dst []byte, _ int64) (int, error) {
 	if f.t.hungUp() {
 		return 0, nil
 	}
 	if err := f.t.checkAccess(ctx, unix.SIGTTIN); err != nil {
 		return 0, err
 	}
-	return f.t.slaveRead(dst)
+	return f.t.slaveRead(dst, fd.NonBlocking())
 }
 
 // Write writes output; with TOSTOP a background process of the

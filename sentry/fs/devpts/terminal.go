@@ -3,8 +3,8 @@
 // does what Linux's n_tty does for the common modes: canonical input with
 // erase, kill and end-of-file, echo (with ECHOCTL), ICRNL/INLCR/IGNCR,
 // OPOST/ONLCR/OCRNL output, ISIG signals to the foreground process group,
-// window sizes, and hang-up when either side goes away. VMIN and VTIME
-// are treated as 1 and 0.
+// window sizes, and hang-up when either side goes away. Non-canonical
+// reads honour VMIN; VTIME's timers are not kept (see slaveRead).
 //
 // Sessions and process groups belong to the kernel. Its tasks, as
 // Contexts, implement JobControl: the terminal asks them to bind or
@@ -266,19 +266,44 @@ func (t *Terminal) input(b []byte) []unix.Signal {
 	return sigs
 }
 
-// slaveReadable reports whether a slave read would return now.
+// slaveReadable reports whether poll finds the slave readable: a complete
+// line in canonical mode; otherwise VMIN bytes when VTIME is 0 and VMIN
+// is not, else one byte (Linux's input_available_p for poll).
 // Preconditions: t.mu is locked.
 func (t *Terminal) slaveReadable() bool {
 	if t.hasLF(unix.ICANON) {
 		return len(t.lineEnds) > 0
 	}
-	return len(t.ready) > 0
+	need := 1
+	if vmin, vtime := int(t.termios.CC[unix.VMIN]), t.termios.CC[unix.VTIME]; vmin > 0 && vtime == 0 {
+		need = vmin
+	}
+	return len(t.ready) >= need
 }
 
-// slaveRead reads input.
-func (t *Terminal) slaveRead(dst []byte) (int, error) {
+// slaveRead reads input. In non-canonical mode a read waits for VMIN
+// bytes (or as many as dst holds), and with VMIN 0 it returns at once,
+// with 0 if there is nothing. VTIME's timers are not kept: VMIN 0 with
+// VTIME returns at once, and VMIN with VTIME returns what the first
+// bytes bring. A non-blocking read takes what there is, as Linux's.
+func (t *Terminal) slaveRead(dst []byte, nonBlocking bool) (int, error) {
 	t.mu.Lock()
-	if !t.slaveReadable() {
+	ready := false
+	if t.hasLF(unix.ICANON) {
+		ready = len(t.lineEnds) > 0
+	} else {
+		vmin, vtime := int(t.termios.CC[unix.VMIN]), t.termios.CC[unix.VTIME]
+		switch {
+		case vmin == 0:
+			ready = true
+		case vtime == 0:
+			ready = len(t.ready) >= min(vmin, len(dst))
+		default:
+			ready = len(t.ready) > 0
+		}
+		ready = ready || len(dst) == 0 || nonBlocking && len(t.ready) > 0
+	}
+	if !ready {
 		hung := t.masters == 0
 		t.mu.Unlock()
 		if hung {
