@@ -86,6 +86,14 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 		// The vma's protection changed since the page was mapped.
 		return m.mapPMARange(v, pi, addr)
 	}
+	if want&unix.PROT_WRITE != 0 && p.private && v.private {
+		// Two threads wrote to a copy-on-write page: the other one's
+		// fault gave the page its copy and mapped it writable after this
+		// fault happened. Retry. (A genuine fault here, executing a
+		// non-executable page, faults again and the kernel's repeat
+		// guard delivers it.)
+		return FaultHandled, 0
+	}
 	return FaultSIGSEGV, SEGV_ACCERR
 }
 
