@@ -3,11 +3,12 @@
 /* pty_ioctls: the terminal ioctls beyond modes and job control on a
  * pseudo-terminal pair: flushing queues (TCFLSH, TCSAFLUSH), draining,
  * breaks and flow control, TIOCOUTQ, the line discipline number,
- * exclusive mode, and VMIN in non-canonical reads. */
+ * exclusive mode, and VMIN and VTIME in non-canonical reads. */
 #include "moattest.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <termios.h>
@@ -189,6 +190,41 @@ static void raw_vmin_waits_for_count(void)
 	CHECK_EQ(read(s, b, sizeof(b)), 3);
 }
 
+static int vtime_master;
+
+static void *write_soon(void *arg)
+{
+	(void)arg;
+	usleep(50000);
+	write(vtime_master, "w", 1);
+	return NULL;
+}
+
+static void raw_vtime_read_timeout(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	CHECK_SYS(raw(s, 0, 2)); /* 0.2 s */
+	char b[8];
+	/* Non-blocking: nothing to wait for. */
+	CHECK_ERR(read(s, b, sizeof(b)), EAGAIN);
+	CHECK_SYS(fcntl(s, F_SETFL, O_RDWR));
+	int64_t t0 = mt_now_ns();
+	CHECK_EQ(read(s, b, sizeof(b)), 0);
+	int64_t took = mt_now_ns() - t0;
+	CHECK_GE(took, 150 * 1000000LL);
+	CHECK_LT(took, 5000 * 1000000LL);
+	/* Input before the time is up ends the wait. */
+	vtime_master = m;
+	pthread_t th;
+	CHECK_RET0(pthread_create(&th, NULL, write_soon, NULL));
+	CHECK_SYS(raw(s, 0, 100)); /* 10 s */
+	t0 = mt_now_ns();
+	CHECK_EQ(read(s, b, sizeof(b)), 1);
+	CHECK_LT(mt_now_ns() - t0, 5000 * 1000000LL);
+	CHECK_RET0(pthread_join(th, NULL));
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(tcflush_discards_own_input),
 	MT_CASE(tcsaflush_discards_input),
@@ -196,6 +232,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(line_discipline_and_exclusive),
 	MT_CASE(raw_vmin_zero_returns_at_once),
 	MT_CASE(raw_vmin_waits_for_count),
+	MT_CASE(raw_vtime_read_timeout),
 };
 
 MT_MAIN(cases)

@@ -5,11 +5,13 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/synth"
+	"github.com/moat-sandbox/moat/sentry/syserror"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
 
@@ -470,6 +472,33 @@ func (f *masterFile) Release() {
 type slaveFile struct {
 	fs.FileDefaults
 	t *Terminal
+
+	// mu guards deadline, the end of the VTIME wait of a timed read in
+	// progress on this description (zero: none).
+	mu       sync.Mutex
+	deadline time.Time
+}
+
+// staleTimedRead is how long past its deadline a VTIME wait is taken for
+// the leftover of an interrupted read, and started again.
+const staleTimedRead = time.Second
+
+// timedRead handles a read with VMIN 0 and VTIME d that found no input:
+// the first call starts the wait (a timer wakes the reader at the end),
+// and a call once it is over returns end of file.
+func (f *slaveFile) timedRead(d time.Duration) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	if !f.deadline.IsZero() && !now.Before(f.deadline) && now.Sub(f.deadline) < staleTimedRead {
+		f.deadline = time.Time{}
+		return 0, nil
+	}
+	if f.deadline.IsZero() || now.Sub(f.deadline) >= staleTimedRead {
+		f.deadline = now.Add(d)
+		time.AfterFunc(d, func() { f.t.slaveQ.Notify(waiter.EventIn) })
+	}
+	return 0, syserror.ErrWouldBlock
 }
 
 // A slave whose master closed is hung up, as Linux's hung_up_tty_fops:
@@ -493,7 +522,14 @@ func (f *slaveFile) Read(ctx fs.Context, fd *fs.FileDescription, dst []byte, _ i
 	if err := f.t.checkAccess(ctx, unix.SIGTTIN); err != nil {
 		return 0, err
 	}
-	return f.t.slaveRead(dst, fd.NonBlocking())
+	n, err := f.t.slaveRead(dst, fd.NonBlocking())
+	if d, ok := err.(timedRead); ok {
+		return f.timedRead(time.Duration(d))
+	}
+	f.mu.Lock()
+	f.deadline = time.Time{}
+	f.mu.Unlock()
+	return n, err
 }
 
 // Write writes output; with TOSTOP a background process of the

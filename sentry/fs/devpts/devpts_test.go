@@ -309,3 +309,30 @@ func TestHangupAndBlocking(t *testing.T) {
 		t.Fatalf("open of a released terminal = %v", err)
 	}
 }
+
+func TestTimedRawRead(t *testing.T) {
+	e := setup(t)
+	ctx := newJobCtx(1)
+	m, s := e.pair(t, ctx)
+	defer m.DecRef()
+	defer s.DecRef()
+	tty := TerminalOf(s)
+	tm := tty.getTermios()
+	tm.Lflag &^= unix.ICANON | unix.ECHO
+	tm.CC[unix.VMIN], tm.CC[unix.VTIME] = 0, 1 // 0.1 s
+	tty.setTermios(tm)
+	start := time.Now()
+	n, err := fs.ReadBlocking(ctx, s, make([]byte, 8))
+	if n != 0 || err != nil || time.Since(start) < 80*time.Millisecond {
+		t.Fatalf("timed read = %d, %v after %v; want 0 after VTIME", n, err, time.Since(start))
+	}
+	// A second read waits afresh.
+	start = time.Now()
+	if n, err := fs.ReadBlocking(ctx, s, make([]byte, 8)); n != 0 || err != nil || time.Since(start) < 80*time.Millisecond {
+		t.Fatalf("second timed read = %d, %v after %v", n, err, time.Since(start))
+	}
+	m.Write(ctx, []byte("x"))
+	if n, err := fs.ReadBlocking(ctx, s, make([]byte, 8)); n != 1 || err != nil {
+		t.Fatalf("read with input = %d, %v", n, err)
+	}
+}

@@ -4,7 +4,8 @@
 // erase, kill and end-of-file, echo (with ECHOCTL), ICRNL/INLCR/IGNCR,
 // OPOST/ONLCR/OCRNL output, ISIG signals to the foreground process group,
 // window sizes, and hang-up when either side goes away. Non-canonical
-// reads honour VMIN; VTIME's timers are not kept (see slaveRead).
+// reads honour VMIN and VTIME, but for the inter-byte timer (see
+// slaveRead).
 //
 // Sessions and process groups belong to the kernel. Its tasks, as
 // Contexts, implement JobControl: the terminal asks them to bind or
@@ -24,6 +25,7 @@ package devpts
 
 import (
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -281,11 +283,18 @@ func (t *Terminal) slaveReadable() bool {
 	return len(t.ready) >= need
 }
 
+// timedRead is slaveRead's answer to a read with VMIN 0 and VTIME that
+// finds nothing: the reader waits that long for input, then reads 0.
+type timedRead time.Duration
+
+func (timedRead) Error() string { return "timed terminal read" }
+
 // slaveRead reads input. In non-canonical mode a read waits for VMIN
-// bytes (or as many as dst holds), and with VMIN 0 it returns at once,
-// with 0 if there is nothing. VTIME's timers are not kept: VMIN 0 with
-// VTIME returns at once, and VMIN with VTIME returns what the first
-// bytes bring. A non-blocking read takes what there is, as Linux's.
+// bytes (or as many as dst holds); with VMIN 0 it returns at once, with
+// 0 if there is nothing, or with VTIME set asks the caller to wait that
+// long first (timedRead). With both VMIN and VTIME it returns what the
+// first bytes bring (the inter-byte timer is not kept). A non-blocking
+// read takes what there is, as Linux's.
 func (t *Terminal) slaveRead(dst []byte, nonBlocking bool) (int, error) {
 	t.mu.Lock()
 	ready := false
@@ -294,7 +303,18 @@ func (t *Terminal) slaveRead(dst []byte, nonBlocking bool) (int, error) {
 	} else {
 		vmin, vtime := int(t.termios.CC[unix.VMIN]), t.termios.CC[unix.VTIME]
 		switch {
+		case vmin == 0 && vtime == 0:
+			ready = true
 		case vmin == 0:
+			// A timed read: the caller waits VTIME for a byte
+			// (EAGAIN if it may not wait).
+			if len(t.ready) == 0 && len(dst) > 0 {
+				t.mu.Unlock()
+				if nonBlocking {
+					return 0, syserror.ErrWouldBlock
+				}
+				return 0, timedRead(time.Duration(vtime) * 100 * time.Millisecond)
+			}
 			ready = true
 		case vtime == 0:
 			ready = len(t.ready) >= min(vmin, len(dst))
