@@ -14,18 +14,20 @@ import (
 // exactly when they name the same file). The cache is filled in aligned
 // chunks of cacheChunk bytes so a chunk is contiguous in the memory file and
 // maps with one stub mapping. Files served read-only do not change under
-// the cache; there is no invalidation. The cache stops growing at
-// maxCacheBytes (new chunks are then read into private pages as before).
+// the cache; there is no invalidation. At maxCacheBytes the cache drops
+// the chunks no mapping uses (those of keys naming one open of a
+// changeable file are never looked up again); when all are in use, new
+// chunks are read into private pages as before.
 
 // Cacheable is implemented by files whose pages the file cache may share.
 type Cacheable interface {
 	CacheKey() any
 }
 
-const (
-	cacheChunk    = populateChunk
-	maxCacheBytes = 512 << 20
-)
+const cacheChunk = populateChunk
+
+// maxCacheBytes bounds the cache (a variable for tests).
+var maxCacheBytes uint64 = 512 << 20
 
 type chunkKey struct {
 	file any
@@ -52,7 +54,10 @@ func (mf *MemoryFile) cachedChunk(key any, f File, idx int64) (off uint64, ok bo
 		return off, true, nil
 	}
 	if c.bytes+cacheChunk > maxCacheBytes {
-		return 0, false, nil
+		mf.evictUnusedLocked()
+		if c.bytes+cacheChunk > maxCacheBytes {
+			return 0, false, nil
+		}
 	}
 	off, err = mf.Allocate(cacheChunk)
 	if err != nil {
@@ -70,6 +75,21 @@ func (mf *MemoryFile) cachedChunk(key any, f File, idx int64) (off uint64, ok bo
 	c.chunks[k] = off
 	c.bytes += cacheChunk
 	return off, true, nil
+}
+
+// evictUnusedLocked drops the chunks no mapping uses (the cache holds the
+// only reference to each of their pages): keys that name one open of a
+// changeable file are never looked up again once its mappings are gone.
+// Preconditions: mf.cache.mu is held.
+func (mf *MemoryFile) evictUnusedLocked() {
+	c := &mf.cache
+	for k, off := range c.chunks {
+		if mf.onlyReference(off, cacheChunk) {
+			delete(c.chunks, k)
+			c.bytes -= cacheChunk
+			mf.DecRef(off, cacheChunk)
+		}
+	}
 }
 
 // CachedBytes returns how much file data the cache holds.

@@ -76,3 +76,55 @@ func TestFileCacheSharesPages(t *testing.T) {
 		t.Errorf("after both address spaces went, %d bytes used, %d cached", used, cached)
 	}
 }
+
+// TestFileCacheEvictsUnused fills the cache with one file's chunks, drops
+// its mappings, and maps another file: the unused chunks make room.
+func TestFileCacheEvictsUnused(t *testing.T) {
+	old := maxCacheBytes
+	maxCacheBytes = 2 * cacheChunk
+	defer func() { maxCacheBytes = old }()
+	mf, err := NewMemoryFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &memFile{data: bytes.Repeat([]byte("a"), 2*cacheChunk)}
+	b := &memFile{data: bytes.Repeat([]byte("b"), 2*cacheChunk)}
+	read := func(f *memFile) *MemoryManager {
+		m := New(nil, mf)
+		addr, err := m.MMap(MMapOpts{Length: 2 * cacheChunk, Prot: unix.PROT_READ, Private: true, File: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 2*cacheChunk)
+		if _, err := m.CopyIn(addr, buf); err != nil || buf[len(buf)-1] != f.data[0] {
+			t.Fatalf("CopyIn: %v", err)
+		}
+		return m
+	}
+	ma := read(a)
+	if got := mf.CachedBytes(); got != 2*cacheChunk {
+		t.Fatalf("cached %d after the first file", got)
+	}
+	// While a is mapped, b cannot use the cache.
+	mb := read(b)
+	if got := mf.CachedBytes(); got != 2*cacheChunk {
+		t.Fatalf("cached %d while full and in use", got)
+	}
+	mb.DecUsers()
+	ma.DecUsers()
+	// Now a's chunks are unused: b's take their place.
+	mb = read(b)
+	if got := mf.CachedBytes(); got != 2*cacheChunk {
+		t.Fatalf("cached %d after eviction", got)
+	}
+	reads := b.reads
+	mb2 := read(b)
+	if b.reads != reads {
+		t.Fatal("b was read again instead of served from the cache")
+	}
+	mb.DecUsers()
+	mb2.DecUsers()
+	if u, c := mf.Used(), mf.CachedBytes(); u != c {
+		t.Fatalf("%d bytes used beyond the %d cached", u, c)
+	}
+}

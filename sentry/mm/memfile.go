@@ -159,6 +159,19 @@ func (f *MemoryFile) RefCount(off uint64) int32 {
 	return f.refs[off/pageSize]
 }
 
+// onlyReference reports whether every page of [off, off+length) has
+// exactly one reference.
+func (f *MemoryFile) onlyReference(off, length uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for p := off / pageSize; p < (off+length)/pageSize; p++ {
+		if f.refs[p] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
 // Used returns how many bytes are allocated.
 func (f *MemoryFile) Used() uint64 {
 	f.mu.Lock()
