@@ -3,7 +3,8 @@
 /* pty_ioctls: the terminal ioctls beyond modes and job control on a
  * pseudo-terminal pair: flushing queues (TCFLSH, TCSAFLUSH), draining,
  * breaks and flow control, TIOCOUTQ, the line discipline number,
- * exclusive mode, and VMIN and VTIME in non-canonical reads. */
+ * exclusive mode, VMIN and VTIME in non-canonical reads, and IXON flow
+ * control. */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -225,6 +226,42 @@ static void raw_vtime_read_timeout(void)
 	CHECK_RET0(pthread_join(th, NULL));
 }
 
+static void ixon_stop_start_output(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	CHECK_SYS(raw(s, 1, 0));
+	struct termios t;
+	CHECK_SYS(tcgetattr(s, &t));
+	t.c_iflag |= IXON;
+	CHECK_SYS(tcsetattr(s, TCSANOW, &t));
+	/* ^S stops the slave's output and is not input. */
+	CHECK_EQ(write(m, "a\023b", 3), 3);
+	int n = 0;
+	for (int i = 0; i < 500 && n < 2; i++) {
+		CHECK_SYS(ioctl(s, FIONREAD, &n));
+		if (n < 2)
+			usleep(10000);
+	}
+	char b[8];
+	CHECK_EQ(read(s, b, sizeof(b)), 2);
+	CHECK_MEMEQ(b, "ab", 2);
+	CHECK_ERR(write(s, "x", 1), EAGAIN);
+	struct pollfd pf = { .fd = s, .events = POLLOUT };
+	CHECK_EQ(poll(&pf, 1, 0), 0);
+	/* ^Q starts it again. */
+	CHECK_EQ(write(m, "\021", 1), 1);
+	CHECK_EQ(poll(&pf, 1, 5000), 1);
+	CHECK_EQ(write(s, "x", 1), 1);
+	CHECK_EQ(readable(m), 1);
+	CHECK_EQ(read(m, b, sizeof(b)), 1);
+	/* tcflow does the same from the slave's side. */
+	CHECK_SYS(tcflow(s, TCOOFF));
+	CHECK_ERR(write(s, "y", 1), EAGAIN);
+	CHECK_SYS(tcflow(s, TCOON));
+	CHECK_EQ(write(s, "y", 1), 1);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(tcflush_discards_own_input),
 	MT_CASE(tcsaflush_discards_input),
@@ -233,6 +270,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(raw_vmin_zero_returns_at_once),
 	MT_CASE(raw_vmin_waits_for_count),
 	MT_CASE(raw_vtime_read_timeout),
+	MT_CASE(ixon_stop_start_output),
 };
 
 MT_MAIN(cases)

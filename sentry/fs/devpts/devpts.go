@@ -254,10 +254,13 @@ func (t *Terminal) commonIoctl(ctx fs.Context, fd *fs.FileDescription, master bo
 				}
 			}
 		case unix.TCXONC:
-			// Flow control has nothing to stop: output never waits
-			// for a device.
+			// TCOOFF and TCOON stop and start the slave's output;
+			// a pseudo-terminal's input has no device to stop.
 			if arg > unix.TCION {
 				return 0, unix.EINVAL, true
+			}
+			if !master && (arg == unix.TCOOFF || arg == unix.TCOON) {
+				t.setFlow(arg == unix.TCOOFF)
 			}
 		}
 		// TCSBRK and TCSBRKP (tcdrain, tcsendbreak): output is
@@ -576,7 +579,7 @@ func (f *slaveFile) Readiness(mask waiter.EventMask) waiter.EventMask {
 	if t.slaveReadable() {
 		r |= waiter.EventIn | waiter.EventRdNorm
 	}
-	if len(t.out) < queueMax {
+	if len(t.out) < queueMax && !t.stopped {
 		r |= waiter.EventOut | waiter.EventWrNorm
 	}
 	return r & (mask | waiter.EventHUp)

@@ -59,8 +59,11 @@ type Terminal struct {
 	// CAP_SYS_ADMIN); masterExcl on the master, which has no effect.
 	excl, masterExcl bool
 	masters          int // open master descriptions
-	slaves           int // open slave descriptions
-	opened           bool
+	// stopped: the slave's output is stopped, by ^S with IXON or by
+	// TCOOFF (tcoStopped, which only TCOON undoes).
+	stopped, tcoStopped bool
+	slaves              int // open slave descriptions
+	opened              bool
 
 	// Input, as the slave reads it: ready holds bytes readable now;
 	// lineEnds marks where each complete canonical line ends in ready.
@@ -213,6 +216,21 @@ func (t *Terminal) input(b []byte) []unix.Signal {
 		case c == '\n' && t.termios.Iflag&unix.INLCR != 0:
 			c = '\r'
 		}
+		if t.termios.Iflag&unix.IXON != 0 {
+			// Flow control: ^S stops the slave's output and ^Q
+			// starts it (any key with IXANY); neither is input.
+			if t.stopped && !t.tcoStopped && t.termios.Iflag&unix.IXANY != 0 {
+				t.stopped = false
+			}
+			switch {
+			case c == cc[unix.VSTART] && c != 0:
+				t.stopped = false
+				continue
+			case c == cc[unix.VSTOP] && c != 0:
+				t.stopped = true
+				continue
+			}
+		}
 		if t.hasLF(unix.ISIG) && c != 0 {
 			sig := unix.Signal(0)
 			switch c {
@@ -359,7 +377,7 @@ func (t *Terminal) slaveWrite(src []byte) (int, error) {
 		return 0, unix.EIO
 	}
 	room := queueMax - len(t.out)
-	if room <= 0 {
+	if room <= 0 || t.stopped {
 		t.mu.Unlock()
 		return 0, syserror.ErrWouldBlock
 	}
@@ -398,10 +416,15 @@ func (t *Terminal) masterWrite(src []byte) (int, error) {
 	}
 	n := min(room, len(src))
 	echoed := len(t.out)
+	wasStopped := t.stopped
 	sigs := t.input(src[:n])
 	echoed = len(t.out) - echoed
+	started := wasStopped && !t.stopped
 	t.mu.Unlock()
 	t.slaveQ.Notify(waiter.EventIn | waiter.EventRdNorm)
+	if started {
+		t.slaveQ.Notify(waiter.EventOut | waiter.EventWrNorm)
+	}
 	if echoed > 0 {
 		t.masterQ.Notify(waiter.EventIn | waiter.EventRdNorm)
 	}
@@ -423,6 +446,17 @@ func (t *Terminal) inq() int {
 		return t.lineEnds[len(t.lineEnds)-1]
 	}
 	return len(t.ready)
+}
+
+// setFlow implements TCXONC's TCOOFF (stop) and TCOON (start) of the
+// slave's output.
+func (t *Terminal) setFlow(stop bool) {
+	t.mu.Lock()
+	t.stopped, t.tcoStopped = stop, stop
+	t.mu.Unlock()
+	if !stop {
+		t.slaveQ.Notify(waiter.EventOut | waiter.EventWrNorm)
+	}
 }
 
 // flushInput discards the slave's input (TCFLSH TCIFLUSH, TCSETSF).
