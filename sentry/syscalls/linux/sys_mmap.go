@@ -198,7 +198,8 @@ func Msync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EINVAL
 	}
 	length = (length + arch.PageSize - 1) &^ (arch.PageSize - 1)
-	// Nothing writes back: file mappings are of read-only files.
+	// Nothing writes back: gofer file mappings are of read-only files, and
+	// tmpfs files and memfds are their pages.
 	return 0, t.MemoryManager().CheckRange(addr, length)
 }
 
