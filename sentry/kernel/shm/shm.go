@@ -134,7 +134,8 @@ func (r *Registry) Get(c *auth.Credentials, pid int32, key int32, size uint64, f
 			if size > s.Size {
 				return 0, unix.EINVAL
 			}
-			if err := checkPerm(c, s, uint32(flags>>6)&7); err != nil {
+			// As ipcperms: any of the three triplets asks for access.
+			if err := checkPerm(c, s, uint32(flags>>6|flags>>3|flags)&7); err != nil {
 				return 0, err
 			}
 			return s.ID, nil

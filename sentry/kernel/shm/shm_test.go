@@ -44,6 +44,8 @@ func TestGetErrors(t *testing.T) {
 		{"missing key", root, 43, 4096, 0, unix.ENOENT, 0},
 		{"zero size", root, unix.IPC_PRIVATE, 0, unix.IPC_CREAT, unix.EINVAL, 0},
 		{"other user, no access", user(1000), 42, 0, 0o400, unix.EACCES, 0},
+		{"other user, access asked in the other bits", user(1000), 42, 0, 0o004, unix.EACCES, 0},
+		{"other user, no access asked", user(1000), 42, 0, 0, nil, id},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
