@@ -3,14 +3,15 @@
 /* pty_ioctls: the terminal ioctls beyond modes and job control on a
  * pseudo-terminal pair: flushing queues (TCFLSH, TCSAFLUSH), draining,
  * breaks and flow control, TIOCOUTQ, the line discipline number,
- * exclusive mode, VMIN and VTIME in non-canonical reads, and IXON flow
- * control. */
+ * exclusive mode, VMIN and VTIME in non-canonical reads, IXON flow
+ * control, and canonical mode's word erase and literal next. */
 #include "moattest.h"
 
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
@@ -262,6 +263,51 @@ static void ixon_stop_start_output(void)
 	CHECK_EQ(write(s, "y", 1), 1);
 }
 
+/* read_all reads what fd has within 5 s, until a pause of 100 ms. */
+static ssize_t read_all(int fd, char *buf, size_t n)
+{
+	size_t got = 0;
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	int wait = 5000;
+	while (got < n && poll(&pf, 1, wait) == 1) {
+		ssize_t r = read(fd, buf + got, n - got);
+		if (r <= 0)
+			break;
+		got += r;
+		wait = 100;
+	}
+	return got;
+}
+
+static void canonical_word_erase_and_literal_next(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	struct termios t;
+	CHECK_SYS(tcgetattr(s, &t));
+	t.c_lflag |= ECHO;
+	CHECK_SYS(tcsetattr(s, TCSANOW, &t));
+	char b[64];
+	/* ^W erases the word before, and the blanks after it. */
+	CHECK_EQ(write(m, "foo bar  \027baz\n", 14), 14);
+	CHECK_EQ(readable(s), 1);
+	CHECK_EQ(read(s, b, sizeof(b)), 8);
+	CHECK_MEMEQ(b, "foo baz\n", 8);
+	ssize_t n = read_all(m, b, sizeof(b));
+	const char *echo = "foo bar  \b \b\b \b\b \b\b \b\b \bbaz\r\n";
+	CHECK_EQ(n, (ssize_t)strlen(echo));
+	CHECK_MEMEQ(b, echo, strlen(echo));
+	/* ^V makes the next character literal: ^U is kept, not a kill. */
+	CHECK_EQ(write(m, "a\026\025b\n", 5), 5);
+	CHECK_EQ(readable(s), 1);
+	CHECK_EQ(read(s, b, sizeof(b)), 4);
+	CHECK_MEMEQ(b, "a\025b\n", 4);
+	n = read_all(m, b, sizeof(b));
+	echo = "a^\b^Ub\r\n";
+	CHECK_EQ(n, (ssize_t)strlen(echo));
+	CHECK_MEMEQ(b, echo, strlen(echo));
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(tcflush_discards_own_input),
 	MT_CASE(tcsaflush_discards_input),
@@ -271,6 +317,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(raw_vmin_waits_for_count),
 	MT_CASE(raw_vtime_read_timeout),
 	MT_CASE(ixon_stop_start_output),
+	MT_CASE(canonical_word_erase_and_literal_next),
 };
 
 MT_MAIN(cases)

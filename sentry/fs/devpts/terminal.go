@@ -62,8 +62,10 @@ type Terminal struct {
 	// stopped: the slave's output is stopped, by ^S with IXON or by
 	// TCOOFF (tcoStopped, which only TCOON undoes).
 	stopped, tcoStopped bool
-	slaves              int // open slave descriptions
-	opened              bool
+	// lnext: the next input character is literal (after ^V).
+	lnext  bool
+	slaves int // open slave descriptions
+	opened bool
 
 	// Input, as the slave reads it: ready holds bytes readable now;
 	// lineEnds marks where each complete canonical line ends in ready.
@@ -208,6 +210,13 @@ func (t *Terminal) input(b []byte) []unix.Signal {
 		if t.termios.Iflag&unix.ISTRIP != 0 {
 			c &= 0x7f
 		}
+		if t.lnext {
+			// The character after ^V is taken literally.
+			t.lnext = false
+			t.line = append(t.line, c)
+			t.echo(c)
+			continue
+		}
 		switch {
 		case c == '\r' && t.termios.Iflag&unix.IGNCR != 0:
 			continue
@@ -255,7 +264,28 @@ func (t *Terminal) input(b []byte) []unix.Signal {
 			t.echo(c)
 			continue
 		}
+		iexten := t.hasLF(unix.IEXTEN)
 		switch {
+		case iexten && c == cc[unix.VWERASE] && c != 0:
+			// Word erase: trailing blanks, then the word before.
+			seen := false
+			for len(t.line) > 0 {
+				l := t.line[len(t.line)-1]
+				word := l == '_' || l >= '0' && l <= '9' || l >= 'a' && l <= 'z' || l >= 'A' && l <= 'Z'
+				if !word && seen {
+					break
+				}
+				seen = seen || word
+				t.line = t.line[:len(t.line)-1]
+				if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOE) {
+					t.output([]byte("\b \b"))
+				}
+			}
+		case iexten && c == cc[unix.VLNEXT] && c != 0:
+			t.lnext = true
+			if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOCTL) {
+				t.output([]byte("^\b"))
+			}
 		case c == cc[unix.VERASE] && c != 0:
 			if len(t.line) > 0 {
 				t.line = t.line[:len(t.line)-1]
