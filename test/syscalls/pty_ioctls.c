@@ -308,6 +308,42 @@ static void canonical_word_erase_and_literal_next(void)
 	CHECK_MEMEQ(b, echo, strlen(echo));
 }
 
+/* echo_line writes in to the master of a canonical terminal with echo and
+ * lflag changes, and checks the line the slave reads and the echo. */
+static void echo_line(tcflag_t clear, const char *in, const char *line, const char *echo)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	struct termios t;
+	CHECK_SYS(tcgetattr(s, &t));
+	t.c_lflag |= ECHO;
+	t.c_lflag &= ~clear;
+	CHECK_SYS(tcsetattr(s, TCSANOW, &t));
+	CHECK_EQ(write(m, in, strlen(in)), (ssize_t)strlen(in));
+	CHECK_EQ(readable(s), 1);
+	char b[64];
+	CHECK_EQ(read(s, b, sizeof(b)), (ssize_t)strlen(line));
+	CHECK_MEMEQ(b, line, strlen(line));
+	ssize_t n = read_all(m, b, sizeof(b));
+	CHECK_EQ(n, (ssize_t)strlen(echo));
+	CHECK_MEMEQ(b, echo, strlen(echo));
+}
+
+static void canonical_erase_echoes(void)
+{
+	/* A control character shown as ^A takes two columns to erase. */
+	echo_line(0, "a\001\177\n", "a\n", "a^A\b \b\b \b\r\n");
+	MT_BAIL();
+	/* Without ECHOE the erase character itself is shown. */
+	echo_line(ECHOE, "ab\177c\n", "ac\n", "ab^?c\r\n");
+	MT_BAIL();
+	/* Without ECHOKE a kill shows ^U and, with ECHOK, a new line. */
+	echo_line(ECHOKE, "ab\025c\n", "c\n", "ab^U\r\nc\r\n");
+	MT_BAIL();
+	/* With both, the line is rubbed out. */
+	echo_line(0, "ab\025c\n", "c\n", "ab\b \b\b \bc\r\n");
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(tcflush_discards_own_input),
 	MT_CASE(tcsaflush_discards_input),
@@ -318,6 +354,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(raw_vtime_read_timeout),
 	MT_CASE(ixon_stop_start_output),
 	MT_CASE(canonical_word_erase_and_literal_next),
+	MT_CASE(canonical_erase_echoes),
 };
 
 MT_MAIN(cases)

@@ -192,6 +192,24 @@ func (t *Terminal) echo(c byte) {
 	t.output([]byte{c})
 }
 
+// rubout echoes the erasure of c from the screen (with ECHO): "\b \b",
+// twice for a control character ECHOCTL showed as ^X, not at all for one
+// shown raw. Tabs are taken as one column.
+// Preconditions: t.mu is locked.
+func (t *Terminal) rubout(c byte) {
+	if !t.hasLF(unix.ECHO) {
+		return
+	}
+	ctl := (c < 0x20 || c == 0x7f) && c != '\t'
+	if ctl && !t.hasLF(unix.ECHOCTL) {
+		return
+	}
+	t.output([]byte("\b \b"))
+	if ctl {
+		t.output([]byte("\b \b"))
+	}
+}
+
 // pushLine completes the canonical line.
 // Preconditions: t.mu is locked.
 func (t *Terminal) pushLine() {
@@ -277,9 +295,7 @@ func (t *Terminal) input(b []byte) []unix.Signal {
 				}
 				seen = seen || word
 				t.line = t.line[:len(t.line)-1]
-				if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOE) {
-					t.output([]byte("\b \b"))
-				}
+				t.rubout(l)
 			}
 		case iexten && c == cc[unix.VLNEXT] && c != 0:
 			t.lnext = true
@@ -288,20 +304,30 @@ func (t *Terminal) input(b []byte) []unix.Signal {
 			}
 		case c == cc[unix.VERASE] && c != 0:
 			if len(t.line) > 0 {
+				l := t.line[len(t.line)-1]
 				t.line = t.line[:len(t.line)-1]
-				if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOE) {
-					t.output([]byte("\b \b"))
+				if t.hasLF(unix.ECHOE) {
+					t.rubout(l)
+				} else {
+					t.echo(c)
 				}
 			}
 		case c == cc[unix.VKILL] && c != 0:
-			if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOKE) {
-				for range t.line {
-					t.output([]byte("\b \b"))
+			if t.hasLF(unix.ECHO) && !(t.hasLF(unix.ECHOK) && t.hasLF(unix.ECHOKE) && t.hasLF(unix.ECHOE)) {
+				// Show the kill character, then a new line with
+				// ECHOK.
+				t.echo(c)
+				if t.hasLF(unix.ECHOK) {
+					t.output([]byte{'\n'})
 				}
-			} else if t.hasLF(unix.ECHO) && t.hasLF(unix.ECHOK) {
-				t.output([]byte{'\n'})
+				t.line = t.line[:0]
+				break
 			}
-			t.line = t.line[:0]
+			for len(t.line) > 0 {
+				l := t.line[len(t.line)-1]
+				t.line = t.line[:len(t.line)-1]
+				t.rubout(l)
+			}
 		case c == cc[unix.VEOF] && c != 0:
 			t.pushLine()
 		case c == '\n' || (c == cc[unix.VEOL] && c != 0) || (c == cc[unix.VEOL2] && c != 0):
