@@ -344,6 +344,22 @@ static void canonical_erase_echoes(void)
 	echo_line(0, "ab\025c\n", "c\n", "ab\b \b\b \bc\r\n");
 }
 
+static void canonical_utf8_erase(void)
+{
+	int m, s;
+	CHECK_SYS(open_pty(&m, &s));
+	struct termios t;
+	CHECK_SYS(tcgetattr(s, &t));
+	t.c_iflag |= IUTF8;
+	CHECK_SYS(tcsetattr(s, TCSANOW, &t));
+	/* "aé" then erase: the two bytes of é go together. */
+	CHECK_EQ(write(m, "a\xc3\xa9\177b\n", 6), 6);
+	CHECK_EQ(readable(s), 1);
+	char b[16];
+	CHECK_EQ(read(s, b, sizeof(b)), 3);
+	CHECK_MEMEQ(b, "ab\n", 3);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(tcflush_discards_own_input),
 	MT_CASE(tcsaflush_discards_input),
@@ -355,6 +371,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(ixon_stop_start_output),
 	MT_CASE(canonical_word_erase_and_literal_next),
 	MT_CASE(canonical_erase_echoes),
+	MT_CASE(canonical_utf8_erase),
 };
 
 MT_MAIN(cases)

@@ -306,6 +306,14 @@ func (t *Terminal) input(b []byte) []unix.Signal {
 			if len(t.line) > 0 {
 				l := t.line[len(t.line)-1]
 				t.line = t.line[:len(t.line)-1]
+				if t.termios.Iflag&unix.IUTF8 != 0 {
+					// The whole UTF-8 character goes: its
+					// continuation bytes and its lead byte.
+					for l&0xc0 == 0x80 && len(t.line) > 0 {
+						l = t.line[len(t.line)-1]
+						t.line = t.line[:len(t.line)-1]
+					}
+				}
 				if t.hasLF(unix.ECHOE) {
 					t.rubout(l)
 				} else {
