@@ -17,7 +17,7 @@
 //	runsc [flags] boot --gofer-fd 3 [--cwd DIR] [--env K=V]... -- CMD ARG...
 //
 // fd 3 of each is one end of a SOCK_SEQPACKET socket pair. The sandbox
-// runs in new mount, PID, IPC, UTS and network namespaces and, unless told
+// runs in new mount, PID, IPC, UTS, network and cgroup namespaces and, unless told
 // otherwise, a new user namespace mapping the caller's uid and gid to 0;
 // the gofer in new mount, IPC, UTS and network namespaces (see
 // goferNamespaces). Both die with SIGKILL if the thread that started them
@@ -60,8 +60,9 @@ var ForwardedSignals = []os.Signal{
 }
 
 // sandboxNamespaces are the namespaces the sandbox process gets (plus a
-// user namespace unless Options.NoUserNS).
-const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET
+// user namespace unless Options.NoUserNS). The cgroup namespace hides the
+// host's cgroup paths from the Sentry's own /proc/self/cgroup.
+const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
 
 // goferNamespaces are the gofer's. It stays in runsc's PID namespace for
 // now: gofer.Confine proves it has a mount namespace of its own by
