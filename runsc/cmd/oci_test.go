@@ -201,6 +201,7 @@ func TestOCICommands(t *testing.T) {
 		{[]string{"kill", "a", "NOSUCHSIG"}, `unknown signal "NOSUCHSIG"`},
 		{[]string{"create", "--bundle", e.bundle, "a"}, "container with id exists: a"},
 		{[]string{"state"}, "requires exactly 1 argument"},
+		{[]string{"ps", "a", "-ef"}, "ps options ([\"-ef\"]) are not supported"},
 		{[]string{"create", "--preserve-fds", "2", "--bundle", e.bundle, "z"}, "--preserve-fds=2 is not supported yet"},
 	}
 	for _, tc := range errTests {

@@ -29,6 +29,8 @@ func (*Ps) Usage() string {
 
 Lists the processes running in container ID, with the pids the container
 sees. --format json prints a JSON array of the pids, as runc's does.
+runc's trailing ps(1) options are refused: there is no host ps to pass
+them to.
 
 `
 }
@@ -42,6 +44,11 @@ func (p *Ps) SetFlags(f *flag.FlagSet) {
 // Execute implements subcommands.Command.
 func (p *Ps) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcommands.ExitStatus {
 	conf, log := Globals(args)
+	if f.NArg() > 1 {
+		// runc passes these to the host's ps(1); the sandbox's
+		// processes are not the host's.
+		return ociFail(conf, log, "ps", fmt.Errorf("ps options (%q) are not supported: the processes are the Sentry's, not the host's", f.Args()[1:]))
+	}
 	id, ok := oneID(f, "ps")
 	if !ok {
 		return exitError
