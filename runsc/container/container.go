@@ -157,6 +157,39 @@ func Create(a CreateArgs) (c *Container, err error) {
 		return nil, fmt.Errorf("writing the state: %w", err)
 	}
 
+	cgPath, err := cgroupPath(spec, a.ID, a.Config.SystemdCgroup)
+	if err != nil {
+		return nil, err
+	}
+	if cgPath != "" {
+		cg, cgErr := newCgroup(cgPath)
+		if cgErr != nil {
+			if spec.Linux.Resources != nil {
+				return nil, cgErr
+			}
+			// Only a path was asked for, as callers always pass one:
+			// carry on without, as runc does when it cannot.
+			a.Log.Warn("no cgroup for the container", "path", cgPath, "err", cgErr)
+		} else {
+			c.rec.Cgroup = cg
+			defer func() {
+				if err != nil { // Create's own result
+					cg.remove() // the processes are gone by now
+				}
+			}()
+			notes, applyErr := cg.apply(spec.Linux.Resources)
+			if applyErr != nil {
+				return nil, applyErr
+			}
+			for _, n := range notes {
+				a.Log.Warn("spec: " + n)
+			}
+			if err := c.save(); err != nil {
+				return nil, fmt.Errorf("writing the state: %w", err)
+			}
+		}
+	}
+
 	conf := a.Config
 	if spec.Root.Readonly && conf.WritableRoot() {
 		// root.readonly wins over --overlay=none: the gofer serves the
@@ -184,6 +217,16 @@ func Create(a CreateArgs) (c *Container, err error) {
 			}
 			if c.rec.Gofer, err = newHostProcess(goferPid); err != nil {
 				return fmt.Errorf("the gofer: %w", err)
+			}
+			if cg := c.rec.Cgroup; cg != nil {
+				// The sandbox waits for its spec, so it has no stub
+				// processes yet: they will be born in the cgroup.
+				if err := cg.add(sandboxPid); err != nil {
+					return err
+				}
+				if err := cg.add(goferPid); err != nil {
+					return err
+				}
 			}
 			return c.save()
 		},
@@ -528,6 +571,9 @@ func (c *Container) destroy() error {
 		if !p.waitGone(10 * time.Second) {
 			return fmt.Errorf("pid %d did not die", p.Pid)
 		}
+	}
+	if err := c.rec.Cgroup.remove(); err != nil {
+		return fmt.Errorf("removing the cgroup of %s: %w", c.rec.ID, err)
 	}
 	if err := os.RemoveAll(c.dir); err != nil {
 		return fmt.Errorf("removing the state of %s: %w", c.rec.ID, err)

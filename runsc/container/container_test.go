@@ -841,3 +841,117 @@ func TestConcurrentStart(t *testing.T) {
 		t.Errorf("output %q", got)
 	}
 }
+
+// TestCgroup: linux.resources and cgroupsPath make a cgroup on the host
+// holding the sandbox and the gofer, with the limits written; delete
+// removes it, and so does a failed create.
+func TestCgroup(t *testing.T) {
+	e := newEnv(t)
+	if _, err := os.Stat("/sys/fs/cgroup/pids"); err != nil && !isCgroup2() {
+		t.Skip("no cgroup v1 pids hierarchy or v2")
+	}
+	path := fmt.Sprintf("/moat-test-%d", os.Getpid())
+	limit, mem := int64(1000), int64(256<<20)
+	shares, quota, period := uint64(512), int64(50000), uint64(100000)
+	b := bundle(t, func(s *specs.Spec) {
+		s.Linux.CgroupsPath = path
+		s.Linux.Resources = &specs.LinuxResources{
+			Pids:   &specs.LinuxPids{Limit: &limit},
+			Memory: &specs.LinuxMemory{Limit: &mem},
+			CPU:    &specs.LinuxCPU{Shares: &shares, Quota: &quota, Period: &period},
+		}
+	}, "sleep", "100")
+	c, _ := e.mustCreate("cg", b)
+	cg := c.rec.Cgroup
+	if cg == nil {
+		t.Fatal("no cgroup recorded")
+	}
+	read := func(ctl, file string) string {
+		t.Helper()
+		got, err := os.ReadFile(filepath.Join(cg.Dirs[ctl], file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(got))
+	}
+	if isCgroup2() {
+		for file, want := range map[string]string{"pids.max": "1000", "memory.max": "268435456", "cpu.max": "50000 100000"} {
+			if got := read("", file); got != want {
+				t.Errorf("%s = %q, want %q", file, got, want)
+			}
+		}
+	} else {
+		for _, f := range []struct{ ctl, file, want string }{
+			{"pids", "pids.max", "1000"}, {"memory", "memory.limit_in_bytes", "268435456"},
+			{"cpu", "cpu.shares", "512"}, {"cpu", "cpu.cfs_quota_us", "50000"}, {"cpu", "cpu.cfs_period_us", "100000"},
+		} {
+			if got := read(f.ctl, f.file); got != f.want {
+				t.Errorf("%s = %q, want %q", f.file, got, f.want)
+			}
+		}
+	}
+	for ctl := range cg.Dirs {
+		procs := read(ctl, "cgroup.procs")
+		for _, pid := range []int{c.rec.Sandbox.Pid, c.rec.Gofer.Pid} {
+			if !strings.Contains("\n"+procs+"\n", fmt.Sprintf("\n%d\n", pid)) {
+				t.Errorf("%s cgroup.procs %q lacks pid %d", ctl, procs, pid)
+			}
+		}
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range cg.Created {
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("cgroup %s left: %v", dir, err)
+		}
+	}
+
+	t.Run("failed create", func(t *testing.T) {
+		b := bundle(t, func(s *specs.Spec) {
+			s.Linux.CgroupsPath = path
+			s.Linux.Resources = &specs.LinuxResources{Pids: &specs.LinuxPids{Limit: &limit}}
+		}, "no-such-command")
+		if _, _, err := e.create("cg2", b); err == nil {
+			t.Fatal("create of a missing command succeeded")
+		}
+		for _, ctl := range []string{"pids", ""} {
+			dir := filepath.Join(cgroupRoot, ctl, path)
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("cgroup %s left after a failed create: %v", dir, err)
+			}
+		}
+	})
+}
+
+func TestCgroupPath(t *testing.T) {
+	tests := []struct {
+		path, id string
+		systemd  bool
+		res      bool
+		want     string
+		wantErr  bool
+	}{
+		{"", "x", false, false, "", false},
+		{"", "x", false, true, "/runsc/x", false},
+		{"/a/b", "x", false, false, "/a/b", false},
+		{"a/../b", "x", false, false, "/b", false},
+		{"system.slice:docker:abc", "x", true, false, "/system.slice/docker-abc.scope", false},
+		{":runsc:abc", "x", true, false, "/system.slice/runsc-abc.scope", false},
+		{"bad", "x", true, false, "", true},
+		{"/", "x", false, false, "", true},
+	}
+	for _, tc := range tests {
+		spec := &specs.Spec{Linux: &specs.Linux{CgroupsPath: tc.path}}
+		if tc.res {
+			spec.Linux.Resources = &specs.LinuxResources{}
+		}
+		got, err := cgroupPath(spec, tc.id, tc.systemd)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("cgroupPath(%q, systemd %v) = %q, %v; want %q, error %v", tc.path, tc.systemd, got, err, tc.want, tc.wantErr)
+		}
+	}
+}

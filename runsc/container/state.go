@@ -50,6 +50,8 @@ type record struct {
 	Gofer   hostProcess `json:"gofer"`
 	// Hooks are the spec's, run by start and delete too.
 	Hooks *specs.Hooks `json:"hooks,omitempty"`
+	// Cgroup is the container's cgroup on the host, if it has one.
+	Cgroup *cgroup `json:"cgroup,omitempty"`
 }
 
 // Container is one container's state, read from its state directory.

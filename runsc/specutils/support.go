@@ -64,12 +64,8 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 				notes = append(notes, fmt.Sprintf("linux.namespaces[%d]: joining the %s namespace %q is not supported yet; the sandbox has its own", i, ns.Type, ns.Path))
 			}
 		}
-		if l.Resources != nil {
-			notes = append(notes, "linux.resources are not applied yet (no cgroups)")
-		}
-		if l.CgroupsPath != "" {
-			notes = append(notes, "linux.cgroupsPath is not used yet (no cgroups)")
-		}
+		// linux.resources and cgroupsPath: runsc/container applies them
+		// and names what it leaves out.
 		if l.Seccomp != nil {
 			notes = append(notes, "linux.seccomp is not enforced yet")
 		}

@@ -1,0 +1,320 @@
+package container
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// This file puts a container's sandbox and gofer in a cgroup on the host
+// and applies the spec's linux.resources to it: pids, memory (and swap),
+// CPU shares, quota and period, and the block I/O weight where the kernel
+// has it. Both cgroup v1 (one hierarchy per controller, as on hosts with
+// the hybrid layout) and v2 (the unified hierarchy) are handled. cpuset
+// and device rules are not applied yet (a note says so).
+//
+// The cgroup is linux.cgroupsPath, taken relative to each hierarchy's
+// mount point (a relative path too, rather than relative to runsc's own
+// cgroup); with --systemd-cgroup, "slice:prefix:name" names
+// <slice>/<prefix>-<name>.scope. Without cgroupsPath, a container that
+// asks for resources gets /runsc/<id>. Only the directories runsc made
+// are removed by delete.
+
+// cgroupRoot is where the cgroup hierarchies are mounted.
+var cgroupRoot = "/sys/fs/cgroup"
+
+// v1Controllers are the v1 hierarchies a container's cgroup is made in.
+var v1Controllers = []string{"pids", "memory", "cpu", "cpuacct", "blkio"}
+
+// cgroup is a container's cgroup: the directories it is made of, and
+// which of them runsc created (and so removes).
+type cgroup struct {
+	// Dirs maps a v1 controller (or "" for v2) to the cgroup's directory.
+	Dirs map[string]string `json:"dirs"`
+	// Created are the directories runsc made, parents first.
+	Created []string `json:"created,omitempty"`
+}
+
+// cgroupPath returns the cgroup path for a container, "" for none.
+func cgroupPath(spec *specs.Spec, id string, systemd bool) (string, error) {
+	l := spec.Linux
+	if l == nil || (l.CgroupsPath == "" && l.Resources == nil) {
+		return "", nil
+	}
+	p := l.CgroupsPath
+	if p == "" {
+		return "/runsc/" + id, nil
+	}
+	if systemd {
+		parts := strings.Split(p, ":")
+		if len(parts) != 3 {
+			return "", fmt.Errorf("linux.cgroupsPath %q is not of the systemd form slice:prefix:name", p)
+		}
+		slice, prefix, name := parts[0], parts[1], parts[2]
+		if slice == "" {
+			slice = "system.slice"
+		}
+		p = "/" + slice + "/" + prefix + "-" + name + ".scope"
+	}
+	clean := filepath.Clean("/" + p)
+	if clean == "/" {
+		return "", fmt.Errorf("linux.cgroupsPath %q names the root cgroup", l.CgroupsPath)
+	}
+	return clean, nil
+}
+
+func isCgroup2() bool {
+	_, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers"))
+	return err == nil
+}
+
+// newCgroup makes the cgroup at path (see cgroupPath) in every hierarchy.
+// On error, what it made is removed.
+func newCgroup(path string) (cg *cgroup, err error) {
+	cg = &cgroup{Dirs: map[string]string{}}
+	defer func() {
+		if err != nil {
+			cg.remove()
+		}
+	}()
+	if isCgroup2() {
+		if err := cg.mkdir(cgroupRoot, path); err != nil {
+			return nil, err
+		}
+		cg.Dirs[""] = filepath.Join(cgroupRoot, path)
+		// Let the new cgroup's children (none) and itself use the
+		// controllers: enable them on every ancestor up to it.
+		for dir := filepath.Join(cgroupRoot, path); ; {
+			parent := filepath.Dir(dir)
+			if len(parent) < len(cgroupRoot) {
+				break
+			}
+			// Best effort: a controller the parent lacks stays off.
+			os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids +memory +cpu +io"), 0)
+			if parent == cgroupRoot {
+				break
+			}
+			dir = parent
+		}
+		return cg, nil
+	}
+	for _, c := range v1Controllers {
+		mount := filepath.Join(cgroupRoot, c)
+		if _, err := os.Stat(mount); err != nil {
+			continue // not mounted here
+		}
+		if err := cg.mkdir(mount, path); err != nil {
+			return nil, err
+		}
+		cg.Dirs[c] = filepath.Join(mount, path)
+	}
+	if len(cg.Dirs) == 0 {
+		return nil, errors.New("no cgroup hierarchy is mounted under " + cgroupRoot)
+	}
+	return cg, nil
+}
+
+// mkdir makes mount/path and the parents missing, recording each.
+func (cg *cgroup) mkdir(mount, path string) error {
+	dir := mount
+	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
+		dir = filepath.Join(dir, part)
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			cg.Created = append(cg.Created, dir)
+			continue
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("cgroup: %w", err)
+		}
+	}
+	return nil
+}
+
+// write writes value to file of the controller's directory.
+func (cg *cgroup) write(controller, file, value string) error {
+	dir, ok := cg.Dirs[controller]
+	if !ok {
+		return fmt.Errorf("cgroup: no %s hierarchy", controller)
+	}
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0); err != nil {
+		return fmt.Errorf("cgroup: %s: %w", file, err)
+	}
+	return nil
+}
+
+// has reports whether the controller's directory has file.
+func (cg *cgroup) has(controller, file string) bool {
+	dir, ok := cg.Dirs[controller]
+	if !ok {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, file))
+	return err == nil
+}
+
+// apply writes the spec's resources, returning notes for what it leaves
+// out.
+func (cg *cgroup) apply(r *specs.LinuxResources) (notes []string, err error) {
+	if r == nil {
+		return nil, nil
+	}
+	v2 := cg.Dirs[""] != ""
+	ctl := func(v1 string) string {
+		if v2 {
+			return ""
+		}
+		return v1
+	}
+	if r.Pids != nil && r.Pids.Limit != nil && *r.Pids.Limit > 0 {
+		if err := cg.write(ctl("pids"), "pids.max", strconv.FormatInt(*r.Pids.Limit, 10)); err != nil {
+			return nil, err
+		}
+	}
+	if m := r.Memory; m != nil {
+		if m.Limit != nil && *m.Limit > 0 {
+			file := "memory.limit_in_bytes"
+			if v2 {
+				file = "memory.max"
+			}
+			if err := cg.write(ctl("memory"), file, strconv.FormatInt(*m.Limit, 10)); err != nil {
+				return nil, err
+			}
+		}
+		if m.Swap != nil && *m.Swap > 0 {
+			switch {
+			case v2 && m.Limit != nil && *m.Swap >= *m.Limit:
+				// v1's memsw is memory+swap; v2's swap.max is swap.
+				if err := cg.write("", "memory.swap.max", strconv.FormatInt(*m.Swap-*m.Limit, 10)); err != nil {
+					return nil, err
+				}
+			case !v2 && cg.has("memory", "memory.memsw.limit_in_bytes"):
+				if err := cg.write("memory", "memory.memsw.limit_in_bytes", strconv.FormatInt(*m.Swap, 10)); err != nil {
+					return nil, err
+				}
+			default:
+				notes = append(notes, "linux.resources.memory.swap is not applied: no swap accounting")
+			}
+		}
+	}
+	if c := r.CPU; c != nil {
+		if c.Shares != nil && *c.Shares > 0 {
+			if v2 {
+				// The usual shares-to-weight mapping: 2..262144 onto
+				// 1..10000.
+				w := 1 + ((*c.Shares-2)*9999)/262142
+				if err := cg.write("", "cpu.weight", strconv.FormatUint(w, 10)); err != nil {
+					return nil, err
+				}
+			} else if err := cg.write("cpu", "cpu.shares", strconv.FormatUint(*c.Shares, 10)); err != nil {
+				return nil, err
+			}
+		}
+		if c.Period != nil && *c.Period > 0 || c.Quota != nil && *c.Quota != 0 {
+			period := uint64(100000)
+			if c.Period != nil && *c.Period > 0 {
+				period = *c.Period
+			}
+			quota := int64(-1)
+			if c.Quota != nil && *c.Quota > 0 {
+				quota = *c.Quota
+			}
+			if v2 {
+				q := "max"
+				if quota > 0 {
+					q = strconv.FormatInt(quota, 10)
+				}
+				if err := cg.write("", "cpu.max", q+" "+strconv.FormatUint(period, 10)); err != nil {
+					return nil, err
+				}
+			} else {
+				if err := cg.write("cpu", "cpu.cfs_period_us", strconv.FormatUint(period, 10)); err != nil {
+					return nil, err
+				}
+				if err := cg.write("cpu", "cpu.cfs_quota_us", strconv.FormatInt(quota, 10)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if c.Cpus != "" || c.Mems != "" {
+			notes = append(notes, "linux.resources.cpu.cpus and mems (cpuset) are not applied yet")
+		}
+	}
+	if b := r.BlockIO; b != nil && b.Weight != nil && *b.Weight > 0 {
+		switch {
+		case v2 && cg.has("", "io.weight"):
+			if err := cg.write("", "io.weight", "default "+strconv.Itoa(int(*b.Weight))); err != nil {
+				return nil, err
+			}
+		case !v2 && cg.has("blkio", "blkio.weight"):
+			if err := cg.write("blkio", "blkio.weight", strconv.Itoa(int(*b.Weight))); err != nil {
+				return nil, err
+			}
+		default:
+			notes = append(notes, "linux.resources.blockIO.weight is not applied: the host's I/O scheduler has no weights")
+		}
+	}
+	if len(r.Devices) > 0 {
+		notes = append(notes, "linux.resources.devices are not applied: the sandbox opens no host devices")
+	}
+	if len(r.HugepageLimits) > 0 || r.Network != nil || r.Rdma != nil || len(r.Unified) > 0 {
+		notes = append(notes, "linux.resources hugepageLimits, network, rdma and unified are not applied")
+	}
+	return notes, nil
+}
+
+// add moves process pid into the cgroup, in every hierarchy.
+func (cg *cgroup) add(pid int) error {
+	for _, dir := range cg.Dirs {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+			return fmt.Errorf("cgroup: adding pid %d to %s: %w", pid, dir, err)
+		}
+	}
+	return nil
+}
+
+// remove removes the directories runsc made, deepest first. A cgroup
+// whose processes are still exiting is busy for a moment: it retries
+// briefly.
+func (cg *cgroup) remove() error {
+	if cg == nil {
+		return nil
+	}
+	var firstErr error
+	for i := len(cg.Created) - 1; i >= 0; i-- {
+		dir := cg.Created[i]
+		var err error
+		for try := 0; try < 100; try++ {
+			err = os.Remove(dir)
+			if err == nil || errors.Is(err, os.ErrNotExist) {
+				err = nil
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("cgroup: %w", err)
+		}
+	}
+	return firstErr
+}
+
+// readInt reads an integer file of the controller's directory.
+func (cg *cgroup) readInt(controller, file string) (uint64, bool) {
+	dir, ok := cg.Dirs[controller]
+	if !ok {
+		return 0, false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil
+}
