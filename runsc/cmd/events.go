@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/subcommands"
-	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/container"
 )
 
@@ -32,9 +31,11 @@ func (*Events) Usage() string {
 Prints events of container ID as JSON lines in runc's shape,
 {"type":"stats","id":ID,"data":{...}}: with --stats one and exits,
 otherwise one every --interval (default 5s) until the container stops.
-The figures are the Sentry's own: pids.current, cpu.usage (total, user,
-kernel; nanoseconds) and memory.usage (usage and limit of the sandbox's
-memory file). No cgroup figures yet.
+pids.current and cpu.usage user and kernel (nanoseconds) are the Sentry's
+own figures; memory.usage (usage, limit), cpu.usage.total and pids.limit
+come from the container's cgroup when it has one (the host's figures for
+the sandbox and gofer), otherwise from the Sentry's memory file and CPU
+time.
 
 `
 }
@@ -68,10 +69,16 @@ type statsData struct {
 	} `json:"memory"`
 	Pids struct {
 		Current uint64 `json:"current"`
+		Limit   uint64 `json:"limit,omitempty"`
 	} `json:"pids"`
 }
 
-func newStatsEvent(id string, s *boot.Stats) *statsEvent {
+// newStatsEvent fills an event: processes and user/kernel CPU time as the
+// Sentry counts them; memory and total CPU from the container's cgroup
+// when it has one (the host's figures, Sentry and gofer included), else
+// the Sentry's memory file and CPU time.
+func newStatsEvent(id string, st *container.Stats) *statsEvent {
+	s := &st.Sentry
 	ev := &statsEvent{Type: "stats", ID: id}
 	ev.Data.CPU.Usage.User = s.UserNS
 	ev.Data.CPU.Usage.Kernel = s.SystemNS
@@ -79,6 +86,18 @@ func newStatsEvent(id string, s *boot.Stats) *statsEvent {
 	ev.Data.Memory.Usage.Usage = s.MemoryUsage
 	ev.Data.Memory.Usage.Limit = s.MemoryLimit
 	ev.Data.Pids.Current = uint64(s.PIDs)
+	if cg := st.Cgroup; cg != nil {
+		if cg.CPUUsageNS != 0 {
+			ev.Data.CPU.Usage.Total = cg.CPUUsageNS
+		}
+		if cg.MemoryUsage != 0 {
+			ev.Data.Memory.Usage.Usage = cg.MemoryUsage
+		}
+		if cg.MemoryLimit != 0 {
+			ev.Data.Memory.Usage.Limit = cg.MemoryLimit
+		}
+		ev.Data.Pids.Limit = cg.PidsLimit
+	}
 	return ev
 }
 

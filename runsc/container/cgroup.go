@@ -318,3 +318,42 @@ func (cg *cgroup) readInt(controller, file string) (uint64, bool) {
 	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 	return n, err == nil
 }
+
+// CgroupStats are the host's figures for a container's cgroup (the
+// sandbox and the gofer, Sentry included). Zero means unknown or no
+// limit.
+type CgroupStats struct {
+	MemoryUsage, MemoryLimit uint64
+	PidsLimit                uint64
+	// CPUUsageNS is the CPU time used, in nanoseconds.
+	CPUUsageNS uint64
+}
+
+// noLimit is above any limit a v1 file reports as "unlimited" (it shows a
+// page-rounded 2^63-1).
+const noLimit = 1 << 62
+
+func (cg *cgroup) stats() *CgroupStats {
+	st := &CgroupStats{}
+	if cg.Dirs[""] != "" {
+		st.MemoryUsage, _ = cg.readInt("", "memory.current")
+		st.MemoryLimit, _ = cg.readInt("", "memory.max") // "max" fails: 0
+		st.PidsLimit, _ = cg.readInt("", "pids.max")
+		if b, err := os.ReadFile(filepath.Join(cg.Dirs[""], "cpu.stat")); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
+					n, _ := strconv.ParseUint(v, 10, 64)
+					st.CPUUsageNS = n * 1000
+				}
+			}
+		}
+		return st
+	}
+	st.MemoryUsage, _ = cg.readInt("memory", "memory.usage_in_bytes")
+	if l, ok := cg.readInt("memory", "memory.limit_in_bytes"); ok && l < noLimit {
+		st.MemoryLimit = l
+	}
+	st.PidsLimit, _ = cg.readInt("pids", "pids.max")
+	st.CPUUsageNS, _ = cg.readInt("cpuacct", "cpuacct.usage")
+	return st
+}

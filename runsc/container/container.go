@@ -524,8 +524,15 @@ func (c *Container) Processes() ([]boot.ProcessInfo, error) {
 	return resp.Processes, nil
 }
 
+// Stats are a container's resource figures: the Sentry's own, and the
+// host's for its cgroup when it has one.
+type Stats struct {
+	Sentry boot.Stats
+	Cgroup *CgroupStats
+}
+
 // Stats returns the resource figures of a created or running container.
-func (c *Container) Stats() (*boot.Stats, error) {
+func (c *Container) Stats() (*Stats, error) {
 	if c.rec.Status != Created && c.rec.Status != Running {
 		return nil, errors.New("container not running")
 	}
@@ -536,7 +543,11 @@ func (c *Container) Stats() (*boot.Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	return resp.Stats, nil
+	st := &Stats{Sentry: *resp.Stats}
+	if c.rec.Cgroup != nil {
+		st.Cgroup = c.rec.Cgroup.stats()
+	}
+	return st, nil
 }
 
 // Delete removes a stopped (or created) container: its processes, if any

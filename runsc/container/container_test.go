@@ -901,6 +901,16 @@ func TestCgroup(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
+	st, err := c.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := st.Cgroup; cs == nil || cs.MemoryLimit != uint64(mem) || cs.PidsLimit != uint64(limit) || cs.MemoryUsage == 0 || cs.CPUUsageNS == 0 {
+		t.Errorf("cgroup stats %+v", st.Cgroup)
+	}
+	if st.Sentry.PIDs != 1 {
+		t.Errorf("the Sentry counts %d processes, want 1", st.Sentry.PIDs)
+	}
 	if err := c.Delete(true); err != nil {
 		t.Fatal(err)
 	}
