@@ -22,7 +22,7 @@ func (*Features) Synopsis() string { return "print the OCI features runsc suppor
 
 // Usage implements subcommands.Command.
 func (*Features) Usage() string {
-	return "features\n\nPrints the OCI runtime features document: the spec versions,\nnamespaces, capabilities and hooks runsc accepts. Cgroups, seccomp, AppArmor and\nSELinux are marked disabled: runsc does not apply them yet.\n\n"
+	return "features\n\nPrints the OCI runtime features document: the spec versions,\nnamespaces, capabilities and hooks runsc accepts, and cgroup v1 and v2. Seccomp,\nAppArmor and SELinux are marked disabled: runsc does not apply them yet.\n\n"
 }
 
 // SetFlags implements subcommands.Command.
@@ -31,7 +31,7 @@ func (*Features) SetFlags(*flag.FlagSet) {}
 // Execute implements subcommands.Command.
 func (*Features) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcommands.ExitStatus {
 	conf, log := Globals(args)
-	no := false
+	no, yes := false, true
 	feat := features.Features{
 		OCIVersionMin: "1.0.0",
 		OCIVersionMax: "1.3.0",
@@ -43,7 +43,9 @@ func (*Features) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcom
 			// spec asks.
 			Namespaces:   []string{"cgroup", "ipc", "mount", "network", "pid", "time", "user", "uts"},
 			Capabilities: specutils.CapabilityNames(),
-			Cgroup:       &features.Cgroup{V1: &no, V2: &no, Systemd: &no, SystemdUser: &no},
+			// cgroupfs only: a systemd cgroupsPath names a directory,
+			// no unit is asked of systemd.
+			Cgroup:       &features.Cgroup{V1: &yes, V2: &yes, Systemd: &no, SystemdUser: &no},
 			Seccomp:      &features.Seccomp{Enabled: &no},
 			Apparmor:     &features.Apparmor{Enabled: &no},
 			Selinux:      &features.Selinux{Enabled: &no},
