@@ -45,10 +45,10 @@ func (*Features) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcom
 			Capabilities: specutils.CapabilityNames(),
 			// cgroupfs only: a systemd cgroupsPath names a directory,
 			// no unit is asked of systemd.
-			Cgroup:       &features.Cgroup{V1: &yes, V2: &yes, Systemd: &no, SystemdUser: &no},
-			Seccomp:      &features.Seccomp{Enabled: &no},
-			Apparmor:     &features.Apparmor{Enabled: &no},
-			Selinux:      &features.Selinux{Enabled: &no},
+			Cgroup:   &features.Cgroup{V1: &yes, V2: &yes, Systemd: &no, SystemdUser: &no},
+			Seccomp:  &features.Seccomp{Enabled: &no},
+			Apparmor: &features.Apparmor{Enabled: &no},
+			Selinux:  &features.Selinux{Enabled: &no},
 		},
 		Annotations: map[string]string{"dev.moat-sandbox.runsc.platform": conf.Platform},
 	}
