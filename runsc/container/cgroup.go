@@ -202,6 +202,7 @@ func (cg *cgroup) apply(r *specs.LinuxResources) (notes []string, err error) {
 				notes = append(notes, "linux.resources.memory.swap is not applied: no swap accounting")
 			}
 		}
+		notes = append(notes, cg.applyMemoryExtras(m, v2)...)
 	}
 	if c := r.CPU; c != nil {
 		if c.Shares != nil && *c.Shares > 0 {
@@ -356,4 +357,47 @@ func (cg *cgroup) stats() *CgroupStats {
 	st.PidsLimit, _ = cg.readInt("pids", "pids.max")
 	st.CPUUsageNS, _ = cg.readInt("cpuacct", "cpuacct.usage")
 	return st
+}
+
+// applyMemoryExtras writes the memory settings beyond limit and swap,
+// best effort: a file the kernel lacks or refuses (kernel memory limits
+// are gone from recent kernels) gives a note.
+func (cg *cgroup) applyMemoryExtras(m *specs.LinuxMemory, v2 bool) (notes []string) {
+	type setting struct {
+		name, file, value string
+	}
+	var set []setting
+	if m.Reservation != nil && *m.Reservation > 0 {
+		file := "memory.soft_limit_in_bytes"
+		if v2 {
+			file = "memory.low"
+		}
+		set = append(set, setting{"reservation", file, strconv.FormatInt(*m.Reservation, 10)})
+	}
+	if !v2 {
+		if m.Kernel != nil && *m.Kernel > 0 {
+			set = append(set, setting{"kernel", "memory.kmem.limit_in_bytes", strconv.FormatInt(*m.Kernel, 10)})
+		}
+		if m.KernelTCP != nil && *m.KernelTCP > 0 {
+			set = append(set, setting{"kernelTCP", "memory.kmem.tcp.limit_in_bytes", strconv.FormatInt(*m.KernelTCP, 10)})
+		}
+		if m.Swappiness != nil && *m.Swappiness <= 100 {
+			set = append(set, setting{"swappiness", "memory.swappiness", strconv.FormatUint(*m.Swappiness, 10)})
+		}
+		if m.DisableOOMKiller != nil && *m.DisableOOMKiller {
+			set = append(set, setting{"disableOOMKiller", "memory.oom_control", "1"})
+		}
+	} else if m.Kernel != nil || m.KernelTCP != nil || m.Swappiness != nil || m.DisableOOMKiller != nil {
+		notes = append(notes, "linux.resources.memory kernel, kernelTCP, swappiness and disableOOMKiller do not exist in cgroup v2")
+	}
+	ctl := "memory"
+	if v2 {
+		ctl = ""
+	}
+	for _, s := range set {
+		if err := cg.write(ctl, s.file, s.value); err != nil {
+			notes = append(notes, fmt.Sprintf("linux.resources.memory.%s is not applied: %v", s.name, err))
+		}
+	}
+	return notes
 }

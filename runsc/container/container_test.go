@@ -853,11 +853,12 @@ func TestCgroup(t *testing.T) {
 	path := fmt.Sprintf("/moat-test-%d", os.Getpid())
 	limit, mem := int64(1000), int64(256<<20)
 	shares, quota, period := uint64(512), int64(50000), uint64(100000)
+	reservation, swappiness := int64(128<<20), uint64(10)
 	b := bundle(t, func(s *specs.Spec) {
 		s.Linux.CgroupsPath = path
 		s.Linux.Resources = &specs.LinuxResources{
 			Pids:   &specs.LinuxPids{Limit: &limit},
-			Memory: &specs.LinuxMemory{Limit: &mem},
+			Memory: &specs.LinuxMemory{Limit: &mem, Reservation: &reservation, Swappiness: &swappiness},
 			CPU:    &specs.LinuxCPU{Shares: &shares, Quota: &quota, Period: &period},
 		}
 	}, "sleep", "100")
@@ -875,7 +876,7 @@ func TestCgroup(t *testing.T) {
 		return strings.TrimSpace(string(got))
 	}
 	if isCgroup2() {
-		for file, want := range map[string]string{"pids.max": "1000", "memory.max": "268435456", "cpu.max": "50000 100000"} {
+		for file, want := range map[string]string{"pids.max": "1000", "memory.max": "268435456", "cpu.max": "50000 100000", "memory.low": "134217728"} {
 			if got := read("", file); got != want {
 				t.Errorf("%s = %q, want %q", file, got, want)
 			}
@@ -884,6 +885,7 @@ func TestCgroup(t *testing.T) {
 		for _, f := range []struct{ ctl, file, want string }{
 			{"pids", "pids.max", "1000"}, {"memory", "memory.limit_in_bytes", "268435456"},
 			{"cpu", "cpu.shares", "512"}, {"cpu", "cpu.cfs_quota_us", "50000"}, {"cpu", "cpu.cfs_period_us", "100000"},
+			{"memory", "memory.soft_limit_in_bytes", "134217728"}, {"memory", "memory.swappiness", "10"},
 		} {
 			if got := read(f.ctl, f.file); got != f.want {
 				t.Errorf("%s = %q, want %q", f.file, got, f.want)
