@@ -16,8 +16,8 @@ import (
 // and applies the spec's linux.resources to it: pids, memory (and swap),
 // CPU shares, quota and period, and the block I/O weight where the kernel
 // has it. Both cgroup v1 (one hierarchy per controller, as on hosts with
-// the hybrid layout) and v2 (the unified hierarchy) are handled. cpuset
-// and device rules are not applied yet (a note says so).
+// the hybrid layout) and v2 (the unified hierarchy) are handled, and
+// cpuset's cpus and mems. Device rules are not applied (a note says so).
 //
 // The cgroup is linux.cgroupsPath, taken relative to each hierarchy's
 // mount point (a relative path too, rather than relative to runsc's own
@@ -30,7 +30,7 @@ import (
 var cgroupRoot = "/sys/fs/cgroup"
 
 // v1Controllers are the v1 hierarchies a container's cgroup is made in.
-var v1Controllers = []string{"pids", "memory", "cpu", "cpuacct", "blkio"}
+var v1Controllers = []string{"pids", "memory", "cpu", "cpuacct", "cpuset", "blkio"}
 
 // cgroup is a container's cgroup: the directories it is made of, and
 // which of them runsc created (and so removes).
@@ -96,7 +96,9 @@ func newCgroup(path string) (cg *cgroup, err error) {
 				break
 			}
 			// Best effort: a controller the parent lacks stays off.
-			os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids +memory +cpu +io"), 0)
+			for _, c := range []string{"+pids", "+memory", "+cpu", "+cpuset", "+io"} {
+				os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte(c), 0)
+			}
 			if parent == cgroupRoot {
 				break
 			}
@@ -113,11 +115,41 @@ func newCgroup(path string) (cg *cgroup, err error) {
 			return nil, err
 		}
 		cg.Dirs[c] = filepath.Join(mount, path)
+		if c == "cpuset" {
+			if err := cg.initCpuset(mount); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if len(cg.Dirs) == 0 {
 		return nil, errors.New("no cgroup hierarchy is mounted under " + cgroupRoot)
 	}
 	return cg, nil
+}
+
+// initCpuset gives each cpuset directory runsc made under mount its
+// parent's cpus and mems: a v1 cpuset starts with none, and takes no
+// process until it has some.
+func (cg *cgroup) initCpuset(mount string) error {
+	for _, dir := range cg.Created {
+		if !strings.HasPrefix(dir, mount+"/") {
+			continue
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err == nil && strings.TrimSpace(string(b)) != "" {
+				continue
+			}
+			parent, err := os.ReadFile(filepath.Join(filepath.Dir(dir), f))
+			if err != nil {
+				return fmt.Errorf("cgroup: %w", err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), parent, 0); err != nil {
+				return fmt.Errorf("cgroup: %s: %w", f, err)
+			}
+		}
+	}
+	return nil
 }
 
 // mkdir makes mount/path and the parents missing, recording each.
@@ -243,8 +275,16 @@ func (cg *cgroup) apply(r *specs.LinuxResources) (notes []string, err error) {
 				}
 			}
 		}
-		if c.Cpus != "" || c.Mems != "" {
-			notes = append(notes, "linux.resources.cpu.cpus and mems (cpuset) are not applied yet")
+		for _, s := range []struct{ file, value string }{{"cpuset.cpus", c.Cpus}, {"cpuset.mems", c.Mems}} {
+			if s.value == "" {
+				continue
+			}
+			if err := cg.write(ctl("cpuset"), s.file, s.value); err != nil {
+				return nil, err
+			}
+		}
+		if c.RealtimeRuntime != nil || c.RealtimePeriod != nil {
+			notes = append(notes, "linux.resources.cpu realtimeRuntime and realtimePeriod are not applied")
 		}
 	}
 	if b := r.BlockIO; b != nil && b.Weight != nil && *b.Weight > 0 {

@@ -859,7 +859,7 @@ func TestCgroup(t *testing.T) {
 		s.Linux.Resources = &specs.LinuxResources{
 			Pids:   &specs.LinuxPids{Limit: &limit},
 			Memory: &specs.LinuxMemory{Limit: &mem, Reservation: &reservation, Swappiness: &swappiness},
-			CPU:    &specs.LinuxCPU{Shares: &shares, Quota: &quota, Period: &period},
+			CPU:    &specs.LinuxCPU{Shares: &shares, Quota: &quota, Period: &period, Cpus: "0"},
 		}
 	}, "sleep", "100")
 	c, _ := e.mustCreate("cg", b)
@@ -886,6 +886,7 @@ func TestCgroup(t *testing.T) {
 			{"pids", "pids.max", "1000"}, {"memory", "memory.limit_in_bytes", "268435456"},
 			{"cpu", "cpu.shares", "512"}, {"cpu", "cpu.cfs_quota_us", "50000"}, {"cpu", "cpu.cfs_period_us", "100000"},
 			{"memory", "memory.soft_limit_in_bytes", "134217728"}, {"memory", "memory.swappiness", "10"},
+			{"cpuset", "cpuset.cpus", "0"},
 		} {
 			if got := read(f.ctl, f.file); got != f.want {
 				t.Errorf("%s = %q, want %q", f.file, got, f.want)
