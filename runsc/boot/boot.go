@@ -355,6 +355,29 @@ func (s *Sandbox) restoreStdio() {
 	}
 }
 
+// registerFilesystems makes tmpfs, proc and sysfs mountable with mount(2)
+// inside the sandbox.
+func registerFilesystems(k *kernel.Kernel) {
+	k.RegisterFilesystem("tmpfs", func(ctx fs.Context, _ string, _ bool, data string) (*fs.Filesystem, error) {
+		opts, err := tmpfs.ParseOptions(data, tmpfs.DefaultOptions(k.MemFile), k.MemFile.Capacity())
+		if err != nil {
+			return nil, err
+		}
+		return tmpfs.New(k.MemFile, opts, ctx.Credentials()), nil
+	})
+	k.RegisterFilesystem("proc", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
+		return proc.New(kernel.ProcKernel{
+			K:        k,
+			Release:  linux.UnameRelease,
+			Version:  linux.UnameVersion,
+			MemTotal: func() uint64 { return linux.SandboxMemory },
+		}, nil), nil
+	})
+	k.RegisterFilesystem("sysfs", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
+		return sys.New(kernel.NumCPUs()), nil
+	})
+}
+
 // mountRoot returns the container's root file system: the gofer's tree,
 // read-write when cfg.WritableRoot, read-only when cfg.ReadOnlyRoot, and
 // otherwise read-only under an overlay whose upper layer is a tmpfs.
@@ -383,6 +406,7 @@ func mountSpecial(k *kernel.Kernel, mns *fs.MountNamespace, log *slog.Logger) er
 		MemTotal: func() uint64 { return linux.SandboxMemory },
 	}, nil)
 	sysFS := sys.New(kernel.NumCPUs())
+	registerFilesystems(k)
 	for _, m := range []struct {
 		path string
 		f    *fs.Filesystem

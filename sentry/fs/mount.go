@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,8 +24,9 @@ type Mount struct {
 	root       *Dentry
 	parent     *Mount  // nil for the namespace's root mount
 	mountpoint *Dentry // in parent
-	flags      MountFlags
-	id         int
+	// flags change with remounts, read without locks.
+	flags atomic.Pointer[MountFlags]
+	id    int
 }
 
 // Filesystem returns the mounted file system.
@@ -38,7 +40,7 @@ func (m *Mount) Root() *Dentry { return m.root }
 func (m *Mount) Parent() (*Mount, *Dentry) { return m.parent, m.mountpoint }
 
 // Flags returns the mount flags.
-func (m *Mount) Flags() MountFlags { return m.flags }
+func (m *Mount) Flags() MountFlags { return *m.flags.Load() }
 
 // ID returns the mount id (as /proc/self/mountinfo shows).
 func (m *Mount) ID() int { return m.id }
@@ -49,7 +51,7 @@ func (m *Mount) Namespace() *MountNamespace { return m.ns }
 // ReadOnly reports whether writes through this mount fail with EROFS:
 // the mount or its file system is read-only.
 func (m *Mount) ReadOnly() bool {
-	return m == nil || m.flags.ReadOnly || m.fs.readOnly
+	return m == nil || m.flags.Load().ReadOnly || m.fs.readOnly
 }
 
 // VirtualDentry is a position in the mount tree. The zero value is no
@@ -82,7 +84,8 @@ type MountNamespace struct {
 // NewMountNamespace returns a namespace whose root mount is f.
 func NewMountNamespace(f *Filesystem, flags MountFlags) *MountNamespace {
 	ns := &MountNamespace{mounts: make(map[mountKey]*Mount), nextID: 1}
-	ns.root = &Mount{ns: ns, fs: f, root: f.root, flags: flags, id: ns.nextID}
+	ns.root = &Mount{ns: ns, fs: f, root: f.root, id: ns.nextID}
+	ns.root.flags.Store(&flags)
 	ns.nextID++
 	ns.all = append(ns.all, ns.root)
 	return ns
@@ -129,7 +132,8 @@ func (ns *MountNamespace) mountDentry(ctx Context, at VirtualDentry, f *Filesyst
 		}
 		at = VirtualDentry{Mount: top, Dentry: top.root}
 	}
-	m := &Mount{ns: ns, fs: f, root: root, parent: at.Mount, mountpoint: at.Dentry, flags: flags, id: ns.nextID}
+	m := &Mount{ns: ns, fs: f, root: root, parent: at.Mount, mountpoint: at.Dentry, id: ns.nextID}
+	m.flags.Store(&flags)
 	ns.nextID++
 	ns.mounts[mountKey{at.Mount, at.Dentry}] = m
 	at.Dentry.mounts.Add(1)

@@ -216,7 +216,7 @@ func openNode(ctx Context, vd VirtualDentry, flags uint32, created bool) (*FileD
 			return nil, unix.EISDIR
 		}
 	case unix.S_IFBLK, unix.S_IFCHR:
-		if vd.Mount != nil && vd.Mount.flags.NoDev {
+		if vd.Mount != nil && vd.Mount.Flags().NoDev {
 			return nil, unix.EACCES
 		}
 		flags &^= unix.O_TRUNC

@@ -37,6 +37,9 @@ import (
 
 // Kernel is one sandbox's kernel.
 type Kernel struct {
+	// fsTypes maps a file system type name to its FilesystemType (see
+	// fstypes.go).
+	fsTypes  sync.Map
 	Platform platform.Platform
 	MemFile  *mm.MemoryFile
 	Futexes  *futex.Manager

@@ -1,0 +1,111 @@
+package fs
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// The mount-tree changes mount(2) and umount2(2) make: stacking a new
+// file system was MountNamespace.Mount; here are recursive bind mounts,
+// remounts and unmounts. The Sentry has one mount namespace and no
+// propagation peers, so MS_SHARED, MS_SLAVE and MS_PRIVATE change nothing.
+
+// SetFlags replaces m's per-mount flags (a remount).
+func (m *Mount) SetFlags(flags MountFlags) {
+	m.flags.Store(&flags)
+}
+
+// isUnder reports whether d is root or below it in their file system's
+// tree.
+func isUnder(d, root *Dentry) bool {
+	f := d.fs
+	f.nameMu.RLock()
+	defer f.nameMu.RUnlock()
+	for ; d != nil; d = d.parent {
+		if d == root {
+			return true
+		}
+	}
+	return false
+}
+
+// BindMountRec bind-mounts src at at and, with rec (MS_REC), every mount
+// below src too, at the matching places of the new tree.
+func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags MountFlags, rec bool) (*Mount, error) {
+	top, err := ns.BindMount(ctx, at, src, flags)
+	if err != nil || !rec {
+		return top, err
+	}
+	// Copy the mounts below src, parents before children (ns.all is in
+	// mount order), mapping each source mount to its copy.
+	copies := map[*Mount]*Mount{src.Mount: top}
+	for _, c := range ns.Mounts() {
+		if c == top {
+			continue
+		}
+		parentCopy, ok := copies[c.parent]
+		if !ok || (c.parent == src.Mount && !isUnder(c.mountpoint, src.Dentry)) {
+			continue
+		}
+		cc, err := ns.mountDentry(ctx, VirtualDentry{Mount: parentCopy, Dentry: c.mountpoint}, c.fs, c.root, c.Flags())
+		if err != nil {
+			return top, err
+		}
+		copies[c] = cc
+	}
+	return top, nil
+}
+
+// MountAt returns the mount whose root is at vd (the top-most one there),
+// or EINVAL if vd is not a mount's root, as umount2 and remounts need.
+func MountAt(vd VirtualDentry) (*Mount, error) {
+	if vd.Mount == nil || vd.Dentry != vd.Mount.root {
+		return nil, unix.EINVAL
+	}
+	return vd.Mount, nil
+}
+
+// Umount detaches m. Mounts on top of it or below it make it busy
+// (EBUSY) unless detach (MNT_DETACH), which takes them away too. The
+// namespace's root mount cannot go (EINVAL). Open files and working
+// directories under m keep working: they hold their positions, as after
+// a lazy unmount on Linux.
+func (ns *MountNamespace) Umount(m *Mount, detach bool) error {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if m.ns != ns {
+		return unix.EINVAL
+	}
+	if m == ns.root {
+		return unix.EBUSY
+	}
+	var gone []*Mount
+	doomed := map[*Mount]bool{m: true}
+	for _, c := range ns.all {
+		if c != m && doomed[c.parent] {
+			if !detach {
+				return unix.EBUSY
+			}
+			doomed[c] = true
+		}
+	}
+	kept := ns.all[:0]
+	for _, c := range ns.all {
+		if doomed[c] {
+			gone = append(gone, c)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	for i := len(kept); i < len(ns.all); i++ {
+		ns.all[i] = nil
+	}
+	ns.all = kept
+	for _, c := range gone {
+		key := mountKey{c.parent, c.mountpoint}
+		if ns.mounts[key] == c {
+			delete(ns.mounts, key)
+		}
+		c.mountpoint.mounts.Add(-1)
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package linux
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel"
+)
+
+// mountFlagsIgnored are mount(2) flags accepted without effect: access-time
+// and sync policies, and MS_SILENT.
+const mountFlagsIgnored = unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME | unix.MS_STRICTATIME |
+	unix.MS_LAZYTIME | unix.MS_SYNCHRONOUS | unix.MS_DIRSYNC | unix.MS_MANDLOCK | unix.MS_SILENT | unix.MS_I_VERSION
+
+// mountPropagation are the propagation types of mount(2).
+const mountPropagation = unix.MS_SHARED | unix.MS_PRIVATE | unix.MS_SLAVE | unix.MS_UNBINDABLE
+
+// mountFlagsOf returns the per-mount flags that flags ask for.
+func mountFlagsOf(flags uint64) fs.MountFlags {
+	return fs.MountFlags{
+		ReadOnly: flags&unix.MS_RDONLY != 0,
+		NoSUID:   flags&unix.MS_NOSUID != 0,
+		NoDev:    flags&unix.MS_NODEV != 0,
+		NoExec:   flags&unix.MS_NOEXEC != 0,
+	}
+}
+
+// copyInOptionalString copies in the string at addr, "" for NULL.
+func copyInOptionalString(t *kernel.Task, addr uintptr, max int) (string, error) {
+	if addr == 0 {
+		return "", nil
+	}
+	return t.CopyInString(addr, max)
+}
+
+// Mount implements mount(2): new tmpfs, proc, sysfs and other registered
+// file systems, bind mounts (MS_REC too), remounts of the per-mount
+// flags, and propagation changes (which have nothing to propagate to in
+// the Sentry's single mount namespace).
+func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	sourceAddr, targetAddr, typeAddr := a[0].Pointer(), a[1].Pointer(), a[2].Pointer()
+	flags, dataAddr := a[3].Uint64(), a[4].Pointer()
+	if flags&0xffff0000 == 0xc0ed0000 { // MS_MGC_VAL, ignored as Linux does
+		flags &= 0xffff
+	}
+	source, err := copyInOptionalString(t, sourceAddr, fs.PathMax)
+	if err != nil {
+		return 0, err
+	}
+	fstype, err := copyInOptionalString(t, typeAddr, fs.PathMax)
+	if err != nil {
+		return 0, err
+	}
+	data, err := copyInOptionalString(t, dataAddr, arch.PageSize)
+	if err != nil {
+		return 0, err
+	}
+	target, err := vfsResolve(t, unix.AT_FDCWD, targetAddr, false, true)
+	if err != nil {
+		return 0, err
+	}
+	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+		return 0, unix.EPERM
+	}
+	ns := t.Kernel().MountNS
+	switch {
+	case flags&unix.MS_REMOUNT != 0:
+		m, err := fs.MountAt(target)
+		if err != nil {
+			return 0, err
+		}
+		nf := mountFlagsOf(flags)
+		if flags&unix.MS_BIND == 0 && !nf.ReadOnly && m.Filesystem().ReadOnly() {
+			// A file system made read-only cannot become writable.
+			return 0, unix.EACCES
+		}
+		m.SetFlags(nf)
+		return 0, nil
+	case flags&unix.MS_BIND != 0:
+		src, err := vfsResolve(t, unix.AT_FDCWD, sourceAddr, false, true)
+		if err != nil {
+			return 0, err
+		}
+		if src.Mount == nil || src.Mount.Namespace() != ns {
+			return 0, unix.EINVAL
+		}
+		if err := checkMountPoint(t, target, src); err != nil {
+			return 0, err
+		}
+		// A bind mount keeps the source mount's flags unless remounted.
+		_, err = ns.BindMountRec(t, target, src, src.Mount.Flags(), flags&unix.MS_REC != 0)
+		return 0, err
+	case flags&mountPropagation != 0:
+		if _, err := fs.MountAt(target); err != nil {
+			return 0, err
+		}
+		types := flags & mountPropagation
+		if types&(types-1) != 0 || flags&^(mountPropagation|unix.MS_REC|unix.MS_SILENT) != 0 {
+			return 0, unix.EINVAL
+		}
+		return 0, nil
+	case flags&unix.MS_MOVE != 0:
+		t.Kernel().Log.Info("unsupported syscall feature", "syscall", "mount", "flag", "MS_MOVE")
+		return 0, unix.EINVAL
+	}
+	if fstype == "" {
+		return 0, unix.EINVAL
+	}
+	newFS, ok := t.Kernel().Filesystem(fstype)
+	if !ok {
+		return 0, unix.ENODEV
+	}
+	f, err := newFS(t, source, flags&unix.MS_RDONLY != 0, data)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkMountPoint(t, target, fs.VirtualDentry{Mount: target.Mount, Dentry: f.Root()}); err != nil {
+		return 0, err
+	}
+	_, err = ns.Mount(t, target, f, mountFlagsOf(flags))
+	return 0, err
+}
+
+// checkMountPoint gives mount's ENOTDIR when a directory would go on a
+// non-directory or the reverse.
+func checkMountPoint(t *kernel.Task, target, src fs.VirtualDentry) error {
+	tst, err := target.Stat(t)
+	if err != nil {
+		return err
+	}
+	sst, err := src.Dentry.Stat(t)
+	if err != nil {
+		return err
+	}
+	if tst.IsDir() != sst.IsDir() {
+		return unix.ENOTDIR
+	}
+	return nil
+}
+
+// Umount2 implements umount2(2). Mounts with others on or below them are
+// busy without MNT_DETACH; files open below a mount do not make it busy
+// (their positions stay valid), so every unmount is as lazy as
+// MNT_DETACH. MNT_EXPIRE marks nothing and gives EAGAIN, as a first
+// call does on Linux.
+func Umount2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	flags := a[1].Int()
+	if flags&^(unix.MNT_FORCE|unix.MNT_DETACH|unix.MNT_EXPIRE|unix.UMOUNT_NOFOLLOW) != 0 {
+		return 0, unix.EINVAL
+	}
+	vd, err := vfsResolve(t, unix.AT_FDCWD, a[0].Pointer(), false, flags&unix.UMOUNT_NOFOLLOW == 0)
+	if err != nil {
+		return 0, err
+	}
+	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+		return 0, unix.EPERM
+	}
+	m, err := fs.MountAt(vd)
+	if err != nil {
+		return 0, err
+	}
+	if flags&unix.MNT_EXPIRE != 0 {
+		if flags&(unix.MNT_FORCE|unix.MNT_DETACH) != 0 {
+			return 0, unix.EINVAL
+		}
+		return 0, unix.EAGAIN
+	}
+	return 0, t.Kernel().MountNS.Umount(m, flags&unix.MNT_DETACH != 0)
+}
