@@ -29,10 +29,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/user"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/moat-sandbox/moat/runsc/boot"
@@ -296,11 +296,20 @@ func writePidFile(path string, pid int) error {
 	return nil
 }
 
+// owner names the calling user as runc's state does: the user name from
+// /etc/passwd, else "#uid". (Not os/user: it links cgo, and runsc must
+// stay a pure-Go binary for its all-threads security calls.)
 func owner() string {
-	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
-		return u.Username
+	uid := strconv.Itoa(os.Getuid())
+	if data, err := os.ReadFile("/etc/passwd"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			f := strings.Split(line, ":")
+			if len(f) > 2 && f[2] == uid && f[0] != "" {
+				return f[0]
+			}
+		}
 	}
-	return "#" + strconv.Itoa(os.Getuid())
+	return "#" + uid
 }
 
 // BootSpec turns a validated spec's process section into what the
