@@ -47,14 +47,20 @@ static void case_c(void)
 	signal(1, SIG_IGN);
 }
 
+IN_CHILD(case_d)
+{
+	kill(0, 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(case_a),
 	MT_CASE(case_b),
 	MT_CASE(case_c),
+	MT_CASE(case_d),
 };
 `
 	p := scanProgram("x", src, isSys)
-	if want := []string{"case_a", "case_b", "case_c"}; !reflect.DeepEqual(p.cases, want) {
+	if want := []string{"case_a", "case_b", "case_c", "case_d"}; !reflect.DeepEqual(p.cases, want) {
 		t.Fatalf("cases = %v, want %v", p.cases, want)
 	}
 	tests := []struct {
@@ -64,6 +70,7 @@ static const struct mt_case cases[] = {
 		{"case_a", []string{"futex", "read"}},
 		{"case_b", []string{"clone", "getpid", "kill", "wait4"}},
 		{"case_c", []string{"rt_sigaction", "rt_sigreturn"}},
+		{"case_d", []string{"kill"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

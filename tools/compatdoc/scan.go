@@ -76,6 +76,7 @@ var (
 	callSite     = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
 	word         = regexp.MustCompile(`\b[A-Za-z_][A-Za-z0-9_]*\b`)
 	funcStart    = regexp.MustCompile(`^(?:static\s+)?(?:inline\s+)?[A-Za-z_][A-Za-z0-9_ \t\*]*?\b([A-Za-z_][A-Za-z0-9_]*)\s*\([^;]*$`)
+	macroCase    = regexp.MustCompile(`^[A-Z][A-Z0-9_]*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*$`)
 	caseEntry    = regexp.MustCompile(`MT_CASE\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)`)
 )
 
@@ -103,6 +104,11 @@ func functions(src string) map[string]string {
 	lines := strings.Split(src, "\n")
 	for i := 0; i < len(lines); i++ {
 		m := funcStart.FindStringSubmatch(lines[i])
+		if mm := macroCase.FindStringSubmatch(lines[i]); mm != nil {
+			// A case defined through a macro, as IN_CHILD(name)
+			// { body }: the body counts for the case name.
+			m = mm
+		}
 		if m == nil || strings.HasPrefix(lines[i], " ") || strings.HasPrefix(lines[i], "\t") {
 			continue
 		}
