@@ -143,7 +143,8 @@ func (t *Task) Tgkill(tgid, tid int32, s Signal, info *SignalInfo) error {
 // QueueSignal implements rt_sigqueueinfo(2): info from the application,
 // to a thread group.
 func (t *Task) QueueSignal(pid int32, s Signal, info *SignalInfo) error {
-	if !s.IsValid() {
+	// Signal 0 only checks that the target exists and may be signalled.
+	if s != 0 && !s.IsValid() {
 		return errEINVAL
 	}
 	// Applications may not forge kernel codes for other processes.
@@ -162,6 +163,9 @@ func (t *Task) QueueSignal(pid int32, s Signal, info *SignalInfo) error {
 	}
 	if !mayKill(t, tg, s) {
 		return errEPERM
+	}
+	if s == 0 {
+		return nil
 	}
 	return k.sendSignalToGroupLocked(tg, s, info)
 }
