@@ -8,6 +8,9 @@ import (
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
+// mmapMinAddr is Linux's default vm.mmap_min_addr.
+const mmapMinAddr = 0x10000
+
 // mmap flags Linux ignores.
 const mapIgnored = unix.MAP_DENYWRITE | unix.MAP_EXECUTABLE | unix.MAP_STACK | unix.MAP_NORESERVE | unix.MAP_POPULATE | unix.MAP_LOCKED | unix.MAP_NONBLOCK
 
@@ -52,6 +55,11 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	}
 	if o.Fixed && addr%arch.PageSize != 0 {
 		return 0, unix.EINVAL
+	}
+	// Linux refuses fixed mappings below vm.mmap_min_addr (64 KiB by
+	// default) with EPERM.
+	if (o.Fixed || o.NoReplace) && addr < mmapMinAddr {
+		return 0, unix.EPERM
 	}
 	if flags&unix.MAP_32BIT != 0 && !o.Fixed && addr == 0 {
 		o.Addr = 0x40000000
