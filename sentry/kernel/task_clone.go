@@ -169,6 +169,10 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	if f&unix.CLONE_CHILD_SETTID != 0 {
 		m.CopyOut(o.ChildTID, idb[:])
 	}
+	if f&unix.CLONE_THREAD == 0 {
+		// An inherited finite RLIMIT_CPU needs the new group's ticker.
+		nt.tg.CPULimitChanged()
+	}
 	nt.Start()
 
 	if f&unix.CLONE_VFORK != 0 {

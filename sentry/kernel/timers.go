@@ -63,6 +63,9 @@ type groupTimers struct {
 	nextID   int32
 	cpuTimer *time.Ticker
 	stopCPU  chan struct{}
+	// xcpuAt is the CPU time of the next RLIMIT_CPU SIGXCPU once the
+	// soft limit is reached (0: at the soft limit).
+	xcpuAt time.Duration
 }
 
 func newGroupTimers(tg *ThreadGroup) *groupTimers {
@@ -277,6 +280,7 @@ func (g *groupTimers) checkCPUTimers() {
 	for _, tm := range g.posix {
 		any = check(tm) || any
 	}
+	any = g.checkCPULimitLocked() || any
 	if !any && g.cpuTimer != nil {
 		g.cpuTimer.Stop()
 		close(g.stopCPU)
@@ -523,3 +527,46 @@ func (t *Task) DeleteTimer(id int32) error {
 
 // ticksOf converts a duration to clock ticks (USER_HZ 100).
 func ticksOf(d time.Duration) int64 { return int64(d / (10 * time.Millisecond)) }
+
+// CPULimitChanged makes the group's CPU ticker enforce a new RLIMIT_CPU.
+func (tg *ThreadGroup) CPULimitChanged() {
+	g := tg.timers
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.xcpuAt = 0
+	if l := tg.limits.Get(unix.RLIMIT_CPU); l.Cur != RLimInfinity || l.Max != RLimInfinity {
+		g.startCPUTicker()
+	}
+}
+
+// checkCPULimitLocked enforces RLIMIT_CPU as Linux does: SIGXCPU when the
+// group's CPU time reaches the soft limit and every second after, SIGKILL
+// at the hard limit. It reports whether the limit still needs polling.
+// Preconditions: g.mu is held.
+func (g *groupTimers) checkCPULimitLocked() bool {
+	l := g.tg.limits.Get(unix.RLIMIT_CPU)
+	if l.Cur == RLimInfinity && l.Max == RLimInfinity {
+		return false
+	}
+	secs := func(v uint64) time.Duration {
+		if v >= uint64(1<<63-1)/uint64(time.Second) {
+			return 1<<63 - 1
+		}
+		return time.Duration(v) * time.Second
+	}
+	used := CPUClock{tg: g.tg}.Now()
+	k := g.tg.k
+	switch {
+	case l.Max != RLimInfinity && used >= secs(l.Max):
+		k.mu.Lock()
+		k.sendSignalToGroupLocked(g.tg, SIGKILL, NewSignalInfo(SIGKILL, SI_KERNEL))
+		k.mu.Unlock()
+		return false
+	case l.Cur != RLimInfinity && used >= secs(l.Cur) && used >= g.xcpuAt:
+		k.mu.Lock()
+		k.sendSignalToGroupLocked(g.tg, SIGXCPU, NewSignalInfo(SIGXCPU, SI_KERNEL))
+		k.mu.Unlock()
+		g.xcpuAt = (used/time.Second + 1) * time.Second
+	}
+	return true
+}

@@ -42,7 +42,11 @@ func prlimit(t *kernel.Task, tg *kernel.ThreadGroup, resource uint32, set bool, 
 	if !set {
 		return limits.Get(int(resource)), nil
 	}
-	return limits.Set(int(resource), l, t.Credentials().HasCapability(unix.CAP_SYS_RESOURCE))
+	old, err := limits.Set(int(resource), l, t.Credentials().HasCapability(unix.CAP_SYS_RESOURCE))
+	if err == nil && resource == unix.RLIMIT_CPU {
+		tg.CPULimitChanged()
+	}
+	return old, err
 }
 
 // Getrlimit implements getrlimit(2).
