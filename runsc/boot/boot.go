@@ -80,6 +80,11 @@ type Config struct {
 	// memory-backed overlay: writable, with every change kept in the
 	// sandbox.
 	ReadOnlyRoot bool
+	// Mounts, MaskedPaths and ReadonlyPaths come from an OCI spec (see
+	// specmounts.go).
+	Mounts        []SpecMount
+	MaskedPaths   []string
+	ReadonlyPaths []string
 }
 
 // defaultPath is the PATH used to find the command when the environment
@@ -170,7 +175,9 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mounting the root: %w", err)
 	}
-	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{ReadOnly: cfg.ReadOnlyRoot && !cfg.WritableRoot})
+	// A read-only root is the overlay too, mounted read-only once the
+	// spec's mount points exist (see below).
+	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{})
 
 	var strace io.Writer
 	if cfg.Strace {
@@ -194,6 +201,12 @@ func Load(cfg Config) (*Sandbox, error) {
 	phase("kernel")
 	if err := mountSpecial(k, mns, log); err != nil {
 		return nil, err
+	}
+	if err := applySpecMounts(k, mns, cfg, log); err != nil {
+		return nil, err
+	}
+	if cfg.ReadOnlyRoot && !cfg.WritableRoot {
+		mns.Root().Mount.SetFlags(fs.MountFlags{ReadOnly: true})
 	}
 
 	s := &Sandbox{k: k, log: log, stdio: cfg.Stdio, goferFD: cfg.GoferFD, started: make(chan struct{}), done: make(chan struct{})}
@@ -379,15 +392,16 @@ func registerFilesystems(k *kernel.Kernel) {
 }
 
 // mountRoot returns the container's root file system: the gofer's tree,
-// read-write when cfg.WritableRoot, read-only when cfg.ReadOnlyRoot, and
-// otherwise read-only under an overlay whose upper layer is a tmpfs.
+// read-write when cfg.WritableRoot, and otherwise read-only under an
+// overlay whose upper layer is a tmpfs. (A read-only root is that overlay
+// mounted read-only, after boot has made the spec's mount points.)
 func mountRoot(cfg Config, client *proto.Client, mf *mm.MemoryFile) (*fs.Filesystem, error) {
 	if cfg.WritableRoot {
 		return gofer.NewWritable(client)
 	}
 	lower, err := gofer.New(client)
-	if err != nil || cfg.ReadOnlyRoot {
-		return lower, err
+	if err != nil {
+		return nil, err
 	}
 	upper := tmpfs.New(mf, tmpfs.DefaultOptions(mf), nil)
 	return overlay.New(kernel.Background(), upper, lower)

@@ -58,6 +58,11 @@ type Spec struct {
 	// ReadOnlyRoot is the spec's root.readonly: the root is mounted
 	// read-only instead of under the memory-backed overlay.
 	ReadOnlyRoot bool `json:"readOnlyRoot,omitempty"`
+	// Mounts, MaskedPaths and ReadonlyPaths are the spec's, applied
+	// inside the sandbox at boot (see specmounts.go).
+	Mounts        []SpecMount `json:"mounts,omitempty"`
+	MaskedPaths   []string    `json:"maskedPaths,omitempty"`
+	ReadonlyPaths []string    `json:"readonlyPaths,omitempty"`
 }
 
 func capSet(caps []uint) (auth.CapSet, error) {

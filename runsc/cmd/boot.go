@@ -122,8 +122,11 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		Domainname: spec.Domainname,
 		// A read-only root when the spec asks for one; otherwise the
 		// default overlay, or the writable gofer root of --overlay=none.
-		ReadOnlyRoot: spec.ReadOnlyRoot,
-		WritableRoot: conf.WritableRoot(),
+		ReadOnlyRoot:  spec.ReadOnlyRoot,
+		Mounts:        spec.Mounts,
+		MaskedPaths:   spec.MaskedPaths,
+		ReadonlyPaths: spec.ReadonlyPaths,
+		WritableRoot:  conf.WritableRoot(),
 	})
 	if err != nil {
 		sandbox.ReportReady(b.syncFD, err)

@@ -312,6 +312,16 @@ func owner() string {
 	return "#" + uid
 }
 
+// specMounts returns the spec's mounts the sandbox applies itself (the
+// types the Sentry can make; host bind mounts are not served yet).
+func specMounts(spec *specs.Spec) []boot.SpecMount {
+	var out []boot.SpecMount
+	for _, m := range spec.Mounts {
+		out = append(out, boot.SpecMount{Destination: m.Destination, Type: m.Type, Source: m.Source, Options: m.Options})
+	}
+	return out
+}
+
 // BootSpec turns a validated spec's process section into what the
 // sandbox needs to start init.
 func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
@@ -323,6 +333,7 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 		Hostname:     spec.Hostname,
 		Domainname:   spec.Domainname,
 		ReadOnlyRoot: spec.Root != nil && spec.Root.Readonly,
+		Mounts:       specMounts(spec),
 		Process: boot.Process{
 			UID:             p.User.UID,
 			GID:             p.User.GID,
@@ -357,6 +368,10 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 			return nil, err
 		}
 		bs.Process.Rlimits = append(bs.Process.Rlimits, boot.Rlimit{Resource: n, Soft: r.Soft, Hard: r.Hard})
+	}
+	if l := spec.Linux; l != nil {
+		bs.MaskedPaths = l.MaskedPaths
+		bs.ReadonlyPaths = l.ReadonlyPaths
 	}
 	return bs, nil
 }

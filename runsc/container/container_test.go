@@ -968,3 +968,39 @@ func TestCgroupPath(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecMounts checks the spec's mounts of sandbox file systems,
+// maskedPaths and readonlyPaths inside the container.
+func TestSpecMounts(t *testing.T) {
+	e := newEnv(t)
+	rootfs := busyboxRootfs(t)
+	for _, d := range []string{"masked-dir", "ro-dir"} {
+		os.MkdirAll(filepath.Join(rootfs, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(rootfs, "masked-dir", "hidden"), []byte("hidden\n"), 0o644)
+	os.WriteFile(filepath.Join(rootfs, "etc", "masked-file"), []byte("secret\n"), 0o644)
+	os.WriteFile(filepath.Join(rootfs, "ro-dir", "keep"), []byte("kept\n"), 0o644)
+	b := bundle(t, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts, specs.Mount{Destination: "/run/app", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "mode=0700", "size=1m"}})
+		s.Linux.MaskedPaths = []string{"/etc/masked-file", "/masked-dir", "/does/not/exist"}
+		s.Linux.ReadonlyPaths = []string{"/ro-dir"}
+	}, "sh", "-c", `busybox stat -f -c %T /run/app; busybox stat -c %a /run/app; echo x > /run/app/f && cat /run/app/f; `+
+		`echo "[$(cat /etc/masked-file)]"; echo "[$(busybox ls -A /masked-dir)]"; `+
+		`(echo y > /ro-dir/f) 2>/dev/null || echo ro-refused; cat /ro-dir/keep; (echo z > /etc/other) 2>/dev/null || echo root-ro`)
+	c, out := e.mustCreate("mnt", b)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := c.Wait(); err != nil || code != 0 {
+		got, _ := os.ReadFile(out)
+		t.Fatalf("wait: %d, %v\n%s", code, err, got)
+	}
+	got, _ := os.ReadFile(out)
+	want := "tmpfs\n700\nx\n[]\n[]\nro-refused\nkept\nroot-ro\n"
+	if string(got) != want {
+		t.Errorf("output\n%s\nwant\n%s", got, want)
+	}
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,6 +2,7 @@ package specutils
 
 import (
 	"fmt"
+	"slices"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -18,6 +19,10 @@ var specialMounts = map[string]string{
 	"/sys":           "sysfs",
 	"/sys/fs/cgroup": "cgroup",
 }
+
+// sandboxMountTypes are the file system types the sandbox mounts itself
+// at boot wherever a spec puts them (runsc/boot/specmounts.go).
+var sandboxMountTypes = map[string]bool{"tmpfs": true, "proc": true, "sysfs": true}
 
 // Check returns an error for a spec field runsc cannot honour and would
 // change the container's meaning if ignored, and a note for each field it
@@ -50,6 +55,9 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 		if t, ok := specialMounts[m.Destination]; ok && (m.Type == t || m.Type == "bind" && t == "cgroup") {
 			continue
 		}
+		if sandboxMountTypes[m.Type] && !slices.Contains(m.Options, "bind") && !slices.Contains(m.Options, "rbind") {
+			continue // made inside the sandbox at boot
+		}
 		notes = append(notes, fmt.Sprintf("mounts[%d] (%s on %s) is not mounted yet", i, m.Type, m.Destination))
 	}
 	if spec.Hooks != nil {
@@ -78,8 +86,7 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 		if l.IntelRdt != nil || l.Personality != nil || l.TimeOffsets != nil || l.MemoryPolicy != nil || l.NetDevices != nil {
 			notes = append(notes, "linux.intelRdt, personality, timeOffsets, memoryPolicy and netDevices are ignored")
 		}
-		// maskedPaths and readonlyPaths need nothing: the Sentry's /proc
-		// and /sys show no host data to hide.
+		// maskedPaths and readonlyPaths are applied at boot.
 	}
 	return notes, nil
 }

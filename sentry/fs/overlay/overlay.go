@@ -72,12 +72,13 @@ func New(ctx fs.Context, upper, lower *fs.Filesystem) (*fs.Filesystem, error) {
 		return nil, err
 	}
 	root.ino = st.Ino
-	// The root's owner and mode come from the lower root, as the upper
-	// root is the overlay's own.
+	// The root's owner, mode and times come from the lower root, as if
+	// the upper root were its copy-up.
 	if sa, ok := up.(fs.SetAttrNode); ok {
 		sa.SetAttr(ctx, &fs.SetAttrOptions{
-			Mask: fs.SetAttrMode | fs.SetAttrUID | fs.SetAttrGID,
+			Mask: fs.SetAttrMode | fs.SetAttrUID | fs.SetAttrGID | fs.SetAttrAtime | fs.SetAttrMtime | fs.SetAttrCtime,
 			Mode: st.Mode & 07777, UID: st.UID, GID: st.GID,
+			Atime: st.Atime, Mtime: st.Mtime, Ctime: st.Ctime,
 		})
 	}
 	return fs.NewFilesystem(FSType, ofs, root.wrap(ctx), false), nil
@@ -162,11 +163,18 @@ func (n *node) current() fs.Node {
 	return n.lower
 }
 
-// Stat implements fs.Node.
+// Stat implements fs.Node: the upper part's attributes if there is one,
+// except that a merged directory keeps the lower directory's size, blocks
+// and link count (the upper one holds only what changed).
 func (n *node) Stat(ctx fs.Context) (fs.Stat, error) {
 	st, err := n.current().Stat(ctx)
 	if err != nil {
 		return st, err
+	}
+	if n.lower != nil && st.IsDir() && n.upperNode() != nil {
+		if lst, err := n.lower.Stat(ctx); err == nil && lst.IsDir() {
+			st.Size, st.Blocks, st.Blksize, st.Nlink = lst.Size, lst.Blocks, lst.Blksize, lst.Nlink
+		}
 	}
 	st.Ino = n.ino
 	return st, nil

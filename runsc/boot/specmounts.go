@@ -1,0 +1,195 @@
+package boot
+
+import (
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel"
+)
+
+// SpecMount is one entry of an OCI spec's mounts list.
+type SpecMount struct {
+	Destination string   `json:"destination"`
+	Type        string   `json:"type,omitempty"`
+	Source      string   `json:"source,omitempty"`
+	Options     []string `json:"options,omitempty"`
+}
+
+// providedMounts are the destinations the Sentry mounts itself at boot,
+// with the type a spec gives them: a spec mount of that type there is
+// already in place.
+var providedMounts = map[string]string{
+	"/proc":    "proc",
+	"/sys":     "sysfs",
+	"/dev":     "tmpfs",
+	"/dev/pts": "devpts",
+}
+
+// mountOptions splits a spec mount's options into per-mount flags, the
+// propagation and bind options, and the file system's own data.
+func mountOptions(opts []string) (flags fs.MountFlags, bind bool, data string) {
+	var rest []string
+	for _, o := range opts {
+		switch o {
+		case "ro":
+			flags.ReadOnly = true
+		case "rw":
+			flags.ReadOnly = false
+		case "nosuid":
+			flags.NoSUID = true
+		case "suid":
+			flags.NoSUID = false
+		case "nodev":
+			flags.NoDev = true
+		case "dev":
+			flags.NoDev = false
+		case "noexec":
+			flags.NoExec = true
+		case "exec":
+			flags.NoExec = false
+		case "bind", "rbind":
+			bind = true
+		case "private", "rprivate", "shared", "rshared", "slave", "rslave", "unbindable", "runbindable",
+			"atime", "noatime", "relatime", "norelatime", "strictatime", "nostrictatime",
+			"diratime", "nodiratime", "lazytime", "nolazytime", "sync", "async", "dirsync",
+			"silent", "loud", "mand", "nomand", "iversion", "noiversion", "defaults":
+			// Propagation has no peers in the Sentry's single namespace;
+			// access-time and sync policies change nothing here.
+		default:
+			rest = append(rest, o)
+		}
+	}
+	return flags, bind, strings.Join(rest, ",")
+}
+
+// applySpecMounts mounts what an OCI spec asks for inside the sandbox:
+// its mounts of file systems the Sentry makes (tmpfs, proc, sysfs;
+// /dev/shm's options replace the default ones), then maskedPaths (an
+// empty read-only tmpfs over directories, /dev/null over files) and
+// readonlyPaths (read-only bind mounts over themselves). Host bind mounts
+// and types the Sentry does not have are logged and left out (runsc
+// create has already warned about them).
+func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, log *slog.Logger) error {
+	ctx := kernel.Background()
+	root := mns.Root()
+	resolve := func(p string) (fs.VirtualDentry, error) {
+		return fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true})
+	}
+	for i, m := range cfg.Mounts {
+		dst := path.Clean("/" + m.Destination)
+		flags, bind, data := mountOptions(m.Options)
+		if providedMounts[dst] == m.Type {
+			continue
+		}
+		if bind || m.Type == "bind" {
+			log.Info("spec mount not applied: host bind mounts are not served yet", "index", i, "destination", dst, "source", m.Source)
+			continue
+		}
+		newFS, ok := k.Filesystem(m.Type)
+		if !ok {
+			log.Info("spec mount not applied: file system type not available in the sandbox", "index", i, "destination", dst, "type", m.Type)
+			continue
+		}
+		f, err := newFS(ctx, m.Source, flags.ReadOnly, data)
+		if err != nil {
+			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, m.Type, dst, err)
+		}
+		at, err := resolve(dst)
+		if err == unix.ENOENT {
+			if err = mkdirAll(ctx, root, dst); err == nil {
+				at, err = resolve(dst)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("mounts[%d] (%s on %s): mount point: %w", i, m.Type, dst, err)
+		}
+		if dst == "/dev/shm" {
+			// The spec's /dev/shm replaces the default one.
+			if old, err := fs.MountAt(at); err == nil && old.Filesystem().Type() == "tmpfs" {
+				if err := mns.Umount(old, true); err != nil {
+					return fmt.Errorf("mounts[%d]: replacing /dev/shm: %w", i, err)
+				}
+				if at, err = resolve(dst); err != nil {
+					return fmt.Errorf("mounts[%d]: /dev/shm: %w", i, err)
+				}
+			}
+		}
+		if _, err := mns.Mount(ctx, at, f, flags); err != nil {
+			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, m.Type, dst, err)
+		}
+	}
+	for _, p := range cfg.MaskedPaths {
+		if err := maskPath(k, mns, resolve, p); err != nil {
+			return fmt.Errorf("maskedPaths %s: %w", p, err)
+		}
+	}
+	for _, p := range cfg.ReadonlyPaths {
+		vd, err := resolve(p)
+		if err == unix.ENOENT {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("readonlyPaths %s: %w", p, err)
+		}
+		fl := vd.Mount.Flags()
+		fl.ReadOnly = true
+		if _, err := mns.BindMountRec(ctx, vd, vd, fl, true); err != nil {
+			return fmt.Errorf("readonlyPaths %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// maskPath hides p: an empty read-only tmpfs over a directory, /dev/null
+// over anything else. Paths that do not exist need no mask.
+func maskPath(k *kernel.Kernel, mns *fs.MountNamespace, resolve func(string) (fs.VirtualDentry, error), p string) error {
+	ctx := kernel.Background()
+	vd, err := resolve(p)
+	if err == unix.ENOENT || err == unix.ENOTDIR {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	st, err := vd.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		newFS, ok := k.Filesystem("tmpfs")
+		if !ok {
+			return unix.ENODEV
+		}
+		f, err := newFS(ctx, "tmpfs", true, "mode=0555")
+		if err != nil {
+			return err
+		}
+		_, err = mns.Mount(ctx, vd, f, fs.MountFlags{ReadOnly: true, NoSUID: true, NoDev: true, NoExec: true})
+		return err
+	}
+	null, err := resolve("/dev/null")
+	if err != nil {
+		return fmt.Errorf("/dev/null: %w", err)
+	}
+	_, err = mns.BindMount(ctx, vd, null, fs.MountFlags{ReadOnly: true, NoSUID: true, NoExec: true})
+	return err
+}
+
+// mkdirAll makes the directory p and its missing parents (0755), as
+// runtimes make mount points in the container's root.
+func mkdirAll(ctx fs.Context, root fs.VirtualDentry, p string) error {
+	cur := ""
+	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+		cur += "/" + part
+		err := fs.Mkdir(ctx, &fs.Lookup{Root: root, Start: root, Path: cur}, 0o755)
+		if err != nil && err != unix.EEXIST {
+			return err
+		}
+	}
+	return nil
+}
