@@ -22,25 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char scratch[256];
-
-/* enter makes a fresh scratch directory for the case and enters it. */
-static int enter(const char *name)
-{
-	snprintf(scratch, sizeof(scratch), "/dev/shm/moat-mnt-%s-%d", name, (int)getpid());
-	if (mkdir(scratch, 0755) < 0 || chdir(scratch) < 0) {
-		mt_fail(__FILE__, __LINE__, "scratch %s: %s", scratch, mt_errname(errno));
-		return -1;
-	}
-	return 0;
-}
-
-#define ENTER()                          \
-	do {                             \
-		if (enter(__func__) < 0) \
-			return;          \
-	} while (0)
-
 static int write_file(const char *path, const char *data)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -15,58 +15,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Each case works in a fresh directory under /dev/shm (the writable
- * tmpfs both runs have), entered with ENTER(). */
-static int enter_scratch(const char *name)
-{
-	char path[256];
-	snprintf(path, sizeof(path), "/dev/shm/moat-%s-%d", name, (int)getpid());
-	if (mkdir(path, 0777) < 0 && errno != EEXIST) {
-		mt_fail(__FILE__, __LINE__, "mkdir %s: %s", path, mt_errname(errno));
-		return -1;
-	}
-	if (chdir(path) < 0) {
-		mt_fail(__FILE__, __LINE__, "chdir %s: %s", path, mt_errname(errno));
-		return -1;
-	}
-	return 0;
-}
-
-#define ENTER()                                   \
-	do {                                      \
-		if (enter_scratch(__func__) < 0)  \
-			return;                   \
-	} while (0)
-
-/* as_user runs fn in a child with uid and gid 1000 (no capabilities) and
- * checks that it exits 0. */
-#define AS_USER(body)                                                        \
-	do {                                                                 \
-		pid_t __p = fork();                                          \
-		CHECK(__p >= 0);                                             \
-		if (__p == 0) {                                              \
-			if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 || \
-			    setresuid(1000, 1000, 1000) < 0)                 \
-				_exit(98);                                   \
-			body;                                                \
-			_exit(0);                                            \
-		}                                                            \
-		int __st;                                                    \
-		CHECK_SYS(waitpid(__p, &__st, 0));                           \
-		if (!WIFEXITED(__st) || WEXITSTATUS(__st) != 0)              \
-			FAIL("user child: %s", mt_status_str(__st));         \
-	} while (0)
-
-/* CHILD_ERR(expr, E): in a forked child, expr must fail with errno E. */
-#define CHILD_ERR(expr, E)                                                   \
-	do {                                                                 \
-		errno = 0;                                                   \
-		long __r = (long)(expr);                                     \
-		if (__r != -1 || errno != (E))                               \
-			mt_child_fail(__FILE__, __LINE__, #expr " expected " #E, \
-				      __r == -1 ? errno : 0);                \
-	} while (0)
-
 static void make_file(const char *name, mode_t mode)
 {
 	int fd = open(name, O_CREAT | O_WRONLY | O_TRUNC, mode);

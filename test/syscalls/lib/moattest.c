@@ -474,3 +474,18 @@ int mt_main(int argc, char **argv, const struct mt_case *cases, size_t n)
 	out(line);
 	return fail ? 1 : 0;
 }
+
+int mt_enter_scratch(const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "/dev/shm/moat-%s-%d", name, (int)getpid());
+	if (mkdir(path, 0777) < 0 && errno != EEXIST) {
+		mt_fail(__FILE__, __LINE__, "mkdir %s: %s", path, mt_errname(errno));
+		return -1;
+	}
+	if (chdir(path) < 0) {
+		mt_fail(__FILE__, __LINE__, "chdir %s: %s", path, mt_errname(errno));
+		return -1;
+	}
+	return 0;
+}

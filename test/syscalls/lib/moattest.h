@@ -254,4 +254,45 @@ int mt_wait_blocked(pid_t tid, int timeout_ms);
 /* mt_now_ns returns CLOCK_MONOTONIC in nanoseconds. */
 int64_t mt_now_ns(void);
 
+/* mt_enter_scratch makes /dev/shm/moat-NAME-PID (the writable tmpfs of
+ * both runs) and enters it; on failure it fails the case and returns -1. */
+int mt_enter_scratch(const char *name);
+
+/* ENTER() puts the case in a fresh scratch directory named after it. */
+#define ENTER()                                   \
+	do {                                      \
+		if (mt_enter_scratch(__func__) < 0) \
+			return;                   \
+	} while (0)
+
+/* AS_USER(body) runs body in a child with uid and gid 1000, no
+ * supplementary groups and so no capabilities, and checks that it exits 0
+ * (the program must include <grp.h> and <sys/wait.h>). */
+#define AS_USER(...)                                                         \
+	do {                                                                 \
+		pid_t __p = fork();                                          \
+		CHECK(__p >= 0);                                             \
+		if (__p == 0) {                                              \
+			if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 || \
+			    setresuid(1000, 1000, 1000) < 0)                 \
+				_exit(98);                                   \
+			__VA_ARGS__;                                         \
+			_exit(0);                                            \
+		}                                                            \
+		int __st;                                                    \
+		CHECK_SYS(waitpid(__p, &__st, 0));                           \
+		if (!WIFEXITED(__st) || WEXITSTATUS(__st) != 0)              \
+			FAIL("user child: %s", mt_status_str(__st));         \
+	} while (0)
+
+/* CHILD_ERR(expr, E): in a forked child, expr must fail with errno E. */
+#define CHILD_ERR(expr, E)                                                   \
+	do {                                                                 \
+		errno = 0;                                                   \
+		long __r = (long)(expr);                                     \
+		if (__r != -1 || errno != (E))                               \
+			mt_child_fail(__FILE__, __LINE__, #expr " expected " #E, \
+				      __r == -1 ? errno : 0);                \
+	} while (0)
+
 #endif
