@@ -1,7 +1,7 @@
 //go:build ignore
 
 /* mx_clocks_sysctl: how the clocks relate to each other (ordering of fine,
- * coarse, boot and wall clocks, CPU clocks of live and exited threads),
+ * coarse and wall clocks, CPU clocks of live and exited threads),
  * clock_settime/settimeofday error paths, and /proc/sys/kernel and fs values
  * checked against the syscalls they bound (cap_last_cap, ngroups_max,
  * nr_open, random uuid and boot_id). */
@@ -47,16 +47,6 @@ static long read_long(const char *path)
 	if (read_str(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	return strtol(buf, NULL, 10);
-}
-
-static void boottime_not_behind_monotonic(void)
-{
-	for (int i = 0; i < 100; i++) {
-		long long m = ns(CLOCK_MONOTONIC);
-		long long b = ns(CLOCK_BOOTTIME);
-		CHECK_GT(m, 0);
-		CHECK_GE(b, m);
-	}
 }
 
 static void coarse_clocks_lag_fine_ones(void)
@@ -270,7 +260,6 @@ static void random_uuid_and_boot_id(void)
 }
 
 static const struct mt_case cases[] = {
-	MT_CASE(boottime_not_behind_monotonic),
 	MT_CASE(coarse_clocks_lag_fine_ones),
 	MT_CASE(wall_clock_interfaces_agree),
 	MT_CASE(thread_cpu_clock_of_other_thread),
