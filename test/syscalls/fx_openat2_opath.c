@@ -151,6 +151,10 @@ static void resolve_in_root(void)
 	CHECK_SYS(fstat(fd, &a));
 	CHECK_SYS(fstat(d, &b));
 	CHECK_EQ(a.st_ino, b.st_ino);
+	/* A leading "/" starts at the dirfd too: nothing outside is named. */
+	fd = CHECK_SYS(o2(d, "/f", O_RDONLY, 0, RESOLVE_IN_ROOT));
+	CHECK_EQ(read1(fd), 'F');
+	CHECK_ERR(o2(d, "/etc/passwd", O_RDONLY, 0, RESOLVE_IN_ROOT), ENOENT);
 }
 
 static void resolve_no_symlinks(void)

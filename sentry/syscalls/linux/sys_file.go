@@ -106,6 +106,14 @@ func openat(t *kernel.Task, dirfd int32, pathAddr uintptr, flags uint32, mode ui
 	if err != nil {
 		return 0, err
 	}
+	if resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) != 0 && len(p) > 0 && p[0] == '/' {
+		// Scoped resolutions start at dirfd even for absolute paths:
+		// the path walker then refuses them (BENEATH) or resolves them
+		// from dirfd as the root (IN_ROOT).
+		if l.Start, err = startDir(t, dirfd, ".", false); err != nil {
+			return 0, err
+		}
+	}
 	l.Resolve = resolve
 	f, err := fs.Open(t, l, fs.OpenOptions{Flags: flags, Mode: umasked(t, mode)})
 	if err != nil {
