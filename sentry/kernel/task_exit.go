@@ -49,6 +49,10 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	t.tg.timesMu.Unlock()
 	m := t.MemoryManager()
 	t.tg.noteMaxRSS(m.MaxResidentSize())
+	// The address space goes before the parent can learn of the exit
+	// (exit_mm before exit_notify, as on Linux): a parent that has
+	// waited sees SysV shm detached and shared memory released.
+	m.DecUsers()
 
 	k.mu.Lock()
 	t.exitState = taskDead
@@ -71,7 +75,6 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	k.liveTasks--
 	done := k.liveTasks == 0 && k.init != nil && k.init.exited
 	k.mu.Unlock()
-	m.DecUsers()
 	if done {
 		k.shutdown()
 	}
