@@ -193,6 +193,33 @@ func ReleasePOSIXLocks(ctx Context, fd *FileDescription, owner any) {
 	releaseAll(key, owner)
 }
 
+// ReleaseOwnerPOSIXLocks drops every POSIX record lock owner holds, on
+// every file: what closing all of a process's descriptors does when it
+// exits.
+func ReleaseOwnerPOSIXLocks(owner any) {
+	locksMu.Lock()
+	var changed []*inodeLocks
+	for key, il := range locks {
+		out := il.posix[:0]
+		for _, l := range il.posix {
+			if l.owner != owner {
+				out = append(out, l)
+			}
+		}
+		if len(out) != len(il.posix) {
+			changed = append(changed, il)
+		}
+		il.posix = out
+		if len(il.posix) == 0 && len(il.flock) == 0 && il.queue.IsEmpty() {
+			delete(locks, key)
+		}
+	}
+	locksMu.Unlock()
+	for _, il := range changed {
+		il.queue.Notify(waiter.EventIn)
+	}
+}
+
 type lockHookKey struct{}
 
 func releaseAll(key inodeKey, owner any) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
 
@@ -43,6 +44,14 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	if fdt := t.FDTable(); fdt != nil {
 		fdt.DecRef()
 	}
+	// The last thread's exit closes the process's descriptors, and with
+	// them its POSIX record locks, before the parent learns of it.
+	k.mu.Lock()
+	last := len(t.tg.tasks) == 1
+	k.mu.Unlock()
+	if last {
+		fs.ReleaseOwnerPOSIXLocks(t.tg)
+	}
 	t.tg.timesMu.Lock()
 	t.tg.exitedUtime += t.Utime()
 	t.tg.exitedStime += t.Stime()
@@ -65,7 +74,8 @@ func (t *Task) exit(status WaitStatus, group bool) {
 		tg.stopped = true
 		k.notifyParentLocked(tg, CLD_STOPPED, int32(tg.groupStopSignal))
 	}
-	if len(tg.tasks) == 0 {
+	processGone := len(tg.tasks) == 0
+	if processGone {
 		st := status
 		if tg.groupExiting {
 			st = tg.groupExitStatus
@@ -75,6 +85,10 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	k.liveTasks--
 	done := k.liveTasks == 0 && k.init != nil && k.init.exited
 	k.mu.Unlock()
+	if processGone && !last {
+		// Threads that exited together each saw another still there.
+		fs.ReleaseOwnerPOSIXLocks(tg)
+	}
 	if done {
 		k.shutdown()
 	}

@@ -240,6 +240,20 @@ static void fork_does_not_inherit(void)
 	cleanup();
 }
 
+/* A process that exits holding locks, without closing, releases them. */
+static void exit_releases_locks(void)
+{
+	SCRATCH(fd, path);
+	IN_CHILD({
+		int f = open(path, O_RDWR);
+		CHILD_CHECK(f >= 0);
+		CHILD_CHECK(lk(f, F_SETLK, F_WRLCK, SEEK_SET, 0, 100) == 0);
+		/* _exit without close. */
+	});
+	CHECK_SYS(lk(fd, F_SETLK, F_WRLCK, SEEK_SET, 0, 100));
+	cleanup();
+}
+
 static void setlkw_waits_for_unlock(void)
 {
 	SCRATCH(fd, path);
@@ -336,6 +350,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(whence_and_negative_length),
 	MT_CASE(setlk_errors),
 	MT_CASE(fork_does_not_inherit),
+	MT_CASE(exit_releases_locks),
 	MT_CASE(setlkw_waits_for_unlock),
 	MT_CASE(ofd_locks_belong_to_the_description),
 	MT_CASE(ofd_lock_shared_over_fork),
