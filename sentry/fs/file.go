@@ -93,12 +93,12 @@ func SeekWithSize(cur, offset int64, whence int, size int64) (int64, error) {
 	case unix.SEEK_CUR:
 		n = cur + offset
 		if (offset > 0 && n < cur) || (offset < 0 && n > cur) {
-			return 0, unix.EOVERFLOW
+			return 0, unix.EINVAL // past the largest offset, as Linux's vfs_setpos
 		}
 	case unix.SEEK_END:
 		n = size + offset
 		if (offset > 0 && n < size) || (offset < 0 && n > size) {
-			return 0, unix.EOVERFLOW
+			return 0, unix.EINVAL
 		}
 	case unix.SEEK_DATA:
 		if offset < 0 || offset >= size {

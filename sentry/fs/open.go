@@ -208,6 +208,11 @@ func openNode(ctx Context, vd VirtualDentry, flags uint32, created bool) (*FileD
 	default:
 		ats = MayRead | MayWrite
 	}
+	if flags&unix.O_TRUNC != 0 {
+		// Truncation needs write access, even with O_RDONLY (Linux's
+		// build_open_flags), so a directory gives EISDIR.
+		ats |= MayWrite
+	}
 	switch st.Type() {
 	case unix.S_IFLNK:
 		return nil, unix.ELOOP

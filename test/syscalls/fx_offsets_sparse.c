@@ -81,6 +81,9 @@ static void lseek_limits(void)
 	/* Failures leave the position alone. */
 	CHECK_EQ(lseek(fd, 0, SEEK_CUR), 5);
 	CHECK_EQ(lseek(fd, LLONG_MAX, SEEK_SET), LLONG_MAX);
+	/* Past the largest offset is EINVAL, from the position or the end. */
+	CHECK_ERR(lseek(fd, 1, SEEK_CUR), EINVAL);
+	CHECK_ERR(lseek(fd, LLONG_MAX, SEEK_END), EINVAL);
 	CHECK_EQ(lseek(fd, -2, SEEK_END), 3);
 	char c;
 	CHECK_EQ(read(fd, &c, 1), 1);

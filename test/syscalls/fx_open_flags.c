@@ -157,6 +157,9 @@ static void trunc_on_readonly_open(void)
 	char b;
 	CHECK_EQ(read(fd, &b, 1), 0);
 	CHECK_ERR(write(fd, "x", 1), EBADF);
+	/* ...as it needs write access: a directory gives EISDIR. */
+	CHECK_SYS(mkdir("d", 0755));
+	CHECK_ERR(open("d", O_RDONLY | O_TRUNC), EISDIR);
 	/* O_TRUNC of a fifo or of /dev/null is harmless. */
 	CHECK_SYS(mkfifo("p", 0644));
 	fd = CHECK_SYS(open("p", O_RDWR | O_TRUNC));
