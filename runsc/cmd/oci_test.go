@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,42 +17,16 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
 	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/runsc/internal/runsctest"
 )
 
 // These tests run the runsc binary's OCI commands as a caller such as
 // containerd does, checking outputs and exit statuses.
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
 func runscBin(t *testing.T) string {
 	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := os.Stat("/bin/busybox"); err != nil {
-		t.Skip("no /bin/busybox")
-	}
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "moat-cmd-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "runsc")
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/moat-sandbox/moat/runsc")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("building runsc: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return runsctest.Binary(t)
 }
 
 // ociEnv is a state root and a busybox bundle.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/moat-sandbox/moat/runsc/config"
+	"github.com/moat-sandbox/moat/runsc/internal/runsctest"
 	"github.com/moat-sandbox/moat/runsc/specutils"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -21,37 +21,9 @@ import (
 // The tests here run real containers: the runsc binary, built once, with
 // a root file system made of the host's static busybox.
 
-var (
-	runscOnce sync.Once
-	runscPath string
-	runscErr  error
-)
-
 func buildRunsc(t *testing.T) string {
 	t.Helper()
-	if os.Getuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := os.Stat("/bin/busybox"); err != nil {
-		t.Skip("no /bin/busybox")
-	}
-	runscOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "moat-container-")
-		if err != nil {
-			runscErr = err
-			return
-		}
-		runscPath = filepath.Join(dir, "runsc")
-		cmd := exec.Command("go", "build", "-o", runscPath, "github.com/moat-sandbox/moat/runsc")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			runscErr = fmt.Errorf("building runsc: %v\n%s", err, out)
-		}
-	})
-	if runscErr != nil {
-		t.Fatal(runscErr)
-	}
-	return runscPath
+	return runsctest.Binary(t)
 }
 
 var (

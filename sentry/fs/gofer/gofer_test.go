@@ -15,15 +15,22 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
 )
 
-// serve starts a real gofer on dir over a socketpair and returns the
-// mounted tree's root.
+// serve starts a real read-only gofer on dir over a socketpair and returns
+// the mounted tree's root.
 func serve(t *testing.T, dir string) fs.VirtualDentry {
+	t.Helper()
+	return serveTree(t, dir, false)
+}
+
+// serveTree starts a gofer on dir, read-write if writable, and mounts its
+// tree.
+func serveTree(t *testing.T, dir string, writable bool) fs.VirtualDentry {
 	t.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := gofersrv.NewServer(dir, true)
+	srv, err := gofersrv.NewServer(dir, !writable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +48,11 @@ func serve(t *testing.T, dir string) fs.VirtualDentry {
 		<-done
 		srv.Close()
 	})
-	f, err := New(client)
+	newFS := New
+	if writable {
+		newFS = NewWritable
+	}
+	f, err := newFS(client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	gofersrv "github.com/moat-sandbox/moat/gofer"
-	"github.com/moat-sandbox/moat/gofer/proto"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
 )
@@ -20,33 +18,7 @@ import (
 // serveRW starts a read-write gofer on dir and mounts it writable.
 func serveRW(t *testing.T, dir string) fs.VirtualDentry {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gofersrv.NewServer(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		srv.ServeConn(fds[1])
-		close(done)
-	}()
-	client, err := proto.NewClient(fds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		client.Shutdown()
-		<-done
-		srv.Close()
-	})
-	f, err := NewWritable(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fs.NewMountNamespace(f, fs.MountFlags{}).Root()
+	return serveTree(t, dir, true)
 }
 
 func hostFile(t *testing.T, p string) string {

@@ -84,29 +84,9 @@ func (d *dir) Readdir(fs.Context) ([]fs.Dirent, error) {
 		b.mu.Lock()
 		typ := b.mode & unix.S_IFMT
 		b.mu.Unlock()
-		out[i] = fs.Dirent{Name: l.name, Ino: b.ino, Type: direntType(typ)}
+		out[i] = fs.Dirent{Name: l.name, Ino: b.ino, Type: fs.DirentType(typ)}
 	}
 	return out, nil
-}
-
-func direntType(typ uint32) uint8 {
-	switch typ {
-	case unix.S_IFREG:
-		return unix.DT_REG
-	case unix.S_IFDIR:
-		return unix.DT_DIR
-	case unix.S_IFLNK:
-		return unix.DT_LNK
-	case unix.S_IFIFO:
-		return unix.DT_FIFO
-	case unix.S_IFSOCK:
-		return unix.DT_SOCK
-	case unix.S_IFCHR:
-		return unix.DT_CHR
-	case unix.S_IFBLK:
-		return unix.DT_BLK
-	}
-	return unix.DT_UNKNOWN
 }
 
 // addLocked names n in d and stamps d's mtime and ctime.
