@@ -167,11 +167,16 @@ func (n *node) current() fs.Node {
 // except that a merged directory keeps the lower directory's size, blocks
 // and link count (the upper one holds only what changed).
 func (n *node) Stat(ctx fs.Context) (fs.Stat, error) {
-	st, err := n.current().Stat(ctx)
+	u := n.upperNode()
+	cur := u
+	if cur == nil {
+		cur = n.lower
+	}
+	st, err := cur.Stat(ctx)
 	if err != nil {
 		return st, err
 	}
-	if n.lower != nil && st.IsDir() && n.upperNode() != nil {
+	if u != nil && n.lower != nil && st.IsDir() {
 		if lst, err := n.lower.Stat(ctx); err == nil && lst.IsDir() {
 			st.Size, st.Blocks, st.Blksize, st.Nlink = lst.Size, lst.Blocks, lst.Blksize, lst.Nlink
 		}

@@ -85,9 +85,6 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if src.Mount == nil || src.Mount.Namespace() != ns {
 			return 0, unix.EINVAL
 		}
-		if err := checkMountPoint(t, target, src); err != nil {
-			return 0, err
-		}
 		// A bind mount keeps the source mount's flags unless remounted.
 		_, err = ns.BindMountRec(t, target, src, src.Mount.Flags(), flags&unix.MS_REC != 0)
 		return 0, err
@@ -115,28 +112,8 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := checkMountPoint(t, target, fs.VirtualDentry{Mount: target.Mount, Dentry: f.Root()}); err != nil {
-		return 0, err
-	}
 	_, err = ns.Mount(t, target, f, mountFlagsOf(flags))
 	return 0, err
-}
-
-// checkMountPoint gives mount's ENOTDIR when a directory would go on a
-// non-directory or the reverse.
-func checkMountPoint(t *kernel.Task, target, src fs.VirtualDentry) error {
-	tst, err := target.Stat(t)
-	if err != nil {
-		return err
-	}
-	sst, err := src.Dentry.Stat(t)
-	if err != nil {
-		return err
-	}
-	if tst.IsDir() != sst.IsDir() {
-		return unix.ENOTDIR
-	}
-	return nil
 }
 
 // Umount2 implements umount2(2). Mounts with others on or below them are
