@@ -163,12 +163,12 @@ static void pty_canonical_echo(void)
 	/* The echo comes back with NL mapped to CR NL. */
 	struct pollfd pf = { .fd = m, .events = POLLIN };
 	CHECK_EQ(poll(&pf, 1, 1000), 1);
-	CHECK_EQ(read(m, buf, sizeof(buf)), 5);
+	CHECK_EQ(mt_read_n(m, buf, 5, 1000), 5);
 	CHECK_MEMEQ(buf, "abc\r\n", 5);
 	/* Output from the slave: ONLCR turns \n into \r\n. */
 	CHECK_EQ(write(s, "out\n", 4), 4);
 	CHECK_EQ(poll(&pf, 1, 1000), 1);
-	CHECK_EQ(read(m, buf, sizeof(buf)), 5);
+	CHECK_EQ(mt_read_n(m, buf, 5, 1000), 5);
 	CHECK_MEMEQ(buf, "out\r\n", 5);
 }
 
@@ -229,7 +229,7 @@ static void pty_controlling_terminal(void)
 	char buf[16];
 	struct pollfd pf = { .fd = m, .events = POLLIN };
 	CHECK_EQ(poll(&pf, 1, 1000), 1);
-	CHECK_EQ(read(m, buf, sizeof(buf)), 5);
+	CHECK_EQ(mt_read_n(m, buf, 5, 1000), 5);
 	CHECK_MEMEQ(buf, "tty\r\n", 5);
 	/* We are not its session: TIOCSCTTY as a session leader with a tty
 	 * already bound to another session fails. */

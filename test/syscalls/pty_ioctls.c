@@ -64,7 +64,7 @@ static void tcflush_discards_own_input(void)
 	CHECK_EQ(write(s, "out\n", 4), 4);
 	CHECK_EQ(readable(m), 1);
 	CHECK_SYS(tcflush(s, TCOFLUSH));
-	CHECK_EQ(read(m, b, sizeof(b)), 5);
+	CHECK_EQ(mt_read_n(m, b, 5, 1000), 5);
 	CHECK_ERR(ioctl(s, TCFLSH, 7), EINVAL);
 	CHECK_SYS(tcflush(s, TCIOFLUSH));
 }

@@ -545,7 +545,7 @@ static void dev_tty_is_itself(void)
 	}
 	CHECK_EXITED(mt_wait(pid), 0);
 	char buf[8];
-	CHECK_EQ(read(p.m, buf, sizeof(buf)), 4);
+	CHECK_EQ(mt_read_n(p.m, buf, 4, 1000), 4);
 	CHECK_MEMEQ(buf, "hi\r\n", 4);
 }
 

@@ -254,6 +254,13 @@ int mt_wait_blocked(pid_t tid, int timeout_ms);
 /* mt_now_ns returns CLOCK_MONOTONIC in nanoseconds. */
 int64_t mt_now_ns(void);
 
+/* mt_read_n reads from fd until n bytes have arrived, EOF, an error, or
+ * timeout_ms passes with nothing to read, and returns the byte count (or
+ * -1 with errno set if the first read fails). Use it where Linux delivers
+ * data in pieces, such as pty echo, which the kernel pushes from a work
+ * queue. */
+ssize_t mt_read_n(int fd, void *buf, size_t n, int timeout_ms);
+
 /* mt_enter_scratch makes /dev/shm/moat-NAME-PID (the writable tmpfs of
  * both runs) and enters it; on failure it fails the case and returns -1. */
 int mt_enter_scratch(const char *name);
