@@ -31,6 +31,8 @@ func main() {
 	cdr.Register(cdr.CommandsCommand(), "")
 	cdr.Register(new(cmd.Do), "")
 	cmd.RegisterOCI(cdr)
+	cdr.Register(new(cmd.Install), "")
+	cdr.Register(new(cmd.Uninstall), "")
 	cdr.Register(new(cmd.Gofer), cmd.InternalGroup)
 	cdr.Register(new(cmd.Boot), cmd.InternalGroup)
 	for _, name := range []string{"root", "log", "log-format", "debug", "debug-log", "strace", "platform", "network"} {
