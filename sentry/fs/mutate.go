@@ -106,44 +106,49 @@ type createFunc func(md MutableDir, name string, opts CreateOptions) (Node, erro
 // component of l.Path must not exist; mode is the new node's type and
 // permission bits (umask applied).
 func create(ctx Context, l *Lookup, mode uint32, fn createFunc) error {
+	_, err := createAt(ctx, l, mode, fn)
+	return err
+}
+
+// createAt is create returning the new node's position.
+func createAt(ctx Context, l *Lookup, mode uint32, fn createFunc) (VirtualDentry, error) {
 	p, err := ResolveParent(ctx, l)
 	if err != nil {
-		return err
+		return VirtualDentry{}, err
 	}
 	if !p.IsNormal() {
-		return unix.EEXIST
+		return VirtualDentry{}, unix.EEXIST
 	}
 	d := p.Dir.Dentry
 	d.dirMu.Lock()
 	defer d.dirMu.Unlock()
 	if _, err := d.lookupLocked(ctx, p.Name); err == nil {
-		return unix.EEXIST
+		return VirtualDentry{}, unix.EEXIST
 	} else if err != unix.ENOENT {
-		return err
+		return VirtualDentry{}, err
 	}
 	if err := missing(d); err != nil {
-		return err
+		return VirtualDentry{}, err
 	}
 	if p.TrailingSlash && mode&unix.S_IFMT != unix.S_IFDIR {
-		return unix.ENOENT
+		return VirtualDentry{}, unix.ENOENT
 	}
 	if p.Dir.Mount.ReadOnly() {
-		return unix.EROFS
+		return VirtualDentry{}, unix.EROFS
 	}
 	dirSt, err := mayCreate(ctx, d)
 	if err != nil {
-		return err
+		return VirtualDentry{}, err
 	}
 	md, err := mutableDir(d)
 	if err != nil {
-		return err
+		return VirtualDentry{}, err
 	}
 	n, err := fn(md, p.Name, newOwner(ctx.Credentials(), &dirSt, mode))
 	if err != nil {
-		return err
+		return VirtualDentry{}, err
 	}
-	d.addChild(p.Name, n)
-	return nil
+	return VirtualDentry{Mount: p.Dir.Mount, Dentry: d.addChild(p.Name, n)}, nil
 }
 
 // Mkdir implements mkdir(2) of l.Path. mode has the umask applied; only
@@ -171,6 +176,19 @@ func Mknod(ctx Context, l *Lookup, mode uint32, rdev uint64) error {
 		}
 		return md.Mknod(ctx, name, opts)
 	})
+}
+
+// MknodSocket creates the socket node bind(2) of a Unix-domain socket
+// makes at l.Path (mode has the umask applied) and returns its position.
+// An existing name gives EADDRINUSE, as Linux's unix_bind does.
+func MknodSocket(ctx Context, l *Lookup, mode uint32) (VirtualDentry, error) {
+	vd, err := createAt(ctx, l, unix.S_IFSOCK|mode&0o7777, func(md MutableDir, name string, opts CreateOptions) (Node, error) {
+		return md.Mknod(ctx, name, opts)
+	})
+	if err == unix.EEXIST {
+		return VirtualDentry{}, unix.EADDRINUSE
+	}
+	return vd, err
 }
 
 // Symlink implements symlink(2): a link at l.Path to target (not empty).
