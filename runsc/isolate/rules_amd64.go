@@ -130,6 +130,9 @@ var sentryRules = Rules{
 	unix.SYS_TKILL:             Allow,
 	unix.SYS_PROCESS_VM_READV:  Allow,
 	unix.SYS_PROCESS_VM_WRITEV: Allow,
+	// It binds each stub thread to the CPU its tracer runs on, so a
+	// system call's stop and resume do not cross CPUs.
+	unix.SYS_SCHED_SETAFFINITY: Allow,
 	// Stub processes inherit the filter if the platform forks them after
 	// confinement; their start-up code parks in pause and closes every
 	// descriptor but the memory file with close_range.

@@ -59,6 +59,7 @@ func (c *context) Switch(pas platform.AddressSpace, regs *arch.Registers) (platf
 		return platform.SwitchInterrupted, nil, nil
 	}
 	regs.Orig_rax = ^uint64(0)
+	t.follow()
 	if err := unix.PtraceSetRegs(int(t.tid), regs); err != nil {
 		return 0, nil, fmt.Errorf("PTRACE_SETREGS %d: %w", t.tid, err)
 	}

@@ -74,7 +74,7 @@ func New(memfd int) (*Platform, error) {
 		if err != nil {
 			return
 		}
-		t := &thread{tgid: int32(pid), tid: int32(pid)}
+		t := &thread{tgid: int32(pid), tid: int32(pid), cpu: -1}
 		var ws unix.WaitStatus
 		ws, err = t.wait()
 		if err == nil && (!ws.Stopped() || ws.StopSignal() != unix.SIGSTOP) {

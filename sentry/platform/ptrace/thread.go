@@ -14,6 +14,8 @@ type thread struct {
 	tgid, tid int32
 	// tracer is the host tid of the OS thread that seized this one.
 	tracer int32
+	// cpu is the CPU the thread is bound to, or -1 (see follow).
+	cpu int32
 	// initRegs are the registers the thread had when it was seized; they
 	// give valid segment selectors for injected system calls.
 	initRegs arch.Registers
@@ -22,7 +24,7 @@ type thread struct {
 // seize attaches the calling OS thread to a stub thread parked in the pause
 // loop and stops it.
 func seize(tgid, tid int32) (*thread, error) {
-	t := &thread{tgid: tgid, tid: tid, tracer: int32(unix.Gettid())}
+	t := &thread{tgid: tgid, tid: tid, tracer: int32(unix.Gettid()), cpu: -1}
 	const opts = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_EXITKILL
 	if _, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_SEIZE, uintptr(tid), 0, opts, 0, 0); errno != 0 {
 		return nil, fmt.Errorf("PTRACE_SEIZE %d: %w", tid, errno)
