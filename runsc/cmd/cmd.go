@@ -40,12 +40,15 @@ func Globals(args []any) (*config.Config, *slog.Logger) {
 }
 
 // fail reports err from command name on stderr, and in the log too when
-// the log is a file. It returns the status runsc exits with when it fails
-// itself.
+// the log is a file. The log record's message is the error itself, as
+// runc's: containerd's runc shim shows the message of the last error
+// record of --log (Docker then matches "executable file not found" and
+// the like in it to pick its exit status). It returns the status runsc
+// exits with when it fails itself.
 func fail(conf *config.Config, log *slog.Logger, name string, err error) subcommands.ExitStatus {
 	fmt.Fprintf(os.Stderr, "runsc %s: %v\n", name, err)
 	if conf.DebugLog != "" || conf.LogFile != "" {
-		log.Error(name+" failed", "err", err)
+		log.Error(fmt.Sprintf("runsc %s: %v", name, err))
 	}
 	return sandbox.ExitInternal
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -130,6 +131,40 @@ func TestOpenLog(t *testing.T) {
 		b, _ := os.ReadFile(c.LogFile)
 		if strings.Contains(string(b), "dropped") || !strings.Contains(string(b), `"msg":"kept"`) {
 			t.Errorf("json log holds %q", b)
+		}
+	})
+	t.Run("json to --log and --debug-log, levels as runc's", func(t *testing.T) {
+		c := Default()
+		c.Debug = true
+		c.LogFormat = "json"
+		c.LogFile = filepath.Join(dir, "both.json")
+		c.DebugLog = filepath.Join(dir, "both")
+		log, closer, err := c.OpenLog("create", os.Stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Debug("d")
+		log.Info("i")
+		log.Warn("w")
+		log.Error("runsc create: boom")
+		closer.Close()
+		for _, path := range []string{c.LogFile, c.DebugLogPath(HostPID(), "create")} {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				var rec struct{ Level, Msg string }
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("%s: line %q: %v", path, line, err)
+				}
+				got = append(got, rec.Level+":"+rec.Msg)
+			}
+			want := []string{"debug:d", "info:i", "warning:w", "error:runsc create: boom"}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s holds %q, want %q", path, got, want)
+			}
 		}
 	})
 	t.Run("stderr", func(t *testing.T) {
