@@ -128,7 +128,7 @@ var benchmarks = []benchmark{
 	{
 		name:   "ptrace_floor",
 		unit:   "ns/op",
-		detail: "native: a C tracer serving getpid with PTRACE_SYSEMU+GETREGS+SETREGS (the floor of any ptrace sandbox here); sandbox: Moat's getpid",
+		detail: "native: a C tracer serving getpid with PTRACE_SYSEMU+GETREGS+SETREGS, its tracee bound to its CPU (the floor of any ptrace sandbox here); sandbox: Moat's getpid",
 		run:    ptraceFloor,
 	},
 	micro("gettid", 100000, "raw gettid syscall loop"),
