@@ -174,9 +174,9 @@ func (p procTask) StatusText() string {
 	sigLimit := p.tg.limits.Get(unix.RLIMIT_SIGPENDING).Cur
 	fmt.Fprintf(&b, "Threads:\t%d\nSigQ:\t%d/%d\nSigPnd:\t%016x\nShdPnd:\t%016x\nSigBlk:\t%016x\nSigIgn:\t%016x\nSigCgt:\t%016x\n",
 		len(p.tg.Tasks()), queued, sigLimit, uint64(pnd), uint64(shd), uint64(blk), uint64(ign), uint64(cgt))
-	fmt.Fprintf(&b, "CapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t0\nSeccomp_filters:\t0\n",
+	fmt.Fprintf(&b, "CapInh:\t%016x\nCapPrm:\t%016x\nCapEff:\t%016x\nCapBnd:\t%016x\nCapAmb:\t%016x\nNoNewPrivs:\t%d\nSeccomp:\t%d\nSeccomp_filters:\t%d\n",
 		uint64(c.InheritableCaps), uint64(c.PermittedCaps), uint64(c.EffectiveCaps), uint64(c.BoundingCaps), uint64(c.AmbientCaps),
-		boolInt(t.noNewPrivs))
+		boolInt(t.NoNewPrivs()), t.SeccompMode(), t.SeccompFilterCount())
 	mask, list := cpuSetText(t.Affinity(), NumCPUs())
 	fmt.Fprintf(&b, "Cpus_allowed:\t%s\nCpus_allowed_list:\t%s\nMems_allowed:\t%s\nMems_allowed_list:\t0\n", mask, list, memsAllowed)
 	fmt.Fprintf(&b, "voluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n")

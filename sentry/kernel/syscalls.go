@@ -85,7 +85,15 @@ func (t *Task) doSyscall() bool {
 			fmt.Fprintf(t.k.Strace, "[%5d] %s ...\n", t.tid, entry)
 		}
 	}
-	rv, err := t.dispatch(sysno, args)
+	var rv uintptr
+	var err error
+	run := true
+	if sc := t.seccomp.Load(); sc != nil {
+		rv, run, err = t.checkSeccomp(sc, sysno, &args)
+	}
+	if run {
+		rv, err = t.dispatch(sysno, args)
+	}
 	if err == errTaskExited {
 		return false
 	}

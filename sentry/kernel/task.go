@@ -96,8 +96,12 @@ type Task struct {
 
 	// pdeathSignal is PR_SET_PDEATHSIG.
 	pdeathSignal Signal
-	// noNewPrivs is PR_SET_NO_NEW_PRIVS.
-	noNewPrivs bool
+	// noNewPrivs is PR_SET_NO_NEW_PRIVS (atomic: TSYNC sets it on other
+	// threads).
+	noNewPrivs atomic.Bool
+	// seccomp is the task's seccomp mode and filters, nil when off
+	// (seccomp.go).
+	seccomp atomic.Pointer[seccompState]
 
 	// attrs are scheduling and other per-thread attributes (task_sched.go).
 	attrs taskAttrs
@@ -265,7 +269,7 @@ func (t *Task) PDeathSignal() Signal { return t.pdeathSignal }
 func (t *Task) SetPDeathSignal(s Signal) { t.pdeathSignal = s }
 
 // NoNewPrivs returns PR_GET_NO_NEW_PRIVS.
-func (t *Task) NoNewPrivs() bool { return t.noNewPrivs }
+func (t *Task) NoNewPrivs() bool { return t.noNewPrivs.Load() }
 
 // SetNoNewPrivs sets no_new_privs (it can never be cleared).
-func (t *Task) SetNoNewPrivs() { t.noNewPrivs = true }
+func (t *Task) SetNoNewPrivs() { t.noNewPrivs.Store(true) }

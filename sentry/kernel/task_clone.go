@@ -104,8 +104,9 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		startTime:    time.Now(),
 		fpCopy:       fp,
 		pdeathSignal: 0,
-		noNewPrivs:   t.noNewPrivs,
 	}
+	nt.noNewPrivs.Store(t.NoNewPrivs())
+	nt.seccomp.Store(t.seccomp.Load())
 	nt.mm.Store(m)
 	nt.fdTable.Store(fdt)
 	nt.fsCtx.Store(fsc)
