@@ -80,6 +80,11 @@ type Kernel struct {
 
 	startTime time.Time
 	stopClock chan struct{}
+
+	// freezer is the pause state (freeze.go); external the processes
+	// started from outside the sandbox (external.go).
+	freezer  freezer
+	external map[*ThreadGroup]*ExternalProcess
 }
 
 // ThreadID is a task or thread group id.

@@ -164,6 +164,7 @@ func (k *Kernel) reaperFor(tg *ThreadGroup) *ThreadGroup {
 func (k *Kernel) signalParentExitLocked(tg *ThreadGroup) {
 	p := tg.parent
 	if p == nil {
+		k.externalExitLocked(tg) // started from outside (external.go)
 		return
 	}
 	if tg.exitSignal != 0 && p.leader != nil {

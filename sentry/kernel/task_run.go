@@ -14,6 +14,9 @@ import (
 
 // Start runs the task's goroutine.
 func (t *Task) Start() {
+	if t.k.freezer.frozen.Load() {
+		t.pendingWork.Store(true) // born in a paused kernel (freeze.go)
+	}
 	go t.run()
 }
 
@@ -25,6 +28,7 @@ func (t *Task) run() {
 	for {
 		if t.pendingWork.Load() {
 			t.pendingWork.Store(false)
+			t.waitWhileFrozen()
 			if !t.handleSignals() {
 				return
 			}
