@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if root := os.Getenv(confineEnv); root != "" {
 		os.Exit(confinedChild(root))
 	}
+	if top := os.Getenv(confineMountsEnv); top != "" {
+		os.Exit(confinedMountsChild(top))
+	}
 	os.Exit(m.Run())
 }
 

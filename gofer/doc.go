@@ -7,7 +7,7 @@
 // The wire format lives in gofer/proto (see its package doc for the
 // encoding): one SOCK_SEQPACKET datagram per message, a tag to match
 // responses to requests, errors as Linux errno numbers. Requests are
-// Attach (the root), Walk (one component, never following a symlink),
+// Attach (an attach point's root), Walk (one component, never following a symlink),
 // Stat (lstat semantics), Open (donates a host fd), Readlink,
 // Getdents (paged by d_off cookies, without "." and ".."), StatFS, Close
 // (of a handle) and Dup (a new connection to the same tree). A read-write
@@ -21,9 +21,24 @@
 // EROFS (Getxattr, Listxattr, Fsync and Connect excepted, which change
 // nothing).
 //
+// # Attach points
+//
+// A Server serves several trees, its attach points: number 0 is the
+// container's root (always a directory), numbers 1, 2, ... the sources of
+// the container's bind mounts (Config.Mounts), each a directory or a
+// single file (a file bind mount such as /etc/hosts). Tattach names one.
+// A file's attach point is reached by name in its directory, which no
+// handle names, so it can be reopened like any file. Every node belongs
+// to the attach point it was reached from: a read-only one (a ro bind
+// mount) refuses changes with EROFS as a read-only server does, and a
+// link or rename never mixes nodes of two attach points (EXDEV), as
+// Linux refuses it across mounts. Each attach point is a tree of its
+// own: walks are single components and ".." is never walked, so a
+// bind's symlinks and its ".." never lead out of its source.
+//
 // # Objects and ownership
 //
-// A Server holds the served root as an O_PATH fd. Each connection has its
+// A Server holds each attach point's root as an O_PATH fd. Each connection has its
 // own table of handles; a handle names a node, which owns one O_PATH fd
 // opened with O_NOFOLLOW (an O_TMPFILE file's node owns a duplicate of its
 // open fd instead, having no name to open one by). Nodes are reference counted (one reference per
@@ -46,7 +61,11 @@
 // (CLONE_NEWNS; also user, PID, IPC, UTS and network namespaces as it
 // sees fit). The gofer then calls Confine(root), which makes all mounts
 // private and pivots into root, so the process cannot name anything
-// outside the container's root; then Serve with Root "/". The seccomp
+// outside the container's root; then Serve with Root "/". With bind
+// mounts it calls ConfineMounts instead, which clones the root and every
+// source as detached mount trees (read-only ones made read-only by the
+// host kernel), moves them into a small read-only tmpfs and pivots into
+// that, so the gofer can name the root and the sources and nothing else. The seccomp
 // allowlist (built in runsc/isolate from Syscalls) is installed after
 // that. Walks take one component at a time with openat(dirfd, name,
 // O_PATH|O_NOFOLLOW); names holding '/', "." and ".." are refused, so a

@@ -22,6 +22,11 @@ type node struct {
 	mode uint32 // file type bits (S_IFMT) at walk time
 	dev  uint64
 	ino  uint64
+	// ro marks a node of a read-only attach point (a read-only bind
+	// mount): like a read-only server, it refuses every change.
+	ro bool
+	// mount is the attach point the node was reached from.
+	mount uint32
 
 	// idx holds the node's location; nil for the root.
 	idx *nameIndex
@@ -39,7 +44,8 @@ type node struct {
 }
 
 // newNode makes a node of fd, found as name in parent, holding one
-// reference. A non-directory remembers its location in idx.
+// reference. A non-directory remembers its location in idx. The node
+// belongs to its parent's attach point, read-only if that is.
 func newNode(fd int, st *unix.Stat_t, idx *nameIndex, parent *node, name string) *node {
 	n := &node{
 		fd:    fd,
@@ -50,6 +56,9 @@ func newNode(fd int, st *unix.Stat_t, idx *nameIndex, parent *node, name string)
 		dirFD: -1,
 	}
 	n.refs.Store(1)
+	if parent != nil {
+		n.ro, n.mount = parent.ro, parent.mount
+	}
 	if parent != nil && n.mode != unix.S_IFDIR {
 		idx.add(n, parent, name)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 
 	"github.com/moat-sandbox/moat/gofer/proto"
@@ -22,13 +23,26 @@ type Config struct {
 	// tree, reaching (or offered to) host processes. Without it both
 	// fail with EPERM.
 	HostUDS bool
+	// Mounts are further attach points (bind mounts): Mounts[i] is
+	// attach point i+1 (Tattach.Mount).
+	Mounts []Mount
+}
+
+// Mount is an attach point besides the root: a bind mount's source.
+type Mount struct {
+	// Path is the source on the host, a directory or any other file;
+	// after ConfineMounts, the path it returned. Symlinks in it are
+	// followed: it comes from the trusted caller, not the sandbox.
+	Path string
+	// ReadOnly refuses every change under the attach point with EROFS.
+	ReadOnly bool
 }
 
 // Serve serves cfg.Root on cfg.ConnFD, and on every connection made from
 // it with Tdup, until all of them have closed. A clean hang-up by the
 // Sentry is not an error.
 func Serve(cfg Config) error {
-	s, err := NewServer(cfg.Root, cfg.ReadOnly)
+	s, err := NewServerMounts(append([]Mount{{Path: cfg.Root, ReadOnly: cfg.ReadOnly}}, cfg.Mounts...))
 	if err != nil {
 		unix.Close(cfg.ConnFD)
 		return err
@@ -44,9 +58,12 @@ func Serve(cfg Config) error {
 // connection's readers wait (and the Sentry's sends back up) beyond it.
 const maxWorkers = 16
 
-// Server serves one host directory tree to any number of connections.
+// Server serves host trees, its attach points, to any number of
+// connections: the root (attach point 0) and bind mounts (1, 2, ...).
 type Server struct {
-	root     *node
+	// mounts are the attach points' root nodes; mounts[0] is the root.
+	mounts []*node
+	// readOnly says every attach point is read-only.
 	readOnly bool
 	hostUDS  bool
 	idx      nameIndex      // where the non-directory nodes were found
@@ -63,24 +80,99 @@ type Server struct {
 // NewServer opens root (an O_PATH fd kept for the server's life) to serve
 // it, read-only or read-write.
 func NewServer(root string, readOnly bool) (*Server, error) {
-	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return NewServerMounts([]Mount{{Path: root, ReadOnly: readOnly}})
+}
+
+// NewServerMounts opens its attach points (O_PATH fds kept for the
+// server's life) to serve them: mounts[0] is the root, which must be a
+// directory; mounts[i] is attach point i.
+func NewServerMounts(mounts []Mount) (*Server, error) {
+	if len(mounts) == 0 {
+		return nil, errors.New("gofer: no root to serve")
+	}
+	s := &Server{readOnly: true, cwdFD: -1}
+	for _, m := range mounts {
+		s.readOnly = s.readOnly && m.ReadOnly
+	}
+	fail := func(err error) (*Server, error) {
+		for _, n := range s.mounts {
+			n.decRef()
+		}
+		if s.cwdFD >= 0 {
+			unix.Close(s.cwdFD)
+		}
+		return nil, err
+	}
+	if !s.readOnly {
+		var err error
+		if s.cwdFD, err = unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return fail(fmt.Errorf("gofer: open working directory: %w", err))
+		}
+	}
+	for i, m := range mounts {
+		n, err := s.openMount(i, m)
+		if err != nil {
+			return fail(fmt.Errorf("gofer: attach point %d: %w", i, err))
+		}
+		if i == 0 && n.mode != unix.S_IFDIR {
+			n.decRef()
+			return fail(fmt.Errorf("gofer: root %q: %w", m.Path, unix.ENOTDIR))
+		}
+		s.mounts = append(s.mounts, n)
+	}
+	return s, nil
+}
+
+// openMount makes the root node of attach point i. A directory is its
+// own O_PATH fd. Anything else is reached by name in its directory (a
+// node nobody has a handle to), as it is reopened that way; it must be
+// the file that opening the path resolved to.
+func (s *Server) openMount(i int, m Mount) (*node, error) {
+	p, err := filepath.EvalSymlinks(m.Path)
 	if err != nil {
-		return nil, fmt.Errorf("gofer: open root %q: %w", root, err)
+		return nil, err
+	}
+	m.Path = p
+	fd, err := unix.Open(m.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", m.Path, err)
 	}
 	var st unix.Stat_t
 	if err := fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("gofer: stat root %q: %w", root, err)
+		return nil, fmt.Errorf("stat %q: %w", m.Path, err)
 	}
-	s := &Server{readOnly: readOnly, cwdFD: -1}
-	if !readOnly {
-		if s.cwdFD, err = unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-			unix.Close(fd)
-			return nil, fmt.Errorf("gofer: open working directory: %w", err)
-		}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		n := newNode(fd, &st, &s.idx, nil, "")
+		n.ro, n.mount = m.ReadOnly, uint32(i)
+		return n, nil
 	}
-	s.root = newNode(fd, &st, &s.idx, nil, "")
-	return s, nil
+	unix.Close(fd)
+	dir, name := filepath.Split(filepath.Clean(m.Path))
+	if dir == "" {
+		dir = "."
+	}
+	dfd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", dir, err)
+	}
+	var dst unix.Stat_t
+	if err := fstat(dfd, &dst); err != nil {
+		unix.Close(dfd)
+		return nil, fmt.Errorf("stat %q: %w", dir, err)
+	}
+	parent := newNode(dfd, &dst, &s.idx, nil, "")
+	parent.ro, parent.mount = m.ReadOnly, uint32(i)
+	defer parent.decRef()
+	n, _, err := walk(parent, name)
+	if err != nil {
+		return nil, fmt.Errorf("open %q: %w", m.Path, err)
+	}
+	if !n.same(&st) {
+		n.decRef()
+		return nil, fmt.Errorf("open %q: replaced while opened: %w", m.Path, unix.ESTALE)
+	}
+	return n, nil
 }
 
 // AllowHostUDS makes the server serve Tbind and Tconnect (Config.HostUDS).
@@ -90,7 +182,9 @@ func (s *Server) AllowHostUDS() { s.hostUDS = true }
 // Close waits for every connection to end, then releases the root.
 func (s *Server) Close() {
 	s.conns.Wait()
-	s.root.decRef()
+	for _, n := range s.mounts {
+		n.decRef()
+	}
 	if s.cwdFD >= 0 {
 		unix.Close(s.cwdFD)
 	}
@@ -242,12 +336,16 @@ func (c *conn) handle(m proto.Message) proto.Message {
 		if m.Version != proto.Version {
 			return errMsg(unix.EPROTONOSUPPORT)
 		}
+		if uint64(m.Mount) >= uint64(len(c.srv.mounts)) {
+			return errMsg(unix.ENOENT)
+		}
+		root := c.srv.mounts[m.Mount]
 		var st unix.Stat_t
-		if err := fstat(c.srv.root.fd, &st); err != nil {
+		if err := fstat(root.fd, &st); err != nil {
 			return errMsg(err)
 		}
-		c.srv.root.incRef()
-		h := c.nodes.add(c.srv.root)
+		root.incRef()
+		h := c.nodes.add(root)
 		return &proto.Rattach{Root: proto.Handle(h), Attr: proto.AttrFromStat(&st)}
 	case *proto.Tclose:
 		if !c.nodes.remove(uint64(m.Node)) {
@@ -305,7 +403,7 @@ func (c *conn) handle(m proto.Message) proto.Message {
 		}
 		return &proto.Rstat{Attr: proto.AttrFromStat(&st)}
 	case *proto.Topen:
-		fd, err := openFile(n, int(m.Flags), c.srv.readOnly)
+		fd, err := openFile(n, int(m.Flags), c.srv.readOnly || n.ro)
 		if err != nil {
 			return errMsg(err)
 		}

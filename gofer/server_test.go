@@ -538,7 +538,7 @@ func TestGetdents(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		n, _, err := walk(s.root, "big")
+		n, _, err := walk(s.mounts[0], "big")
 		if err != nil {
 			t.Fatal(err)
 		}

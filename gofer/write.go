@@ -98,6 +98,16 @@ func (c *conn) handleWrite(m proto.Message) (proto.Message, bool) {
 			n.decRef()
 		}
 	}()
+	for _, n := range nodes {
+		if n.mount != nodes[0].mount {
+			// Attach points are separate mounts: no link or rename
+			// crosses them (the host would say so too, once confined).
+			return errMsg(unix.EXDEV), true
+		}
+		if n.ro && !readsOnly(m) { // a node of a read-only bind mount
+			return errMsg(unix.EROFS), true
+		}
+	}
 	r, err := c.srv.serveWrite(m, nodes)
 	if err != nil {
 		return errMsg(err), true
@@ -275,7 +285,9 @@ func (s *Server) tmpfile(dir *node, m *proto.Ttmpfile) (any, error) {
 	if err != nil {
 		return fail(err)
 	}
-	return &newNodeResult{n: newNode(nfd, &st, &s.idx, nil, ""), attr: proto.AttrFromStat(&st), fd: fd}, nil
+	n := newNode(nfd, &st, &s.idx, nil, "")
+	n.ro, n.mount = dir.ro, dir.mount
+	return &newNodeResult{n: n, attr: proto.AttrFromStat(&st), fd: fd}, nil
 }
 
 // mknod serves Tmknod: FIFOs, sockets and regular files only.

@@ -180,9 +180,17 @@ func (c *Client) call(req Message, want MsgType) (Message, error) {
 	}
 }
 
-// Attach returns a handle to the root of the served tree.
+// Attach returns a handle to the root of the served tree (attach point 0,
+// the container's root).
 func (c *Client) Attach() (Handle, Attr, error) {
-	m, err := c.call(&Tattach{Version: Version}, MsgRattach)
+	return c.AttachMount(0)
+}
+
+// AttachMount returns a handle to the root of attach point mount: 0 is
+// the container's root, i > 0 the gofer's i-th bind mount. An attach
+// point the gofer does not have fails with ENOENT.
+func (c *Client) AttachMount(mount uint32) (Handle, Attr, error) {
+	m, err := c.call(&Tattach{Version: Version, Mount: mount}, MsgRattach)
 	if err != nil {
 		return 0, Attr{}, err
 	}

@@ -23,8 +23,14 @@ type fdMessage interface {
 // Rerror answers any request that failed; Errno is a Linux errno.
 type Rerror struct{ Errno uint32 }
 
-// Tattach asks for the root of the served tree.
-type Tattach struct{ Version uint32 }
+// Tattach asks for the root of one of the served trees, its attach
+// point: Mount 0 is the container's root, Mount i > 0 the i-th bind
+// mount the gofer was started with. A bind mount's root may be a
+// non-directory (a file bind mount such as /etc/hosts).
+type Tattach struct {
+	Version uint32
+	Mount   uint32
+}
 
 // Rattach returns a handle to the root.
 type Rattach struct {
@@ -131,8 +137,8 @@ func (m *Rerror) decode(d *decoder) {
 	}
 }
 
-func (m *Tattach) encode(e *encoder) { e.u32(m.Version) }
-func (m *Tattach) decode(d *decoder) { m.Version = d.u32() }
+func (m *Tattach) encode(e *encoder) { e.u32(m.Version); e.u32(m.Mount) }
+func (m *Tattach) decode(d *decoder) { m.Version = d.u32(); m.Mount = d.u32() }
 
 func (m *Rattach) encode(e *encoder) { e.u64(uint64(m.Root)); e.attr(&m.Attr) }
 func (m *Rattach) decode(d *decoder) { m.Root = Handle(d.u64()); d.attr(&m.Attr) }

@@ -17,7 +17,7 @@
 //
 // Messages (request -> response):
 //
-//	Tattach{Version}          -> Rattach{Root, Attr}   the served tree's root
+//	Tattach{Version, Mount}   -> Rattach{Root, Attr}   an attach point's root (0: the container's)
 //	Twalk{Dir, Name}          -> Rwalk{Node, Attr}     one component, no symlink following
 //	Tstat{Node}               -> Rstat{Attr}           lstat semantics
 //	Topen{Node, Flags}        -> Ropen + fd            a host fd the caller owns
@@ -72,8 +72,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Version is the protocol version a client sends in Tattach.
-const Version = 1
+// Version is the protocol version a client sends in Tattach. Version 2
+// added Tattach.Mount (attach points for bind mounts).
+const Version = 2
 
 // MaxMessage is the largest datagram either side sends or accepts.
 const MaxMessage = 64 << 10

@@ -26,7 +26,7 @@ func sampleMessages() []Message {
 	sfs.Fsid.Val = [2]int32{-1, 7}
 	return []Message{
 		&Rerror{Errno: uint32(unix.ENOENT)},
-		&Tattach{Version: Version},
+		&Tattach{Version: Version, Mount: 3},
 		&Rattach{Root: 1, Attr: sampleAttr},
 		&Twalk{Dir: 1, Name: "etc"},
 		&Rwalk{Node: 2, Attr: sampleAttr},
