@@ -59,6 +59,9 @@ func New(memfd int) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := quietChildStops(); err != nil {
+		return nil, err
+	}
 	codefd, err := unix.MemfdCreate("moat-stub", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("creating stub memfd: %w", err)

@@ -57,3 +57,27 @@ func setXState(tid int32, state []byte) error {
 	}
 	return nil
 }
+
+// kernelSigaction is struct sigaction as rt_sigaction takes it on amd64.
+type kernelSigaction struct {
+	handler  uintptr
+	flags    uint64
+	restorer uintptr
+	mask     uint64
+}
+
+// quietChildStops sets the Sentry's SIGCHLD disposition to SIG_DFL behind
+// the Go runtime's back. Every ptrace stop of a stub thread notifies its
+// tracer's process with SIGCHLD; with the runtime's handler installed, that
+// is a signal delivery (often into the tracer's own wait4) per application
+// system call. Under SIG_DFL the kernel drops SIGCHLD when it is generated,
+// and unlike SIG_IGN it leaves wait4's reaping alone. Nothing in the
+// Sentry asks for SIGCHLD.
+func quietChildStops() error {
+	act := kernelSigaction{handler: 0} // SIG_DFL
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
+	if errno != 0 {
+		return fmt.Errorf("rt_sigaction(SIGCHLD, SIG_DFL): %w", errno)
+	}
+	return nil
+}
