@@ -78,6 +78,18 @@ func NewWritable(client *proto.Client) (*fs.Filesystem, error) {
 	return newFS(client, true)
 }
 
+// NewMount attaches to the gofer's attach point mount (a bind mount's
+// source: see proto.Client.AttachMount), read-only or writable (the gofer
+// must then serve it read-write). Its root may be a directory or, for a
+// file bind mount, any other file.
+func NewMount(client *proto.Client, mount uint32, writable bool) (*fs.Filesystem, error) {
+	h, attr, err := client.AttachMount(mount)
+	if err != nil {
+		return nil, fmt.Errorf("gofer attach %d: %w", mount, err)
+	}
+	return newFSAt(client, h, attr, writable), nil
+}
+
 func newFS(client *proto.Client, writable bool) (*fs.Filesystem, error) {
 	h, attr, err := client.Attach()
 	if err != nil {
@@ -86,8 +98,12 @@ func newFS(client *proto.Client, writable bool) (*fs.Filesystem, error) {
 	if attr.Mode&unix.S_IFMT != unix.S_IFDIR {
 		return nil, fmt.Errorf("gofer attach: root is not a directory (mode %#o)", attr.Mode)
 	}
+	return newFSAt(client, h, attr, writable), nil
+}
+
+func newFSAt(client *proto.Client, h proto.Handle, attr proto.Attr, writable bool) *fs.Filesystem {
 	gfs := &filesystem{client: client, root: h, writable: writable}
-	return fs.NewFilesystem(FSType, gfs, gfs.newNode(h, attr), !writable), nil
+	return fs.NewFilesystem(FSType, gfs, gfs.newNode(h, attr), !writable)
 }
 
 // errno turns a client error into the errno it carries.
