@@ -60,7 +60,7 @@ func (c *context) Switch(pas platform.AddressSpace, regs *arch.Registers) (platf
 	}
 	regs.Orig_rax = ^uint64(0)
 	t.follow()
-	if err := unix.PtraceSetRegs(int(t.tid), regs); err != nil {
+	if err := setRegs(t.tid, regs); err != nil {
 		return 0, nil, fmt.Errorf("PTRACE_SETREGS %d: %w", t.tid, err)
 	}
 	if err := ptraceSysemu(t.tid); err != nil {
@@ -73,7 +73,7 @@ func (c *context) Switch(pas platform.AddressSpace, regs *arch.Registers) (platf
 	if !ws.Stopped() {
 		return 0, nil, fmt.Errorf("%w: stub thread %d: status %#x", platform.ErrContextDead, t.tid, uint32(ws))
 	}
-	if err := unix.PtraceGetRegs(int(t.tid), regs); err != nil {
+	if err := getRegs(t.tid, regs); err != nil {
 		return 0, nil, fmt.Errorf("PTRACE_GETREGS %d: %w", t.tid, err)
 	}
 	sig := ws.StopSignal()

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/sentry/arch"
 	"github.com/moat-sandbox/moat/sentry/platform"
 )
 
@@ -78,6 +79,25 @@ func quietChildStops() error {
 	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), uintptr(unsafe.Pointer(&act)), 0, 8, 0, 0)
 	if errno != 0 {
 		return fmt.Errorf("rt_sigaction(SIGCHLD, SIG_DFL): %w", errno)
+	}
+	return nil
+}
+
+// getRegs and setRegs are PTRACE_GETREGS and PTRACE_SETREGS as raw system
+// calls: they never block, so the hot path skips the Go scheduler's
+// entersyscall/exitsyscall that unix.PtraceGetRegs pays.
+func getRegs(tid int32, regs *arch.Registers) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_GETREGS, uintptr(tid), 0, uintptr(unsafe.Pointer(regs)), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func setRegs(tid int32, regs *arch.Registers) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_SETREGS, uintptr(tid), 0, uintptr(unsafe.Pointer(regs)), 0, 0)
+	if errno != 0 {
+		return errno
 	}
 	return nil
 }
