@@ -15,7 +15,8 @@ import (
 )
 
 // This file is the sandbox side of the control socket: the RPCs runsc
-// start, kill, wait, ps and state make to a created sandbox.
+// start, kill, wait, ps, state, exec, pause and resume make to a created
+// sandbox.
 //
 // The protocol: the host (runsc create) binds a SOCK_SEQPACKET unix socket
 // in the container's state directory, listens, and hands the listening
@@ -24,11 +25,17 @@ import (
 // the sandbox answers with one Response and closes. Methods:
 //
 //	start   run init (only once; an error after)
-//	kill    send Signal to init, or with All to every process
-//	wait    block until init has exited; Status is its status
+//	kill    send Signal to init, or with All to every process, or to
+//	        process PID
+//	wait    block until init (or with PID, a process exec started) has
+//	        exited; Status is its status. With KillOnHangup, the process
+//	        is killed if the caller hangs up first.
 //	ps      Processes lists the sandbox's processes
 //	stats   Stats: process count, CPU time, memory in use
-//	state   Started, Exited and Status
+//	state   Started, Exited, Status and Paused
+//	exec    start Exec's process (exec.go), its stdin, stdout and stderr
+//	        passed with the request as SCM_RIGHTS; PID is its pid
+//	pause   freeze every process (kernel.Pause); resume thaws them
 //
 // When init has exited, the sandbox writes its status ("%d\n") to the exit
 // file (a descriptor the host opened in the state directory), answers the
@@ -41,12 +48,26 @@ type Request struct {
 	Signal int `json:"signal,omitempty"`
 	// All sends kill's signal to every process, not init alone.
 	All bool `json:"all,omitempty"`
+	// PID names the process kill signals and wait waits for, instead
+	// of init.
+	PID int32 `json:"pid,omitempty"`
+	// KillOnHangup makes wait kill process PID if the caller closes the
+	// connection before it has exited.
+	KillOnHangup bool `json:"killOnHangup,omitempty"`
+	// Exec is exec's process.
+	Exec *ExecSpec `json:"exec,omitempty"`
 }
 
 // Response answers a Request. Error is empty on success.
 type Response struct {
 	Error     string        `json:"error,omitempty"`
 	Started   bool          `json:"started,omitempty"`
+	Paused    bool          `json:"paused,omitempty"`
+	// PID is the pid of the process exec started.
+	PID int32 `json:"pid,omitempty"`
+	// ExecStatus, for an exec whose command cannot be run, is what a
+	// shell would exit with (127 not found, 126 not executable).
+	ExecStatus int `json:"execStatus,omitempty"`
 	Exited    bool          `json:"exited,omitempty"`
 	Status    int           `json:"status,omitempty"`
 	Processes []ProcessInfo `json:"processes,omitempty"`
@@ -116,6 +137,9 @@ type controller struct {
 	stop       chan struct{}
 	stopped    bool
 	stopStatus int
+	// execs are the processes exec started that nobody has waited for
+	// yet, by pid.
+	execs map[int32]*kernel.ExternalProcess
 }
 
 // finish waits (briefly) for the answers in flight: waits are answered
@@ -161,15 +185,30 @@ func (c *controller) acceptLoop(fd int) {
 
 func (c *controller) handle(fd int) {
 	buf := make([]byte, 64<<10)
-	n, _, _, _, err := unix.Recvmsg(fd, buf, nil, 0)
+	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
+	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil || n == 0 {
 		return
 	}
+	fds, err := parseRights(oob[:oobn])
+	defer func() {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+	}()
 	var req Request
 	var resp Response
-	if err := json.Unmarshal(buf[:n], &req); err != nil {
+	switch uerr := json.Unmarshal(buf[:n], &req); {
+	case uerr != nil:
+		resp.Error = fmt.Sprintf("bad request: %v", uerr)
+	case err != nil:
 		resp.Error = fmt.Sprintf("bad request: %v", err)
-	} else {
+	case req.Method == "exec":
+		resp = c.exec(&req, fds)
+		fds = nil // exec owns them
+	case req.Method == "wait" && req.PID != 0:
+		resp = c.waitExec(fd, &req)
+	default:
 		resp = c.call(&req)
 	}
 	b, err := json.Marshal(&resp)
@@ -202,7 +241,25 @@ func (c *controller) call(req *Request) Response {
 		s.Start()
 		return Response{}
 	case "kill":
+		if req.PID != 0 && req.PID != 1 {
+			return c.killPID(req.PID, kernel.Signal(req.Signal))
+		}
 		return c.kill(kernel.Signal(req.Signal), req.All)
+	case "pause", "resume":
+		if !s.Started() {
+			return Response{Error: "container not running"}
+		}
+		select {
+		case <-s.done:
+			return Response{Error: "container not running"}
+		default:
+		}
+		if req.Method == "pause" {
+			s.k.Pause()
+		} else {
+			s.k.Unpause()
+		}
+		return Response{}
 	case "wait":
 		select {
 		case <-s.done:
@@ -215,7 +272,7 @@ func (c *controller) call(req *Request) Response {
 	case "stats":
 		return Response{Stats: s.Stats()}
 	case "state":
-		r := Response{Started: s.Started()}
+		r := Response{Started: s.Started(), Paused: s.k.Paused()}
 		select {
 		case <-s.done:
 			r.Exited, r.Status = true, s.status

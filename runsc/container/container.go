@@ -334,13 +334,27 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 		Domainname:   spec.Domainname,
 		ReadOnlyRoot: spec.Root != nil && spec.Root.Readonly,
 		Mounts:       specMounts(spec),
-		Process: boot.Process{
-			UID:             p.User.UID,
-			GID:             p.User.GID,
-			AdditionalGIDs:  p.User.AdditionalGids,
-			Umask:           p.User.Umask,
-			NoNewPrivileges: p.NoNewPrivileges,
-		},
+	}
+	bp, err := bootProcess(p)
+	if err != nil {
+		return nil, err
+	}
+	bs.Process = bp
+	if l := spec.Linux; l != nil {
+		bs.MaskedPaths = l.MaskedPaths
+		bs.ReadonlyPaths = l.ReadonlyPaths
+	}
+	return bs, nil
+}
+
+// bootProcess turns a spec's process settings into the sandbox's.
+func bootProcess(p *specs.Process) (boot.Process, error) {
+	bp := boot.Process{
+		UID:             p.User.UID,
+		GID:             p.User.GID,
+		AdditionalGIDs:  p.User.AdditionalGids,
+		Umask:           p.User.Umask,
+		NoNewPrivileges: p.NoNewPrivileges,
 	}
 	if c := p.Capabilities; c != nil {
 		var caps boot.Capabilities
@@ -355,25 +369,21 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 			for _, name := range s.src {
 				n, err := specutils.CapabilityNumber(name)
 				if err != nil {
-					return nil, err
+					return bp, err
 				}
 				*s.dst = append(*s.dst, n)
 			}
 		}
-		bs.Process.Capabilities = &caps
+		bp.Capabilities = &caps
 	}
 	for _, r := range p.Rlimits {
 		n, err := specutils.RlimitNumber(r.Type)
 		if err != nil {
-			return nil, err
+			return bp, err
 		}
-		bs.Process.Rlimits = append(bs.Process.Rlimits, boot.Rlimit{Resource: n, Soft: r.Soft, Hard: r.Hard})
+		bp.Rlimits = append(bp.Rlimits, boot.Rlimit{Resource: n, Soft: r.Soft, Hard: r.Hard})
 	}
-	if l := spec.Linux; l != nil {
-		bs.MaskedPaths = l.MaskedPaths
-		bs.ReadonlyPaths = l.ReadonlyPaths
-	}
-	return bs, nil
+	return bp, nil
 }
 
 // Load reads container id's state under root and brings its status up
@@ -496,7 +506,7 @@ func (c *Container) Start() error {
 // Kill sends sig to init, or with all to every process of the container.
 func (c *Container) Kill(sig unix.Signal, all bool) error {
 	return c.withLock(func() error {
-		if c.rec.Status != Created && c.rec.Status != Running {
+		if c.rec.Status != Created && c.rec.Status != Running && c.rec.Status != Paused {
 			return errors.New("container not running")
 		}
 		_, err := sandbox.Call(c.dir, boot.Request{Method: "kill", Signal: int(sig), All: all}, callTimeout)
@@ -535,7 +545,7 @@ func (c *Container) Wait() (int, error) {
 
 // Processes lists the container's processes.
 func (c *Container) Processes() ([]boot.ProcessInfo, error) {
-	if c.rec.Status != Created && c.rec.Status != Running {
+	if c.rec.Status != Created && c.rec.Status != Running && c.rec.Status != Paused {
 		return nil, nil
 	}
 	resp, err := sandbox.Call(c.dir, boot.Request{Method: "ps"}, callTimeout)
@@ -557,7 +567,7 @@ type Stats struct {
 
 // Stats returns the resource figures of a created or running container.
 func (c *Container) Stats() (*Stats, error) {
-	if c.rec.Status != Created && c.rec.Status != Running {
+	if c.rec.Status != Created && c.rec.Status != Running && c.rec.Status != Paused {
 		return nil, errors.New("container not running")
 	}
 	resp, err := sandbox.Call(c.dir, boot.Request{Method: "stats"}, callTimeout)

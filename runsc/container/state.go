@@ -25,6 +25,8 @@ const (
 	Created  Status = "created"
 	Running  Status = "running"
 	Stopped  Status = "stopped"
+	// Paused is runc's extra state: every process frozen (pause).
+	Paused Status = "paused"
 )
 
 // Files of a container's state directory (besides the sandbox's own,
@@ -250,7 +252,7 @@ func (c *Container) refresh() {
 		if !c.rec.Creator.alive() {
 			c.rec.Status = Stopped
 		}
-	case Created, Running:
+	case Created, Running, Paused:
 		if _, ok := c.exitStatus(); ok || !c.rec.Sandbox.alive() {
 			c.rec.Status = Stopped
 		}

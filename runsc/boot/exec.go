@@ -1,0 +1,260 @@
+package boot
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/host"
+	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+)
+
+// This file is the sandbox side of runsc exec: a new process in the
+// running kernel (kernel.CreateProcess), whose stdio are host descriptors
+// the caller passed over the control socket.
+
+// ExecSpec is a process to start in a running sandbox: the control
+// request exec carries it, with its stdin, stdout and stderr as three
+// descriptors in one SCM_RIGHTS message.
+type ExecSpec struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env,omitempty"`
+	// Cwd is the working directory; empty means "/".
+	Cwd     string  `json:"cwd,omitempty"`
+	Process Process `json:"process"`
+	// Terminal says the stdio descriptors are a terminal the process
+	// leads: its process group is the terminal's foreground.
+	Terminal bool `json:"terminal,omitempty"`
+}
+
+// Exec starts spec's process in the sandbox with stdio as its stdin,
+// stdout and stderr, of which it takes ownership (closing them on error).
+// A command that cannot be found or executed gives an *ExecError.
+func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, err error) {
+	owned := stdio
+	defer func() {
+		for _, fd := range owned {
+			unix.Close(fd)
+		}
+	}()
+	if len(stdio) != 3 {
+		return nil, fmt.Errorf("exec needs 3 stdio descriptors, got %d", len(stdio))
+	}
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("no command")
+	}
+	select {
+	case <-s.done:
+		return nil, kernel.ErrInitExited
+	default:
+	}
+	fdt := fs.NewFDTable()
+	defer func() {
+		if err != nil && fdt != nil {
+			fdt.DecRef()
+		}
+	}()
+	tty := &host.TTY{}
+	for i, fd := range stdio {
+		// Owned by the process's user, so that it may reopen them
+		// (/dev/stdout).
+		f, err := host.NewFile(fd, host.Options{TTY: tty, UID: auth.KUID(spec.Process.UID), GID: auth.KGID(spec.Process.GID)})
+		if err != nil {
+			return nil, err
+		}
+		owned = stdio[i+1:]
+		err = fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024)
+		f.DecRef()
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	env := spec.Env
+	if !hasVar(env, "PATH") {
+		env = append(env, "PATH="+defaultPath)
+	}
+	ctx := kernel.Background()
+	root := s.k.MountNS.Root()
+	cwd := root
+	if spec.Cwd != "" && spec.Cwd != "/" {
+		cwd, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: spec.Cwd, FollowFinal: true})
+		if err != nil {
+			return nil, fmt.Errorf("working directory %q: %w", spec.Cwd, err)
+		}
+	}
+	exe, err := lookPath(ctx, root, cwd, spec.Argv[0], env)
+	if err != nil {
+		return nil, &ExecError{Status: 127, Err: err}
+	}
+	creds, limits, err := spec.Process.credentials()
+	if err != nil {
+		return nil, err
+	}
+	umask := uint32(0o022)
+	if spec.Process.Umask != nil {
+		umask = *spec.Process.Umask & 0o777
+	}
+	p, err = s.k.CreateProcess(kernel.InitOptions{
+		Path:    exe,
+		Argv:    spec.Argv,
+		Envv:    env,
+		Root:    root,
+		Cwd:     cwd,
+		Umask:   umask,
+		FDTable: fdt,
+		Creds:   creds,
+		Limits:  limits,
+	})
+	if err != nil {
+		fdt = nil // CreateProcess dropped it
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			return nil, &ExecError{Status: 127, Err: err}
+		case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
+			return nil, &ExecError{Status: 126, Err: err}
+		}
+		return nil, err
+	}
+	if spec.Process.NoNewPrivileges {
+		p.Leader().SetNoNewPrivs()
+	}
+	if spec.Terminal {
+		tty.SetForegroundPgrp(int32(p.PID()))
+	}
+	s.log.Debug("exec", "pid", p.PID(), "argv", spec.Argv)
+	p.Start()
+	return p, nil
+}
+
+// exitStatus turns a wait status into what runsc reports: the exit code,
+// or 128+N when signal N killed the process.
+func exitStatus(ws kernel.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitCode()
+}
+
+// maxFDs bounds the descriptors one control request may carry.
+const maxFDs = 3
+
+// parseRights returns the descriptors of the SCM_RIGHTS messages in oob.
+func parseRights(oob []byte) ([]int, error) {
+	if len(oob) == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("control message: %w", err)
+	}
+	var fds []int
+	for i := range msgs {
+		got, err := unix.ParseUnixRights(&msgs[i])
+		if err != nil {
+			continue
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
+}
+
+// exec answers an exec request, taking ownership of fds.
+func (c *controller) exec(req *Request, fds []int) Response {
+	if req.Exec == nil {
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return Response{Error: "exec without a process"}
+	}
+	// Under c.mu, so that the process is in execs before anyone can ask
+	// to wait for it.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, err := c.s.Exec(req.Exec, fds)
+	if err != nil {
+		r := Response{Error: err.Error()}
+		var ee *ExecError
+		if errors.As(err, &ee) {
+			r.ExecStatus = ee.Status
+		}
+		if errors.Is(err, kernel.ErrInitExited) {
+			r.Error = "container not running"
+		}
+		return r
+	}
+	if c.execs == nil {
+		c.execs = make(map[int32]*kernel.ExternalProcess)
+	}
+	c.execs[int32(p.PID())] = p
+	return Response{PID: int32(p.PID())}
+}
+
+// waitExec waits for the exec'd process req.PID; with KillOnHangup, a
+// caller that hangs up on fd first (it died) takes the process with it.
+func (c *controller) waitExec(fd int, req *Request) Response {
+	c.mu.Lock()
+	p := c.execs[req.PID]
+	c.mu.Unlock()
+	if p == nil {
+		return Response{Error: fmt.Sprintf("no process %d started by exec is waiting to be waited for", req.PID)}
+	}
+	if req.KillOnHangup {
+		// The watcher polls its own duplicate: fd is closed once this
+		// answer is sent.
+		if wfd, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+			go watchHangup(wfd, p)
+		}
+	}
+	<-p.Done()
+	c.mu.Lock()
+	if c.execs[req.PID] == p {
+		delete(c.execs, req.PID)
+	}
+	c.mu.Unlock()
+	return Response{Exited: true, Status: exitStatus(p.Status())}
+}
+
+// watchHangup kills p if fd's peer hangs up before p has exited. It
+// closes fd.
+func watchHangup(fd int, p *kernel.ExternalProcess) {
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLRDHUP}}
+	for {
+		select {
+		case <-p.Done():
+			return
+		default:
+		}
+		fds[0].Revents = 0
+		n, err := unix.Poll(fds, 100)
+		if errors.Is(err, unix.EINTR) || n == 0 {
+			continue
+		}
+		if err != nil || fds[0].Revents&unix.POLLNVAL != 0 {
+			return
+		}
+		if fds[0].Revents&(unix.POLLRDHUP|unix.POLLHUP|unix.POLLERR) != 0 {
+			p.Signal(kernel.Signal(unix.SIGKILL))
+			return
+		}
+	}
+}
+
+// killPID sends sig to process pid of the sandbox.
+func (c *controller) killPID(pid int32, sig kernel.Signal) Response {
+	if !sig.IsValid() {
+		return Response{Error: fmt.Sprintf("invalid signal %d", sig)}
+	}
+	tg := c.s.k.ThreadGroupByID(kernel.ThreadID(pid))
+	if tg == nil {
+		return Response{Error: fmt.Sprintf("no such process %d", pid)}
+	}
+	if err := tg.SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER)); err != nil {
+		return Response{Error: fmt.Sprintf("signalling process %d: %v", pid, err)}
+	}
+	return Response{}
+}
