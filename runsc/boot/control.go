@@ -60,18 +60,18 @@ type Request struct {
 
 // Response answers a Request. Error is empty on success.
 type Response struct {
-	Error     string        `json:"error,omitempty"`
-	Started   bool          `json:"started,omitempty"`
-	Paused    bool          `json:"paused,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Started bool   `json:"started,omitempty"`
+	Paused  bool   `json:"paused,omitempty"`
 	// PID is the pid of the process exec started.
 	PID int32 `json:"pid,omitempty"`
 	// ExecStatus, for an exec whose command cannot be run, is what a
 	// shell would exit with (127 not found, 126 not executable).
-	ExecStatus int `json:"execStatus,omitempty"`
-	Exited    bool          `json:"exited,omitempty"`
-	Status    int           `json:"status,omitempty"`
-	Processes []ProcessInfo `json:"processes,omitempty"`
-	Stats     *Stats        `json:"stats,omitempty"`
+	ExecStatus int           `json:"execStatus,omitempty"`
+	Exited     bool          `json:"exited,omitempty"`
+	Status     int           `json:"status,omitempty"`
+	Processes  []ProcessInfo `json:"processes,omitempty"`
+	Stats      *Stats        `json:"stats,omitempty"`
 }
 
 // Stats are the sandbox's resource figures, as the Sentry counts them.
