@@ -14,6 +14,10 @@ import (
 // open file description locks (F_OFD_SETLK, owned by a description) and
 // flock(2) locks (whole-file, owned by a description, in a namespace of
 // their own). Locks belong to the inode, named by (device, inode number).
+// An owner's locks of one type that touch or overlap are kept merged, as
+// Linux keeps them, so F_GETLK reports the merged range. A POSIX owner
+// blocked in F_SETLKW is recorded in blocked, so that a request that would
+// close a cycle of owners waiting on each other fails with EDEADLK.
 // locksMu is a leaf lock.
 
 // LockEOF is the end of a lock that runs to the end of the file.
@@ -44,10 +48,66 @@ type inodeLocks struct {
 	queue waiter.Queue
 }
 
+// blockedReq is a POSIX F_SETLKW request that is waiting.
+type blockedReq struct {
+	key  inodeKey
+	lock FileLock
+}
+
 var (
 	locksMu sync.Mutex
 	locks   = map[inodeKey]*inodeLocks{}
+	// blocked maps a waiting POSIX owner to its requests (one per
+	// waiting thread).
+	blocked = map[any][]*blockedReq{}
 )
+
+// maxDeadlockDepth bounds the walk of the waits-for chain, as Linux's
+// MAX_DEADLK_ITERATIONS does.
+const maxDeadlockDepth = 10
+
+// wouldDeadlock reports whether owner waiting on a lock held by holder
+// closes a cycle: holder waits (through at most maxDeadlockDepth owners)
+// for a lock owner holds.
+//
+// Preconditions: locksMu is held.
+func wouldDeadlock(owner, holder any) bool {
+	for i := 0; i < maxDeadlockDepth; i++ {
+		if holder == owner {
+			return true
+		}
+		reqs := blocked[holder]
+		if len(reqs) == 0 {
+			return false
+		}
+		r := reqs[0]
+		il := locks[r.key]
+		if il == nil {
+			return false
+		}
+		c := conflict(il.posix, &r.lock)
+		if c == nil {
+			return false
+		}
+		holder = c.owner
+	}
+	return false
+}
+
+func removeBlocked(owner any, r *blockedReq) {
+	reqs := blocked[owner]
+	for i, o := range reqs {
+		if o == r {
+			reqs = append(reqs[:i], reqs[i+1:]...)
+			break
+		}
+	}
+	if len(reqs) == 0 {
+		delete(blocked, owner)
+	} else {
+		blocked[owner] = reqs
+	}
+}
 
 func lockKeyOf(ctx Context, fd *FileDescription) (inodeKey, error) {
 	st, err := fd.Stat(ctx)
@@ -90,14 +150,27 @@ func apply(ls []FileLock, l FileLock) []FileLock {
 			out = append(out, right)
 		}
 	}
-	if l.Type != Unlock {
-		out = append(out, l)
+	if l.Type == Unlock {
+		return out
 	}
-	return out
+	// Merge with the owner's locks of the same type that touch l (none
+	// overlap it any more): at most one ends where l starts and one
+	// starts where l ends.
+	merged := out[:0]
+	for _, o := range out {
+		if o.owner == l.owner && o.Type == l.Type && (o.End == l.Start || l.End == o.Start) {
+			l.Start = min(l.Start, o.Start)
+			l.End = max(l.End, o.End)
+			continue
+		}
+		merged = append(merged, o)
+	}
+	return append(merged, l)
 }
 
-// lockWait tries op until it succeeds, waiting for unlocks if wait.
-func lockWait(ctx Context, key inodeKey, wait bool, op func(il *inodeLocks) bool) error {
+// lockWait tries op until it succeeds, waiting for unlocks if wait. op
+// runs with locksMu held; an error from it ends the wait.
+func lockWait(ctx Context, key inodeKey, wait bool, op func(il *inodeLocks) (bool, error)) error {
 	var ch <-chan struct{}
 	var undo func()
 	defer func() {
@@ -112,11 +185,14 @@ func lockWait(ctx Context, key inodeKey, wait bool, op func(il *inodeLocks) bool
 			il = &inodeLocks{}
 			locks[key] = il
 		}
-		ok := op(il)
+		ok, err := op(il)
 		if len(il.posix) == 0 && len(il.flock) == 0 && il.queue.IsEmpty() {
 			delete(locks, key)
 		}
 		locksMu.Unlock()
+		if err != nil {
+			return err
+		}
 		if ok {
 			il.queue.Notify(waiter.EventIn)
 			return nil
@@ -148,12 +224,35 @@ func SetPOSIXLock(ctx Context, fd *FileDescription, owner any, pid int32, typ in
 	if owner == any(fd) {
 		fd.AddReleaseHook(lockHookKey{}, func() { releaseAll(key, fd) })
 	}
-	return lockWait(ctx, key, wait && typ != Unlock, func(il *inodeLocks) bool {
-		if typ != Unlock && conflict(il.posix, &l) != nil {
-			return false
+	wait = wait && typ != Unlock
+	// OFD locks are not checked for deadlocks, as on Linux.
+	var req *blockedReq
+	if wait && owner != any(fd) {
+		req = &blockedReq{key: key, lock: l}
+		defer func() {
+			locksMu.Lock()
+			removeBlocked(owner, req)
+			locksMu.Unlock()
+		}()
+	}
+	registered := false
+	return lockWait(ctx, key, wait, func(il *inodeLocks) (bool, error) {
+		if typ != Unlock {
+			if c := conflict(il.posix, &l); c != nil {
+				if req != nil {
+					if wouldDeadlock(owner, c.owner) {
+						return false, unix.EDEADLK
+					}
+					if !registered {
+						blocked[owner] = append(blocked[owner], req)
+						registered = true
+					}
+				}
+				return false, nil
+			}
 		}
 		il.posix = apply(il.posix, l)
-		return true
+		return true, nil
 	})
 }
 
@@ -263,16 +362,16 @@ func Flock(ctx Context, fd *FileDescription, typ int16, wait bool) error {
 	l := FileLock{Type: typ, Start: 0, End: LockEOF, PID: -1, owner: fd}
 	if typ != Unlock {
 		// Converting a lock first drops the old one, as Linux does.
-		lockWait(ctx, key, false, func(il *inodeLocks) bool {
+		lockWait(ctx, key, false, func(il *inodeLocks) (bool, error) {
 			il.flock = apply(il.flock, FileLock{Type: Unlock, Start: 0, End: LockEOF, owner: fd})
-			return true
+			return true, nil
 		})
 	}
-	return lockWait(ctx, key, wait && typ != Unlock, func(il *inodeLocks) bool {
+	return lockWait(ctx, key, wait && typ != Unlock, func(il *inodeLocks) (bool, error) {
 		if typ != Unlock && conflict(il.flock, &l) != nil {
-			return false
+			return false, nil
 		}
 		il.flock = apply(il.flock, l)
-		return true
+		return true, nil
 	})
 }

@@ -4,13 +4,15 @@
  * /dev/shm file: F_SETLKW interrupted by a signal (EINTR), OFD F_OFD_SETLKW between threads, POSIX
  * locks shared by the threads of a process, POSIX and OFD owners reported
  * to each other, read-lock upgrades, converting part of a range, and
- * fchownat/linkat with AT_EMPTY_PATH. */
+ * fchownat/linkat with AT_EMPTY_PATH, F_SETLKW deadlock detection
+ * (EDEADLK) and F_GETLK on merged ranges. */
 #include "moattest.h"
 
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -259,6 +261,127 @@ static void adjacent_ranges_and_conversion(void)
 	CHECK_EXITED(mt_wait(c), 0);
 }
 
+/* sleeping waits until process pid sleeps in the kernel (its
+ * /proc/PID/stat state is S), up to five seconds. */
+static int sleeping(pid_t pid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 5000; i++) {
+		int f = open(p, O_RDONLY);
+		if (f >= 0) {
+			ssize_t n = read(f, buf, sizeof(buf) - 1);
+			close(f);
+			if (n > 0) {
+				buf[n] = 0;
+				char *q = strrchr(buf, ')');
+				if (q && q[1] == ' ' && q[2] == 'S')
+					return 1;
+			}
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+static void setlkw_deadlock_edeadlk(void)
+{
+	SCRATCH(fd);
+	int ready[2];
+	CHECK_SYS(pipe(ready));
+	CHECK_SYS(lk(fd, F_SETLK, F_WRLCK, 0, 1));
+	pid_t c = CHECK_SYS(fork());
+	if (c == 0) {
+		int f = open(path, O_RDWR);
+		CHILD_CHECK(f >= 0);
+		CHILD_CHECK(lk(f, F_SETLK, F_WRLCK, 1, 1) == 0);
+		CHILD_CHECK(write(ready[1], "r", 1) == 1);
+		/* Waits for the parent's byte 0, then holds both. */
+		CHILD_CHECK(lk(f, F_SETLKW, F_WRLCK, 0, 1) == 0);
+		_exit(0);
+	}
+	char b;
+	CHECK_EQ(read(ready[0], &b, 1), 1);
+	CHECK(sleeping(c));
+	/* Waiting for the child's byte would close the cycle. */
+	CHECK_ERR(lk(fd, F_SETLKW, F_WRLCK, 1, 1), EDEADLK);
+	CHECK_ERR(lk(fd, F_SETLKW, F_RDLCK, 0, 2), EDEADLK);
+	/* Without waiting it is only a conflict. */
+	CHECK_ERR(lk(fd, F_SETLK, F_WRLCK, 1, 1), EAGAIN);
+	/* The failed requests left the parent's own lock alone. */
+	struct flock g = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0 };
+	CHECK_SYS(fcntl(fd, F_GETLK, &g));
+	CHECK_EQ(g.l_type, F_WRLCK);
+	CHECK_EQ(g.l_start, 1);
+	CHECK_EQ(g.l_pid, c);
+	CHECK_SYS(lk(fd, F_SETLK, F_UNLCK, 0, 1));
+	CHECK_EXITED(mt_wait(c), 0);
+}
+
+/* getlk_probe returns what F_GETLK reports for a one-byte write lock at
+ * at. */
+static int getlk_probe(int f, off_t at, short *type, off_t *start, off_t *len)
+{
+	struct flock g = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = at, .l_len = 1 };
+	if (fcntl(f, F_GETLK, &g) < 0)
+		return -1;
+	*type = g.l_type;
+	*start = g.l_start;
+	*len = g.l_len;
+	return 0;
+}
+
+static void getlk_reports_merged_ranges(void)
+{
+	SCRATCH(fd);
+	CHECK_SYS(lk(fd, F_SETLK, F_WRLCK, 0, 10));
+	CHECK_SYS(lk(fd, F_SETLK, F_WRLCK, 10, 10));
+	CHECK_SYS(lk(fd, F_SETLK, F_RDLCK, 100, 10));
+	CHECK_SYS(lk(fd, F_SETLK, F_RDLCK, 105, 10));
+	CHECK_SYS(lk(fd, F_SETLK, F_WRLCK, 200, 10));
+	CHECK_SYS(lk(fd, F_SETLK, F_WRLCK, 220, 10));
+	CHECK_SYS(lk(fd, F_SETLK, F_WRLCK, 210, 10));
+	/* A different type next to a range stays separate. */
+	CHECK_SYS(lk(fd, F_SETLK, F_RDLCK, 300, 10));
+	CHECK_SYS(lk(fd, F_SETLK, F_WRLCK, 310, 10));
+	pid_t c = CHECK_SYS(fork());
+	if (c == 0) {
+		int f = open(path, O_RDWR);
+		CHILD_CHECK(f >= 0);
+		short t;
+		off_t s, l;
+		CHILD_CHECK(getlk_probe(f, 15, &t, &s, &l) == 0);
+		CHILD_CHECK(t == F_WRLCK && s == 0 && l == 20);
+		CHILD_CHECK(getlk_probe(f, 101, &t, &s, &l) == 0);
+		CHILD_CHECK(t == F_RDLCK && s == 100 && l == 15);
+		CHILD_CHECK(getlk_probe(f, 229, &t, &s, &l) == 0);
+		CHILD_CHECK(t == F_WRLCK && s == 200 && l == 30);
+		CHILD_CHECK(getlk_probe(f, 305, &t, &s, &l) == 0);
+		CHILD_CHECK(t == F_RDLCK && s == 300 && l == 10);
+		CHILD_CHECK(getlk_probe(f, 310, &t, &s, &l) == 0);
+		CHILD_CHECK(t == F_WRLCK && s == 310 && l == 10);
+		_exit(0);
+	}
+	CHECK_EXITED(mt_wait(c), 0);
+	/* Unlocking the middle of a merged range splits it again. */
+	CHECK_SYS(lk(fd, F_SETLK, F_UNLCK, 5, 10));
+	c = CHECK_SYS(fork());
+	if (c == 0) {
+		int f = open(path, O_RDWR);
+		CHILD_CHECK(f >= 0);
+		short t;
+		off_t s, l;
+		CHILD_CHECK(getlk_probe(f, 0, &t, &s, &l) == 0);
+		CHILD_CHECK(t == F_WRLCK && s == 0 && l == 5);
+		CHILD_CHECK(getlk_probe(f, 7, &t, &s, &l) == 0);
+		CHILD_CHECK(t == F_UNLCK);
+		CHILD_CHECK(getlk_probe(f, 19, &t, &s, &l) == 0);
+		CHILD_CHECK(t == F_WRLCK && s == 15 && l == 5);
+		_exit(0);
+	}
+	CHECK_EXITED(mt_wait(c), 0);
+}
+
 static void fchownat_empty_path(void)
 {
 	SCRATCH(fd);
@@ -291,6 +414,8 @@ static const struct mt_case cases[] = {
 	MT_CASE(upgrade_blocked_by_other_reader),
 	MT_CASE(adjacent_ranges_and_conversion),
 	MT_CASE(fchownat_empty_path),
+	MT_CASE(setlkw_deadlock_edeadlk),
+	MT_CASE(getlk_reports_merged_ranges),
 };
 
 MT_MAIN(cases)
