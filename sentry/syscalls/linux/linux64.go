@@ -199,7 +199,7 @@ var AMD64 = &kernel.SyscallTable{Table: map[uintptr]kernel.Syscall{
 	unix.SYS_RSEQ:              unimplemented("rseq", unix.ENOSYS, "restartable sequences need preemption notification"),
 	unix.SYS_PTRACE:            unimplemented("ptrace", unix.EPERM, "debugging inside the sandbox is not supported"),
 	unix.SYS_IO_URING_SETUP:    unimplemented("io_uring_setup", unix.ENOSYS, ""),
-	unix.SYS_SECCOMP:           unimplemented("seccomp", unix.EINVAL, "application seccomp filters come with the OCI issue"),
+	unix.SYS_SECCOMP:           partial("seccomp", Seccomp, "SECCOMP_FILTER_FLAG_NEW_LISTENER (user notification) is refused with EINVAL and SECCOMP_RET_USER_NOTIF reported unavailable; SECCOMP_RET_TRACE gives ENOSYS as no tracer can attach"),
 	unix.SYS_BPF:               unimplemented("bpf", unix.EPERM, ""),
 	unix.SYS_PERF_EVENT_OPEN:   unimplemented("perf_event_open", unix.ENODEV, ""),
 	unix.SYS_MOUNT:             partial("mount", Mount, "new tmpfs, proc and sysfs instances, bind mounts (MS_REC too), remounts of per-mount flags, propagation flags (no peers: one namespace); other types ENODEV, MS_MOVE EINVAL"),

@@ -158,10 +158,16 @@ func Prctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, nil
 
 	case unix.PR_GET_SECCOMP:
-		// No application seccomp filter is ever installed yet.
-		return 0, nil
+		return uintptr(t.SeccompMode()), nil
 	case unix.PR_SET_SECCOMP:
-		return prctlUnsupported(t, option, "application seccomp filters are not supported yet")
+		switch arg2 {
+		case unix.SECCOMP_MODE_STRICT:
+			// The filter argument is ignored, as on Linux.
+			return doSeccomp(t, unix.SECCOMP_SET_MODE_STRICT, 0, 0)
+		case unix.SECCOMP_MODE_FILTER:
+			return doSeccomp(t, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(arg3))
+		}
+		return 0, unix.EINVAL
 
 	case unix.PR_SET_MM:
 		return 0, unix.EPERM

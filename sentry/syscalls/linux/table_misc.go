@@ -32,7 +32,7 @@ var miscSyscalls = map[uintptr]kernel.Syscall{
 
 	// prctl (sys_prctl.go).
 	unix.SYS_PRCTL: {Name: "prctl", Fn: Prctl, Support: kernel.SupportPartial,
-		Note: "PR_SET_SECCOMP, PR_SET_MM, PR_SET_VMA, PR_SET_TSC(PR_TSC_SIGSEGV) and securebits other than KEEP_CAPS unsupported; timer slack, THP and MCE settings are stored only"},
+		Note: "PR_SET_MM, PR_SET_VMA, PR_SET_TSC(PR_TSC_SIGSEGV) and securebits other than KEEP_CAPS unsupported; timer slack, THP and MCE settings are stored only"},
 
 	// Scheduling (sys_sched.go).
 	unix.SYS_SCHED_YIELD:            {Name: "sched_yield", Fn: SchedYield, Support: kernel.SupportFull},
