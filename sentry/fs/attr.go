@@ -38,7 +38,13 @@ func applySetAttr(ctx Context, d *Dentry, opts *SetAttrOptions) error {
 		opts.Mask |= SetAttrMtime
 		opts.Mtime = now
 	}
-	return n.SetAttr(ctx, opts)
+	if err := n.SetAttr(ctx, opts); err != nil {
+		return err
+	}
+	if watched(d) {
+		notifyDentry(ctx, d, attrEvents(opts.Mask))
+	}
+	return nil
 }
 
 // writableMount gives EROFS for positions on read-only mounts.

@@ -159,6 +159,10 @@ type FileDescription struct {
 	// opener are the credentials of the open(2) that made the
 	// description (nil for other files); set once by Open.
 	opener *auth.Credentials
+
+	// isDir is set by the VFS's open of a directory, for the IN_ISDIR
+	// of its events (notify.go).
+	isDir bool
 }
 
 // Opener returns the credentials of the open(2) call that created the
@@ -201,6 +205,13 @@ func (fd *FileDescription) DecRef() {
 		return
 	case r < 0:
 		panic("fs: FileDescription.DecRef of a released file")
+	}
+	if fd.vd.Mount != nil && watched(fd.vd.Dentry) && !fd.IsPath() {
+		ev := uint32(unix.IN_CLOSE_NOWRITE)
+		if fd.Writable() {
+			ev = unix.IN_CLOSE_WRITE
+		}
+		notifyEvent(fd.vd.Dentry, ev, fd.isDir)
 	}
 	fd.hooksMu.Lock()
 	hooks := fd.hooks
@@ -309,12 +320,28 @@ func (fd *FileDescription) EventUnregister(e *waiter.Entry) { fd.impl.EventUnreg
 // blocks. The caller has checked Readable.
 func (fd *FileDescription) Read(ctx Context, dst []byte) (int, error) {
 	if fd.opts.Stream || fd.opts.ImplOffset {
-		return fd.impl.Read(ctx, fd, dst, -1)
+		return fd.accessed(fd.impl.Read(ctx, fd, dst, -1))
 	}
 	fd.offMu.Lock()
 	n, err := fd.impl.Read(ctx, fd, dst, fd.off)
 	fd.off += int64(n)
 	fd.offMu.Unlock()
+	return fd.accessed(n, err)
+}
+
+// accessed reports IN_ACCESS for a read that returned data.
+func (fd *FileDescription) accessed(n int, err error) (int, error) {
+	if n > 0 && watched(fd.vd.Dentry) {
+		notifyEvent(fd.vd.Dentry, unix.IN_ACCESS, fd.isDir)
+	}
+	return n, err
+}
+
+// modified reports IN_MODIFY for a write that wrote something.
+func (fd *FileDescription) modified(n int, err error) (int, error) {
+	if n > 0 && watched(fd.vd.Dentry) {
+		notifyEvent(fd.vd.Dentry, unix.IN_MODIFY, fd.isDir)
+	}
 	return n, err
 }
 
@@ -326,27 +353,28 @@ func (fd *FileDescription) PRead(ctx Context, dst []byte, off int64) (int, error
 	if off < 0 {
 		return 0, unix.EINVAL
 	}
-	return fd.impl.Read(ctx, fd, dst, off)
+	return fd.accessed(fd.impl.Read(ctx, fd, dst, off))
 }
 
 // Write writes at the file's offset (at the end with O_APPEND) and
 // advances it (write(2)); it never blocks.
 func (fd *FileDescription) Write(ctx Context, src []byte) (int, error) {
 	if fd.opts.Stream || fd.opts.ImplOffset {
-		return fd.impl.Write(ctx, fd, src, -1)
+		return fd.modified(fd.impl.Write(ctx, fd, src, -1))
 	}
 	fd.offMu.Lock()
-	defer fd.offMu.Unlock()
 	if fd.Flags()&unix.O_APPEND != 0 {
 		end, err := fd.impl.Seek(ctx, fd, fd.off, 0, unix.SEEK_END)
 		if err != nil {
+			fd.offMu.Unlock()
 			return 0, err
 		}
 		fd.off = end
 	}
 	n, err := fd.impl.Write(ctx, fd, src, fd.off)
 	fd.off += int64(n)
-	return n, err
+	fd.offMu.Unlock()
+	return fd.modified(n, err)
 }
 
 // PWrite writes at offset off without moving the file's offset
@@ -362,7 +390,7 @@ func (fd *FileDescription) PWrite(ctx Context, src []byte, off int64) (int, erro
 	if fd.Flags()&unix.O_APPEND != 0 && !fd.opts.ImplOffset {
 		return fd.WriteAppend(ctx, src, false)
 	}
-	return fd.impl.Write(ctx, fd, src, off)
+	return fd.modified(fd.impl.Write(ctx, fd, src, off))
 }
 
 // WriteAppend writes src at the end of the file (O_APPEND semantics for
@@ -371,19 +399,20 @@ func (fd *FileDescription) PWrite(ctx Context, src []byte, off int64) (int, erro
 // offset.
 func (fd *FileDescription) WriteAppend(ctx Context, src []byte, moveOffset bool) (int, error) {
 	if fd.opts.Stream {
-		return fd.impl.Write(ctx, fd, src, -1)
+		return fd.modified(fd.impl.Write(ctx, fd, src, -1))
 	}
 	fd.offMu.Lock()
-	defer fd.offMu.Unlock()
 	end, err := fd.impl.Seek(ctx, fd, fd.off, 0, unix.SEEK_END)
 	if err != nil {
+		fd.offMu.Unlock()
 		return 0, err
 	}
 	n, err := fd.impl.Write(ctx, fd, src, end)
 	if moveOffset && !fd.opts.ImplOffset {
 		fd.off = end + int64(n)
 	}
-	return n, err
+	fd.offMu.Unlock()
+	return fd.modified(n, err)
 }
 
 // Seek implements lseek(2).

@@ -148,7 +148,9 @@ func createAt(ctx Context, l *Lookup, mode uint32, fn createFunc) (VirtualDentry
 	if err != nil {
 		return VirtualDentry{}, err
 	}
-	return VirtualDentry{Mount: p.Dir.Mount, Dentry: d.addChild(p.Name, n)}, nil
+	child := d.addChild(p.Name, n)
+	notifyChild(d, unix.IN_CREATE|dirBit(mode&unix.S_IFMT == unix.S_IFDIR), p.Name, 0)
+	return VirtualDentry{Mount: p.Dir.Mount, Dentry: child}, nil
 }
 
 // Mkdir implements mkdir(2) of l.Path. mode has the umask applied; only
@@ -269,6 +271,8 @@ func Link(ctx Context, old VirtualDentry, l *Lookup) error {
 		return err
 	}
 	d.addChild(p.Name, old.Dentry.node)
+	notifyNode(d.fs, old.Dentry.node, unix.IN_ATTRIB)
+	notifyChild(d, unix.IN_CREATE, p.Name, 0)
 	return nil
 }
 
@@ -315,6 +319,9 @@ func Unlink(ctx Context, l *Lookup) error {
 		return err
 	}
 	d.removeChild(p.Name)
+	notifyNode(d.fs, child.node, unix.IN_ATTRIB)
+	notifyChild(d, unix.IN_DELETE, p.Name, 0)
+	notifyGone(ctx, d.fs, child.node)
 	return nil
 }
 
@@ -362,6 +369,8 @@ func Rmdir(ctx Context, l *Lookup) error {
 		return err
 	}
 	d.removeChild(p.Name)
+	notifyChild(d, unix.IN_DELETE|unix.IN_ISDIR, p.Name, 0)
+	notifyNode(d.fs, child.node, unix.IN_DELETE_SELF)
 	return nil
 }
 
@@ -530,6 +539,7 @@ func Rename(ctx Context, oldl, newl *Lookup, flags uint32) error {
 		return err
 	}
 	moveDentries(od, op.Name, old, nd, np.Name, repl, exchange)
+	notifyRename(ctx, od, op.Name, old, oldSt.IsDir(), nd, np.Name, repl, replSt.IsDir(), exchange)
 	if flags&unix.RENAME_WHITEOUT != 0 {
 		// A whiteout (a 0/0 character device, as overlay file systems
 		// read it) takes the old name. Linux makes it in the same
@@ -588,4 +598,36 @@ func moveDentries(od *Dentry, oldName string, old, nd *Dentry, newName string, r
 		nd.mu.Unlock()
 	}
 	od.mu.Unlock()
+}
+
+// notifyRename reports the events of a rename, as Linux's fsnotify_move:
+// IN_MOVED_FROM and IN_MOVED_TO with one cookie, IN_ATTRIB on a replaced
+// node and IN_MOVE_SELF on the moved one (both ways for an exchange),
+// then IN_DELETE_SELF of a replaced node whose last link went.
+func notifyRename(ctx Context, od *Dentry, oldName string, old *Dentry, oldIsDir bool, nd *Dentry, newName string, repl *Dentry, replIsDir, exchange bool) {
+	if !watched(od) {
+		return
+	}
+	move := func(from *Dentry, fromName string, to *Dentry, toName string, n Node, isDir bool, replaced *Dentry) {
+		c := moveCookie.Add(1)
+		notifyChild(from, unix.IN_MOVED_FROM|dirBit(isDir), fromName, c)
+		notifyChild(to, unix.IN_MOVED_TO|dirBit(isDir), toName, c)
+		if replaced != nil {
+			notifyNode(od.fs, replaced.node, unix.IN_ATTRIB)
+		}
+		notifyNode(od.fs, n, unix.IN_MOVE_SELF)
+	}
+	if exchange {
+		move(od, oldName, nd, newName, old.node, oldIsDir, nil)
+		move(nd, newName, od, oldName, repl.node, replIsDir, nil)
+		return
+	}
+	move(od, oldName, nd, newName, old.node, oldIsDir, repl)
+	if repl != nil {
+		if replIsDir {
+			notifyNode(od.fs, repl.node, unix.IN_DELETE_SELF)
+		} else {
+			notifyGone(ctx, od.fs, repl.node)
+		}
+	}
 }

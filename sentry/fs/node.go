@@ -86,6 +86,13 @@ type Filesystem struct {
 	renameMu sync.Mutex
 	// nameMu guards every dentry's parent and name.
 	nameMu sync.RWMutex
+
+	// Watches of nodes (notify.go): watchCount counts them, so a file
+	// system nobody watches costs one atomic load per event; watchMu
+	// serializes creating the table.
+	watchCount atomic.Int32
+	watchMu    sync.Mutex
+	watches    atomic.Pointer[watchTable]
 }
 
 // NewFilesystem returns a file system of type typ (as /proc/mounts names

@@ -123,6 +123,7 @@ func createRegular(ctx Context, dir VirtualDentry, name string, flags, mode uint
 		return nil, false, err
 	}
 	child := d.addChild(name, n)
+	notifyChild(d, unix.IN_CREATE, name, 0)
 	d.dirMu.Unlock()
 	fd, err := openNode(ctx, VirtualDentry{Mount: dir.Mount, Dentry: child}, flags&^unix.O_TRUNC, true)
 	return fd, false, err
@@ -255,7 +256,7 @@ func openNode(ctx Context, vd VirtualDentry, flags uint32, created bool) (*FileD
 	on, ok := vd.Dentry.node.(OpenNode)
 	if !ok {
 		if st.IsDir() {
-			return NewDirFile(vd, flags), nil
+			return opened(NewDirFile(vd, flags), true), nil
 		}
 		return nil, unix.ENXIO
 	}
@@ -263,6 +264,7 @@ func openNode(ctx Context, vd VirtualDentry, flags uint32, created bool) (*FileD
 	if err != nil {
 		return nil, err
 	}
+	opened(fd, st.IsDir())
 	if flags&unix.O_TRUNC != 0 && st.IsRegular() {
 		if err := truncateNode(ctx, vd.Dentry, 0); err != nil {
 			fd.DecRef()
@@ -270,4 +272,18 @@ func openNode(ctx Context, vd VirtualDentry, flags uint32, created bool) (*FileD
 		}
 	}
 	return fd, nil
+}
+
+// opened marks a file the VFS opened and reports IN_OPEN for it.
+func opened(fd *FileDescription, isDir bool) *FileDescription {
+	if fd.vd.Dentry == nil {
+		return fd
+	}
+	if fd.refs.Load() == 1 {
+		fd.isDir = isDir
+	}
+	if watched(fd.vd.Dentry) {
+		notifyEvent(fd.vd.Dentry, unix.IN_OPEN, isDir)
+	}
+	return fd
 }

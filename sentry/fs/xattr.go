@@ -105,7 +105,11 @@ func SetXattr(ctx Context, vd VirtualDentry, name string, value []byte, flags in
 	if err != nil {
 		return err
 	}
-	return n.SetXattr(ctx, name, value, flags)
+	if err := n.SetXattr(ctx, name, value, flags); err != nil {
+		return err
+	}
+	notifyEvent(vd.Dentry, unix.IN_ATTRIB, st.IsDir())
+	return nil
 }
 
 // RemoveXattr implements removexattr(2).
@@ -124,7 +128,11 @@ func RemoveXattr(ctx Context, vd VirtualDentry, name string) error {
 	if err != nil {
 		return err
 	}
-	return n.RemoveXattr(ctx, name)
+	if err := n.RemoveXattr(ctx, name); err != nil {
+		return err
+	}
+	notifyEvent(vd.Dentry, unix.IN_ATTRIB, st.IsDir())
+	return nil
 }
 
 // ListXattr implements listxattr(2): the names the caller may see
