@@ -20,20 +20,20 @@ const (
 // Options are the SOL_SOCKET options every family keeps the same way.
 // The zero value is not ready: use NewOptions.
 type Options struct {
-	mu        sync.Mutex
-	sndBuf    int
-	rcvBuf    int
-	rcvTimeo  Timeout
-	sndTimeo  Timeout
-	passCred  bool
-	bools     map[int]bool
-	linger    [8]byte
-	priority  int
-	rcvLowat  int
-	sndLowat  int
-	mark      int
-	peekOff   int
-	busyPoll  int
+	mu       sync.Mutex
+	sndBuf   int
+	rcvBuf   int
+	rcvTimeo Timeout
+	sndTimeo Timeout
+	passCred bool
+	bools    map[int]bool
+	linger   [8]byte
+	priority int
+	rcvLowat int
+	sndLowat int
+	mark     int
+	peekOff  int
+	busyPoll int
 }
 
 // NewOptions returns the options of a new socket.
