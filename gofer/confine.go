@@ -107,7 +107,8 @@ func nsID(path string) (nsIdent, error) {
 // root and every binds[i].Path are host paths from the trusted caller
 // (runsc): symlinks in them are followed here, on the host side, as runc
 // does. Each is cloned as a detached mount tree (open_tree with
-// OPEN_TREE_CLONE, recursively) before anything else changes, and a
+// OPEN_TREE_CLONE; recursively for the root and a Recursive bind) before
+// anything else changes, and a
 // read-only bind's clone is made read-only (mount_setattr), so the host
 // kernel refuses writes through it whatever the server does. A
 // staging tmpfs is then mounted over root's path (over /tmp when root is
@@ -146,8 +147,12 @@ func ConfineMounts(root string, binds []Mount) (servedRoot string, served []Moun
 			unix.Close(fd)
 		}
 	}()
-	clone := func(p string, ro bool) (int, bool, error) {
-		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	clone := func(p string, ro, rec bool) (int, bool, error) {
+		flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
+		if rec {
+			flags |= unix.AT_RECURSIVE
+		}
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, flags)
 		if err != nil {
 			return -1, false, fmt.Errorf("clone %q: %w", p, err)
 		}
@@ -164,7 +169,7 @@ func ConfineMounts(root string, binds []Mount) (servedRoot string, served []Moun
 		}
 		return fd, st.Mode&unix.S_IFMT == unix.S_IFDIR, nil
 	}
-	rootTree, isDir, err := clone(root, false)
+	rootTree, isDir, err := clone(root, false, true)
 	if err != nil {
 		return "", nil, fmt.Errorf("gofer: confine: root: %w", err)
 	}
@@ -174,7 +179,7 @@ func ConfineMounts(root string, binds []Mount) (servedRoot string, served []Moun
 	bindTrees := make([]int, len(binds))
 	bindDirs := make([]bool, len(binds))
 	for i, b := range binds {
-		if bindTrees[i], bindDirs[i], err = clone(b.Path, b.ReadOnly); err != nil {
+		if bindTrees[i], bindDirs[i], err = clone(b.Path, b.ReadOnly, b.Recursive); err != nil {
 			return "", nil, fmt.Errorf("gofer: confine: bind mount %d: %w", i+1, err)
 		}
 	}

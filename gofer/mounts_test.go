@@ -74,7 +74,7 @@ func makeBindFixture(t *testing.T) bindFixture {
 
 func (f bindFixture) mounts() []Mount {
 	return []Mount{
-		{Path: f.vol},
+		{Path: f.vol, Recursive: true},
 		{Path: f.rovol, ReadOnly: true},
 		{Path: f.hosts},
 		{Path: f.hostsLink, ReadOnly: true},

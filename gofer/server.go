@@ -36,6 +36,9 @@ type Mount struct {
 	Path string
 	// ReadOnly refuses every change under the attach point with EROFS.
 	ReadOnly bool
+	// Recursive brings the source's submounts along (an rbind); only
+	// ConfineMounts, which clones the source, looks at it.
+	Recursive bool
 }
 
 // Serve serves cfg.Root on cfg.ConnFD, and on every connection made from

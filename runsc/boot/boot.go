@@ -202,7 +202,7 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err := mountSpecial(k, mns, log); err != nil {
 		return nil, err
 	}
-	if err := applySpecMounts(k, mns, cfg, log); err != nil {
+	if err := applySpecMounts(k, mns, cfg, client, log); err != nil {
 		return nil, err
 	}
 	if cfg.ReadOnlyRoot && !cfg.WritableRoot {

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/gofer/proto"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 )
@@ -72,22 +73,37 @@ func mountOptions(opts []string) (flags fs.MountFlags, bind bool, data string) {
 // /dev/shm's options replace the default ones), then maskedPaths (an
 // empty read-only tmpfs over directories, /dev/null over files) and
 // readonlyPaths (read-only bind mounts over themselves). Host bind mounts
-// and types the Sentry does not have are logged and left out (runsc
-// create has already warned about them).
-func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, log *slog.Logger) error {
+// are served by the gofer behind client, each as its attach point (see
+// binds.go), and mounted in spec order among the others. Types the
+// Sentry does not have, and binds over the Sentry's own /proc, /sys and
+// /dev, are logged and left out (runsc create has already warned about
+// them).
+func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, client *proto.Client, log *slog.Logger) error {
 	ctx := kernel.Background()
 	root := mns.Root()
 	resolve := func(p string) (fs.VirtualDentry, error) {
 		return fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true})
 	}
+	binds := make(map[int]Bind)
+	for _, b := range Binds(cfg.Mounts) {
+		binds[b.Index] = b
+	}
 	for i, m := range cfg.Mounts {
 		dst := path.Clean("/" + m.Destination)
-		flags, bind, data := mountOptions(m.Options)
+		flags, _, data := mountOptions(m.Options)
 		if providedMounts[dst] == m.Type {
 			continue
 		}
-		if bind || m.Type == "bind" {
-			log.Info("spec mount not applied: host bind mounts are not served yet", "index", i, "destination", dst, "source", m.Source)
+		if IsBind(m) {
+			b, ok := binds[i]
+			if !ok {
+				log.Info("spec mount not applied", "index", i, "destination", dst, "source", m.Source, "reason", bindSkipped(dst))
+				continue
+			}
+			if err := mountBind(mns, client, b, flags); err != nil {
+				return fmt.Errorf("mounts[%d] (bind %s on %s): %w", i, m.Source, dst, err)
+			}
+			log.Debug("bind mount", "index", i, "destination", dst, "source", m.Source, "attach", b.Attach, "ro", flags.ReadOnly)
 			continue
 		}
 		newFS, ok := k.Filesystem(m.Type)

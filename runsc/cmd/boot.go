@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"log/slog"
+	"strings"
 
 	"github.com/google/subcommands"
 	"github.com/moat-sandbox/moat/runsc/boot"
@@ -19,6 +20,9 @@ type Boot struct {
 	env          envList
 	selfTestOpen bool
 	readOnly     bool
+	// volumes are the destinations of runsc do's bind mounts ("DEST" or
+	// "DEST:ro"), in the gofer's attach point order.
+	volumes listFlag
 	// The descriptors of an OCI container's sandbox (runsc create): see
 	// runsc/sandbox/create.go.
 	specFD, controlFD, syncFD, exitFD int
@@ -49,6 +53,7 @@ func (b *Boot) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&b.cwd, "cwd", "/", "working directory of CMD")
 	f.Var(&b.env, "env", "NAME=VALUE of CMD's environment (repeatable)")
 	f.BoolVar(&b.readOnly, "read-only", false, "mount the root read-only rather than under a memory-backed overlay")
+	f.Var(&b.volumes, "volume", "DEST[:ro]: mount the gofer's next bind attach point at DEST (repeatable)")
 	f.BoolVar(&b.selfTestOpen, "self-test-open", false, "open a host file once confined, to prove the seccomp filter kills the Sentry")
 	f.IntVar(&b.specFD, "spec-fd", -1, "pipe carrying the container's boot spec (JSON)")
 	f.IntVar(&b.controlFD, "control-fd", -1, "listening control socket")
@@ -84,6 +89,7 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 		SelfTestOpen: b.selfTestOpen,
 		WritableRoot: conf.WritableRoot(),
 		ReadOnlyRoot: b.readOnly,
+		Mounts:       volumeMounts(b.volumes),
 	})
 	if err != nil {
 		return fail(conf, log, "boot", err)
@@ -138,4 +144,21 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		return fail(conf, log, "boot", err)
 	}
 	return subcommands.ExitStatus(s.Serve(b.controlFD, b.exitFD))
+}
+
+// listFlag collects a repeatable flag's values.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// volumeMounts turns boot's --volume values into the bind mounts the
+// gofer serves in that order (their sources are the gofer's business).
+func volumeMounts(vols []string) []boot.SpecMount {
+	var out []boot.SpecMount
+	for _, v := range vols {
+		dst, ro := strings.CutSuffix(v, ":ro")
+		out = append(out, boot.Volume("", dst, ro))
+	}
+	return out
 }

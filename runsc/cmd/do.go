@@ -3,8 +3,12 @@ package cmd
 import (
 	"context"
 	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/google/subcommands"
+	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
 )
 
@@ -16,6 +20,52 @@ type Do struct {
 	userns       bool
 	selfTestOpen bool
 	readOnly     bool
+	volumes      volumeFlag
+}
+
+// volumeFlag collects --volume HOST:CONTAINER[:ro|:rw] as bind mounts.
+type volumeFlag []boot.SpecMount
+
+func (v *volumeFlag) String() string {
+	var parts []string
+	for _, m := range *v {
+		parts = append(parts, m.Source+":"+m.Destination)
+	}
+	return strings.Join(parts, " ")
+}
+
+func (v *volumeFlag) Set(s string) error {
+	m, err := parseVolume(s)
+	if err != nil {
+		return err
+	}
+	*v = append(*v, m)
+	return nil
+}
+
+// parseVolume reads HOST:CONTAINER[:ro|:rw]: HOST is made absolute (it
+// is the caller's path), CONTAINER must be absolute.
+func parseVolume(s string) (boot.SpecMount, error) {
+	parts := strings.Split(s, ":")
+	ro := false
+	if len(parts) == 3 {
+		switch parts[2] {
+		case "ro":
+			ro = true
+		case "rw":
+		default:
+			return boot.SpecMount{}, fmt.Errorf("volume %q: mode %q is neither ro nor rw", s, parts[2])
+		}
+		parts = parts[:2]
+	}
+	if len(parts) != 2 || parts[0] == "" || !strings.HasPrefix(parts[1], "/") {
+		return boot.SpecMount{}, fmt.Errorf("volume %q is not of the form HOST:/CONTAINER[:ro]", s)
+	}
+	src, err := filepath.Abs(parts[0])
+	if err != nil {
+		return boot.SpecMount{}, fmt.Errorf("volume %q: %w", s, err)
+	}
+	return boot.Volume(src, parts[1], ro), nil
 }
 
 // Name implements subcommands.Command.
@@ -35,7 +85,9 @@ through to the host directory; --read-only refuses changes). CMD is looked up in
 (default ` + sandbox.DefaultPath + `). Exits with CMD's
 status (128+N if signal N killed it), or 125 if runsc itself fails.
 SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to runsc are
-passed on to CMD.
+passed on to CMD. --volume HOST:CONTAINER[:ro] mounts a host file or
+directory at CONTAINER, outside the overlay: changes reach the host
+(or fail with EROFS when :ro).
 
 `
 }
@@ -47,6 +99,7 @@ func (d *Do) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&d.cwd, "cwd", "/", "working directory of CMD inside the sandbox")
 	f.Var(&d.env, "env", "NAME=VALUE to add to CMD's environment (repeatable)")
 	f.BoolVar(&d.userns, "userns", true, "run the sandbox process in a user namespace of its own")
+	f.Var(&d.volumes, "volume", "HOST:CONTAINER[:ro] bind mount of a host file or directory (repeatable)")
 	f.BoolVar(&d.selfTestOpen, "self-test-open", false, "internal: have the Sentry open a host file once confined (it must be killed)")
 }
 
@@ -66,6 +119,7 @@ func (d *Do) Execute(ctx context.Context, f *flag.FlagSet, args ...any) subcomma
 		NoUserNS:     !d.userns,
 		SelfTestOpen: d.selfTestOpen,
 		ReadOnlyRoot: d.readOnly,
+		Mounts:       d.volumes,
 		Log:          log,
 	})
 	if err != nil {

@@ -3,8 +3,10 @@ package cmd
 import (
 	"context"
 	"flag"
+	"fmt"
 
 	"github.com/google/subcommands"
+	"github.com/moat-sandbox/moat/gofer"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
 )
 
@@ -13,6 +15,21 @@ import (
 type Gofer struct {
 	root   string
 	connFD int
+	binds  bindList
+}
+
+// bindList collects --bind flags.
+type bindList []gofer.Mount
+
+func (l *bindList) String() string { return fmt.Sprint(*l) }
+
+func (l *bindList) Set(v string) error {
+	m, err := sandbox.ParseGoferBind(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, m)
+	return nil
 }
 
 // Name implements subcommands.Command.
@@ -23,13 +40,16 @@ func (*Gofer) Synopsis() string { return "serve a sandbox's files (internal, sta
 
 // Usage implements subcommands.Command.
 func (*Gofer) Usage() string {
-	return "gofer --root DIR --conn-fd N\n\nServes DIR read-only on the connected SOCK_SEQPACKET socket N.\n\n"
+	return "gofer --root DIR --conn-fd N [--bind=ro|rw[,rec]:SOURCE]...\n\n" +
+		"Serves DIR on the connected SOCK_SEQPACKET socket N (read-only unless\n" +
+		"--overlay=none), and each bind mount SOURCE as a further attach point.\n\n"
 }
 
 // SetFlags implements subcommands.Command.
 func (g *Gofer) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&g.root, "root", "", "host directory to serve")
 	f.IntVar(&g.connFD, "conn-fd", -1, "connected socket to serve on")
+	f.Var(&g.binds, "bind", "ro|rw[,rec]:SOURCE of a bind mount to serve (repeatable, in attach point order)")
 }
 
 // Execute implements subcommands.Command.
@@ -39,7 +59,7 @@ func (g *Gofer) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomm
 		f.Usage()
 		return subcommands.ExitUsageError
 	}
-	if err := sandbox.RunGofer(conf, g.root, g.connFD, log); err != nil {
+	if err := sandbox.RunGofer(conf, g.root, g.connFD, g.binds, log); err != nil {
 		return fail(conf, log, "gofer", err)
 	}
 	return subcommands.ExitSuccess

@@ -34,23 +34,46 @@ var goferWriteCaps = []uintptr{unix.CAP_CHOWN, unix.CAP_FOWNER, unix.CAP_FSETID}
 // it also keeps goferWriteCaps, allows the calls that change files and
 // clears its umask (new files get exactly the mode the Sentry asks for).
 //
+// binds are further attach points, the sources of the container's bind
+// mounts (see binds.go): with any, the gofer confines itself with
+// gofer.ConfineMounts to the root and the sources, and a read-write bind
+// makes it a read-write gofer as above (the root itself stays as
+// conf says).
+//
 // Serving "/" needs no pivot (there is nothing outside it to hide), and
 // gofer.Confine cannot pivot into the current root, so a root that
-// resolves to "/" is served as it is.
-func RunGofer(conf *config.Config, root string, connFD int, log *slog.Logger) error {
+// resolves to "/" is served as it is when there are no binds.
+func RunGofer(conf *config.Config, root string, connFD int, binds []gofer.Mount, log *slog.Logger) error {
 	resolved, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return fmt.Errorf("gofer: root: %w", err)
 	}
-	if resolved != "/" {
+	writable := conf.WritableRoot()
+	servedRoot := "/"
+	var served []gofer.Mount
+	if len(binds) > 0 {
+		binds = append([]gofer.Mount(nil), binds...)
+		for i := range binds {
+			// The host's symlinks, resolved on the host side as runc does.
+			if binds[i].Path, err = filepath.EvalSymlinks(binds[i].Path); err != nil {
+				return fmt.Errorf("gofer: bind mount %d: %w", i+1, err)
+			}
+		}
+		if servedRoot, served, err = gofer.ConfineMounts(resolved, binds); err != nil {
+			return err
+		}
+	} else if resolved != "/" {
 		if err := gofer.Confine(resolved); err != nil {
 			return err
 		}
 	}
-	writable := conf.WritableRoot()
+	changes := writable
+	for _, b := range binds {
+		changes = changes || !b.ReadOnly
+	}
 	caps := goferCaps
 	filter := isolate.GoferFilter(conf.SeccompMode(), os.Getpid())
-	if writable {
+	if changes {
 		caps = append(append([]uintptr(nil), goferCaps...), goferWriteCaps...)
 		filter = isolate.GoferWriteFilter(conf.SeccompMode(), os.Getpid())
 		unix.Umask(0)
@@ -61,8 +84,8 @@ func RunGofer(conf *config.Config, root string, connFD int, log *slog.Logger) er
 	if err := isolate.Install(filter); err != nil {
 		return fmt.Errorf("gofer: %w", err)
 	}
-	log.Debug("gofer confined, serving", "root", root, "fd", connFD, "seccomp", conf.SeccompMode(), "writable", writable)
-	return gofer.Serve(gofer.Config{Root: "/", ConnFD: connFD, ReadOnly: !writable})
+	log.Debug("gofer confined, serving", "root", root, "fd", connFD, "seccomp", conf.SeccompMode(), "writable", writable, "binds", len(binds))
+	return gofer.Serve(gofer.Config{Root: servedRoot, ConnFD: connFD, ReadOnly: !writable, Mounts: served})
 }
 
 // ConfineSandbox is the first step of `runsc boot`, before the kernel is

@@ -23,7 +23,7 @@ import (
 // death signal; each in a session of its own). The sandbox then waits on
 // its control socket (control.go) for start.
 //
-//	runsc [flags] gofer --root DIR --conn-fd 3
+//	runsc [flags] gofer --root DIR --conn-fd 3 [--bind=ro|rw[,rec]:SOURCE]...
 //	runsc [flags] boot --gofer-fd 3 --spec-fd 4 --control-fd 5 --sync-fd 6 --exit-fd 7
 //
 // fd 4 is a pipe carrying the boot.Spec as JSON; fd 5 the listening
@@ -50,6 +50,9 @@ type CreateOptions struct {
 	StateDir string
 	// Rootfs is the host directory served as the container's root.
 	Rootfs string
+	// Bundle is the bundle directory, against which relative bind mount
+	// sources are resolved; empty refuses them.
+	Bundle string
 	// Spec is init's command and settings.
 	Spec boot.Spec
 	// Stdin, Stdout and Stderr become the container's stdio; nil means
@@ -153,6 +156,10 @@ func Create(o CreateOptions) (*Created, error) {
 	if len(o.Spec.Argv) == 0 {
 		return nil, errors.New("no command given")
 	}
+	binds, err := goferBinds(boot.Binds(o.Spec.Mounts), o.Bundle)
+	if err != nil {
+		return nil, err
+	}
 	var undo cleanups
 	defer undo.run()
 
@@ -215,7 +222,7 @@ func Create(o CreateOptions) (*Created, error) {
 	}
 	defer devNull.Close()
 
-	gofer := exec.Command(o.Exe, GoferArgs(o.Config, o.Rootfs, 3)...)
+	gofer := exec.Command(o.Exe, GoferArgs(o.Config, o.Rootfs, 3, binds)...)
 	gofer.Args[0] = "runsc-gofer"
 	gofer.ExtraFiles = []*os.File{goferEnd}
 	// The gofer outlives runsc: it must not hold the caller's stdio open.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moat-sandbox/moat/gofer"
 	"github.com/moat-sandbox/moat/gofer/proto"
 	"github.com/moat-sandbox/moat/runsc/config"
 	"github.com/moat-sandbox/moat/sentry/platform"
@@ -67,13 +68,24 @@ func fakeRunsc(args []string) int {
 	case "gofer":
 		root := sub.String("root", "", "")
 		fd := sub.Int("conn-fd", -1, "")
+		var bindArgs listFlag
+		sub.Var(&bindArgs, "bind", "")
 		if err := sub.Parse(global.Args()[1:]); err != nil {
 			return 2
 		}
 		if os.Getenv("MOAT_FAKE_GOFER") == "hang" {
 			select {}
 		}
-		if err := RunGofer(conf, *root, *fd, log); err != nil {
+		var binds []gofer.Mount
+		for _, a := range bindArgs {
+			m, err := ParseGoferBind(a)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "fake gofer:", err)
+				return 2
+			}
+			binds = append(binds, m)
+		}
+		if err := RunGofer(conf, *root, *fd, binds, log); err != nil {
 			fmt.Fprintln(os.Stderr, "fake gofer:", err)
 			return 1
 		}

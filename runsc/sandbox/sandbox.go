@@ -42,6 +42,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/moat-sandbox/moat/gofer"
+	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/config"
 	"golang.org/x/sys/unix"
 )
@@ -101,6 +103,9 @@ type Options struct {
 	// ReadOnlyRoot mounts the root read-only instead of under the
 	// memory-backed overlay (boot --read-only).
 	ReadOnlyRoot bool
+	// Mounts are host bind mounts (boot.Volume, runsc do --volume): the
+	// gofer serves each source, the Sentry mounts it, in order.
+	Mounts []boot.SpecMount
 	// Exe is the runsc binary to start; empty means /proc/self/exe.
 	Exe string
 	// Log receives Do's own messages; nil means slog.Default().
@@ -141,10 +146,14 @@ func (o *Options) setDefaults() {
 }
 
 // GoferArgs returns the arguments (after the binary) that start a gofer
-// serving rootfs on fd connFD.
-func GoferArgs(conf *config.Config, rootfs string, connFD int) []string {
+// serving rootfs, and binds as its further attach points, on fd connFD.
+func GoferArgs(conf *config.Config, rootfs string, connFD int, binds []gofer.Mount) []string {
 	args := conf.ToFlags()
-	return append(args, "gofer", "--root", rootfs, "--conn-fd", fmt.Sprint(connFD))
+	args = append(args, "gofer", "--root", rootfs, "--conn-fd", fmt.Sprint(connFD))
+	for _, b := range binds {
+		args = append(args, "--bind="+goferBindArg(b))
+	}
+	return args
 }
 
 // BootArgs returns the arguments (after the binary) that start a sandbox
@@ -163,6 +172,13 @@ func BootArgs(conf *config.Config, goferFD int, o *Options) []string {
 	}
 	if o.ReadOnlyRoot {
 		args = append(args, "--read-only")
+	}
+	for _, b := range boot.Binds(o.Mounts) {
+		v := b.Destination
+		if b.ReadOnly {
+			v += ":ro"
+		}
+		args = append(args, "--volume", v)
 	}
 	args = append(args, "--")
 	return append(args, o.Argv...)
@@ -197,6 +213,11 @@ func Do(ctx context.Context, o Options) (int, error) {
 		return 0, fmt.Errorf("root filesystem %q is not a directory", o.Rootfs)
 	}
 
+	binds, err := goferBinds(boot.Binds(o.Mounts), "")
+	if err != nil {
+		return 0, err
+	}
+
 	// Pdeathsig is tied to the thread that starts a child: keep this one
 	// for as long as the children live.
 	runtime.LockOSThread()
@@ -220,7 +241,7 @@ func Do(ctx context.Context, o Options) (int, error) {
 	signal.Notify(sigs, ForwardedSignals...)
 	undo.add(func() { signal.Stop(sigs) })
 
-	gofer := exec.Command(o.Exe, GoferArgs(o.Config, o.Rootfs, 3)...)
+	gofer := exec.Command(o.Exe, GoferArgs(o.Config, o.Rootfs, 3, binds)...)
 	gofer.Args[0] = "runsc-gofer"
 	gofer.ExtraFiles = []*os.File{goferEnd}
 	gofer.Stdout = o.Stderr // the gofer has nothing to say on stdout
