@@ -91,7 +91,7 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 	for i, m := range cfg.Mounts {
 		dst := path.Clean("/" + m.Destination)
 		flags, _, data := mountOptions(m.Options)
-		if providedMounts[dst] == m.Type {
+		if t, ok := providedMounts[dst]; ok && t == m.Type {
 			continue
 		}
 		if IsBind(m) {
