@@ -11,7 +11,8 @@ import (
 )
 
 // This file holds what the OCI lifecycle commands (create, start, run,
-// state, list, kill, delete, wait, ps, spec, features) share.
+// state, list, kill, delete, wait, ps, spec, features, exec, pause,
+// resume) share.
 
 // exitError is the status of a lifecycle command that fails, as runc's.
 const exitError subcommands.ExitStatus = 1
@@ -66,6 +67,7 @@ func RegisterOCI(cdr *subcommands.Commander) {
 	for _, c := range []subcommands.Command{
 		new(Create), new(Start), new(Run), new(State), new(List), new(Kill),
 		new(Delete), new(Wait), new(Ps), new(Events), new(Spec), new(Features),
+		new(Exec), new(Pause), new(Resume),
 	} {
 		cdr.Register(c, OCIGroup)
 	}

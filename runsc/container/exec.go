@@ -241,3 +241,7 @@ func (c *Container) Resume() error {
 		return c.save()
 	})
 }
+
+// WritePidFile writes pid to path atomically and without a newline, as
+// runc writes its pid files.
+func WritePidFile(path string, pid int) error { return writePidFile(path, pid) }
