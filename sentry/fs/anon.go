@@ -38,3 +38,10 @@ func NewAnonFile(kind string, impl FileImpl, flags uint32, opts FDOptions) *File
 	d := NewAnonDentry(anonFSys, "anon_inode:["+kind+"]", theAnonNode)
 	return NewFileDescription(impl, VirtualDentry{Dentry: d}, flags, opts)
 }
+
+// NewAnonFileNamed is NewAnonFile for kinds whose link reads
+// "anon_inode:name" without brackets (inotify).
+func NewAnonFileNamed(name string, impl FileImpl, flags uint32, opts FDOptions) *FileDescription {
+	d := NewAnonDentry(anonFSys, "anon_inode:"+name, theAnonNode)
+	return NewFileDescription(impl, VirtualDentry{Dentry: d}, flags, opts)
+}
