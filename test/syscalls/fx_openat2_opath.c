@@ -226,6 +226,11 @@ static void opath_refuses_io(void)
 	CHECK_ERR(fgetxattr(fd, "user.x", &c, 1), EBADF);
 	CHECK_ERR(fsync(fd), EBADF);
 	CHECK_ERR(fcntl(fd, F_SETLK, &(struct flock){ .l_type = F_RDLCK }), EBADF);
+	/* mmap needs file operations too. */
+	CHECK(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED);
+	CHECK_EQ(errno, EBADF);
+	CHECK(mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED);
+	CHECK_EQ(errno, EBADF);
 	/* fstat, dup and fcntl flags work. */
 	struct stat st;
 	CHECK_SYS(fstat(fd, &st));

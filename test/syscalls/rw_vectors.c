@@ -3,12 +3,15 @@
 /* rw_vectors: read, write, readv, writev, pread64, pwrite64, preadv,
  * pwritev, preadv2, pwritev2 and lseek on pipes, /dev files and read-only
  * regular files: zero lengths, iovec limits and overflow, bad buffers,
- * offsets on unseekable files, whence values. */
+ * offsets on unseekable files and past the largest offset, whence
+ * values. */
 #include "moattest.h"
 
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -162,6 +165,36 @@ static void pread_file_offsets(void)
 	CHECK_ERR(pwrite(fd, "x", 1, 0), EBADF);
 }
 
+static void pread_pwrite_range_overflow(void)
+{
+	/* An offset plus count past the largest file offset is EINVAL
+	 * (rw_verify_area), checked on the whole count. */
+	int fd = CHECK_SYS(memfd_create("ovf", 0));
+	char buf[16];
+	CHECK_ERR(pread(fd, buf, 16, LLONG_MAX - 8), EINVAL);
+	CHECK_ERR(pwrite(fd, buf, 1, LLONG_MAX), EINVAL);
+	CHECK_ERR(pwrite(fd, buf, 16, LLONG_MAX - 15 + 1), EINVAL);
+	/* Ending exactly at the largest offset is fine: past the end, 0. */
+	CHECK_EQ(pread(fd, buf, 8, LLONG_MAX - 8), 0);
+	CHECK_EQ(pread(fd, buf, 0, LLONG_MAX), 0);
+	struct iovec v[2] = {{buf, 8}, {buf + 8, 8}};
+	CHECK_ERR(preadv(fd, v, 2, LLONG_MAX - 8), EINVAL);
+	CHECK_ERR(pwritev(fd, v, 2, LLONG_MAX - 8), EINVAL);
+	CHECK_ERR(syscall(SYS_preadv2, fd, v, 2, LLONG_MAX - 8, 0L, 0), EINVAL);
+	CHECK_EQ(preadv(fd, v, 1, LLONG_MAX - 8), 0);
+	/* Other checks come first: ESPIPE for a pipe, EBADF for the mode. */
+	int p[2];
+	CHECK_SYS(pipe(p));
+	CHECK_ERR(pread(p[0], buf, 16, LLONG_MAX - 8), ESPIPE);
+	int ro = CHECK_SYS(open(mt_data("hello.txt"), O_RDONLY));
+	CHECK_ERR(pwrite(ro, buf, 16, LLONG_MAX - 8), EBADF);
+	CHECK_ERR(pwritev(ro, v, 2, LLONG_MAX - 8), EBADF);
+	/* Nothing was written. */
+	struct stat st;
+	CHECK_SYS(fstat(fd, &st));
+	CHECK_EQ(st.st_size, 0);
+}
+
 static void preadv2_flags(void)
 {
 	int fd = CHECK_SYS(open(mt_data("hello.txt"), O_RDONLY));
@@ -276,6 +309,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(pread_pwrite_unseekable),
 	MT_CASE(pread_file_offsets),
 	MT_CASE(preadv2_flags),
+	MT_CASE(pread_pwrite_range_overflow),
 	MT_CASE(lseek_whence_values),
 	MT_CASE(lseek_devices),
 	MT_CASE(lseek_directory),

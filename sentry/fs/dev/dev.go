@@ -116,6 +116,10 @@ func (*nullFile) Write(_ fs.Context, _ *fs.FileDescription, src []byte, _ int64)
 	return len(src), nil
 }
 
+// DiscardsWrites tells write(2) that /dev/null (and /dev/zero) never
+// look at the data, so even a bad buffer is written in full.
+func (*nullFile) DiscardsWrites() bool { return true }
+
 // Seek always lands at 0, as Linux's null_lseek.
 func (*nullFile) Seek(fs.Context, *fs.FileDescription, int64, int64, int) (int64, error) {
 	return 0, nil
@@ -135,6 +139,9 @@ type fullFile struct{ zeroFile }
 func (*fullFile) Write(fs.Context, *fs.FileDescription, []byte, int64) (int, error) {
 	return 0, unix.ENOSPC
 }
+
+// DiscardsWrites is false: /dev/full fails every write.
+func (*fullFile) DiscardsWrites() bool { return false }
 
 // randomFile is /dev/random and /dev/urandom.
 type randomFile struct {

@@ -70,6 +70,11 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			return 0, unix.EBADF
 		}
 		defer f.DecRef()
+		// An O_PATH descriptor has no file operations: EBADF, as fget
+		// refuses it.
+		if f.IsPath() {
+			return 0, unix.EBADF
+		}
 		if !f.Readable() {
 			return 0, unix.EACCES
 		}

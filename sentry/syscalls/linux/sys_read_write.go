@@ -2,7 +2,9 @@ package linux
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 	"github.com/moat-sandbox/moat/sentry/syserror"
+	"github.com/moat-sandbox/moat/sentry/waiter"
 )
 
 const (
@@ -140,7 +143,7 @@ func vfsReadFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOption
 	// it consumes, so bytes behind a bad buffer stay unread.
 	if w := writablePrefix(t, iovs); w < total {
 		if w == 0 {
-			return 0, unix.EFAULT
+			return 0, readBadBuffer(t, f, o)
 		}
 		total = w
 	}
@@ -179,6 +182,33 @@ func vfsReadFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOption
 	return uintptr(done), nil
 }
 
+// readBadBuffer is the error of a read into a buffer the application
+// cannot receive anything in. Linux's files look at the buffer only when
+// they have something to copy: a pollable file with nothing to read says
+// EAGAIN if non-blocking, or waits, before the copy fails with EFAULT.
+func readBadBuffer(t *kernel.Task, f *fs.FileDescription, o rwOptions) error {
+	const mask = waiter.EventIn | waiter.EventRdHUp | waiter.EventErr | waiter.EventHUp
+	if o.pos || f.Readiness(mask) != 0 {
+		return unix.EFAULT
+	}
+	if o.noWait || f.NonBlocking() {
+		return syserror.ErrWouldBlock
+	}
+	e, ch := waiter.NewChannelEntry(mask)
+	f.EventRegister(e)
+	defer f.EventUnregister(e)
+	for f.Readiness(mask) == 0 {
+		if err := t.BlockOn(ch, time.Time{}, false); err != nil {
+			return vfsIOErr(err)
+		}
+	}
+	return unix.EFAULT
+}
+
+// discardsWrites is implemented by files whose writes never look at the
+// data (/dev/null), so a bad buffer still "writes" its whole length.
+type discardsWrites interface{ DiscardsWrites() bool }
+
 // writablePrefix returns how many bytes of iovs, from the start, the
 // application's mappings let it receive.
 func writablePrefix(t *kernel.Task, iovs []iovec) uint64 {
@@ -206,6 +236,9 @@ func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptio
 		return 0, err
 	}
 	total := iovTotal(iovs)
+	if d, ok := f.Impl().(discardsWrites); ok && d.DiscardsWrites() {
+		return uintptr(total), nil
+	}
 	if total > 0 && !f.Options().Stream {
 		var err error
 		if total, err = fsizeClamp(t, f, o, total); err != nil {
@@ -293,22 +326,6 @@ func vfsIOErr(err error) error {
 	return err
 }
 
-// vfsRW is the body of every read and write syscall.
-func vfsRW(t *kernel.Task, fd int32, iovs []iovec, write bool, o rwOptions) (uintptr, error) {
-	f, err := vfsIOFile(t, fd)
-	if err != nil {
-		return 0, err
-	}
-	defer f.DecRef()
-	if o.pos && f.Options().Stream {
-		return 0, unix.ESPIPE
-	}
-	if write {
-		return vfsWriteFile(t, f, iovs, o)
-	}
-	return vfsReadFile(t, f, iovs, o)
-}
-
 // single returns the one segment of read(2) and write(2), clamped.
 func single(addr uintptr, count uint64) ([]iovec, error) {
 	if count > maxRWCount {
@@ -356,28 +373,51 @@ func Write(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 
 // Pread64 implements pread64(2).
 func Pread64(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	off := a[3].Int64()
-	if off < 0 {
-		return 0, unix.EINVAL
-	}
-	iovs, err := single(a[1].Pointer(), a[2].Uint64())
-	if err != nil {
-		return 0, err
-	}
-	return vfsRW(t, a[0].Int(), iovs, false, rwOptions{pos: true, off: off})
+	return positional(t, a, false)
 }
 
 // Pwrite64 implements pwrite64(2).
 func Pwrite64(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return positional(t, a, true)
+}
+
+// positional is pread64 and pwrite64.
+func positional(t *kernel.Task, a arch.SyscallArguments, write bool) (uintptr, error) {
 	off := a[3].Int64()
 	if off < 0 {
 		return 0, unix.EINVAL
 	}
-	iovs, err := single(a[1].Pointer(), a[2].Uint64())
+	f, err := vfsIOFile(t, a[0].Int())
 	if err != nil {
 		return 0, err
 	}
-	return vfsRW(t, a[0].Int(), iovs, true, rwOptions{pos: true, off: off})
+	defer f.DecRef()
+	if f.Options().Stream {
+		return 0, unix.ESPIPE
+	}
+	if (write && !f.Writable()) || (!write && !f.Readable()) {
+		return 0, unix.EBADF
+	}
+	count := a[2].Uint64()
+	iovs, err := single(a[1].Pointer(), count)
+	if err != nil {
+		return 0, err
+	}
+	if rangeOverflows(off, count) {
+		return 0, unix.EINVAL
+	}
+	o := rwOptions{pos: true, off: off}
+	if write {
+		return vfsWriteFile(t, f, iovs, o)
+	}
+	return vfsReadFile(t, f, iovs, o)
+}
+
+// rangeOverflows reports whether a positional transfer of count bytes at
+// off runs past the largest file offset: Linux's rw_verify_area checks
+// the whole request, before clamping it to MAX_RW_COUNT, and says EINVAL.
+func rangeOverflows(off int64, count uint64) bool {
+	return count > uint64(math.MaxInt64-off)
 }
 
 // vectored is readv, writev, preadv, pwritev, preadv2 and pwritev2. off
@@ -398,6 +438,9 @@ func vectored(t *kernel.Task, a arch.SyscallArguments, write, pos bool, off int6
 		return 0, err
 	}
 	defer f.DecRef()
+	if pos && f.Options().Stream {
+		return 0, unix.ESPIPE
+	}
 	if (write && !f.Writable()) || (!write && !f.Readable()) {
 		return 0, unix.EBADF
 	}
@@ -405,8 +448,8 @@ func vectored(t *kernel.Task, a arch.SyscallArguments, write, pos bool, off int6
 	if err != nil {
 		return 0, err
 	}
-	if pos && f.Options().Stream {
-		return 0, unix.ESPIPE
+	if pos && rangeOverflows(off, iovTotal(iovs)) {
+		return 0, unix.EINVAL
 	}
 	o := rwOptions{pos: pos, off: off, noWait: flags&unix.RWF_NOWAIT != 0}
 	if write && flags&unix.RWF_APPEND != 0 {
