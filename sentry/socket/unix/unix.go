@@ -55,11 +55,18 @@ const (
 
 type nodeKey struct{ dev, ino uint64 }
 
+// abstractKey names a socket in the abstract namespace: as on Linux, each
+// socket type has its own names.
+type abstractKey struct {
+	typ  int
+	name string
+}
+
 // Namespace holds a sandbox's Unix socket names: the abstract namespace
 // and the sockets bound to file system nodes.
 type Namespace struct {
 	mu       sync.Mutex
-	abstract map[string]*Socket
+	abstract map[abstractKey]*Socket
 	bound    map[nodeKey]*Socket
 	// inflight counts descriptors in flight in SCM_RIGHTS messages, per
 	// sending user.
@@ -69,7 +76,7 @@ type Namespace struct {
 
 // NewNamespace returns an empty namespace.
 func NewNamespace() *Namespace {
-	return &Namespace{abstract: make(map[string]*Socket), bound: make(map[nodeKey]*Socket), inflight: make(map[auth.KUID]int)}
+	return &Namespace{abstract: make(map[abstractKey]*Socket), bound: make(map[nodeKey]*Socket), inflight: make(map[auth.KUID]int)}
 }
 
 // state is a socket's connection state.
@@ -266,7 +273,7 @@ func (s *Socket) find(ctx socket.Context, a address) (*Socket, error) {
 	var o *Socket
 	if a.abstract {
 		s.ns.mu.Lock()
-		o = s.ns.abstract[a.name]
+		o = s.ns.abstract[abstractKey{s.typ, a.name}]
 		s.ns.mu.Unlock()
 		if o == nil {
 			return nil, sys.ECONNREFUSED
@@ -300,10 +307,11 @@ func (s *Socket) Bind(ctx socket.Context, b []byte) error {
 	if a.abstract {
 		s.ns.mu.Lock()
 		defer s.ns.mu.Unlock()
-		if _, ok := s.ns.abstract[a.name]; ok {
+		k := abstractKey{s.typ, a.name}
+		if _, ok := s.ns.abstract[k]; ok {
 			return sys.EADDRINUSE
 		}
-		s.ns.abstract[a.name] = s
+		s.ns.abstract[k] = s
 		s.abstract = a.name
 		s.addr = a.encode()
 		return nil
@@ -337,10 +345,11 @@ func (s *Socket) autobindLocked() error {
 	for i := 0; i < 1<<20; i++ {
 		s.ns.autobind = (s.ns.autobind + 1) & 0xfffff
 		name := fmt.Sprintf("%05x", s.ns.autobind)
-		if _, ok := s.ns.abstract[name]; ok {
+		k := abstractKey{s.typ, name}
+		if _, ok := s.ns.abstract[k]; ok {
 			continue
 		}
-		s.ns.abstract[name] = s
+		s.ns.abstract[k] = s
 		s.abstract = name
 		s.addr = address{abstract: true, name: name}.encode()
 		return nil
@@ -593,8 +602,8 @@ func (s *Socket) release(embryo bool) {
 	s.mu.Unlock()
 
 	s.ns.mu.Lock()
-	if s.addr != nil && abstract != "" && s.ns.abstract[abstract] == s {
-		delete(s.ns.abstract, abstract)
+	if k := (abstractKey{s.typ, abstract}); abstract != "" && s.ns.abstract[k] == s {
+		delete(s.ns.abstract, k)
 	}
 	if key != nil && s.ns.bound[*key] == s {
 		delete(s.ns.bound, *key)
