@@ -139,6 +139,10 @@ type Sandbox struct {
 	// done is closed when init has exited; status is then its status.
 	done   chan struct{}
 	status int
+	// seccomp is the container's compiled seccomp profile (nil for
+	// none), which processes started by exec get too, as runc gives
+	// them.
+	seccomp *SeccompFilter
 }
 
 // Load builds the kernel, mounts the root through the gofer and loads
@@ -297,6 +301,12 @@ func Load(cfg Config) (*Sandbox, error) {
 	}
 	if cfg.Process.NoNewPrivileges {
 		t.SetNoNewPrivs()
+	}
+	if s.seccomp, err = loadSeccomp(cfg.Process.Seccomp, log); err != nil {
+		return nil, err
+	}
+	if err := s.seccomp.install(t); err != nil {
+		return nil, err
 	}
 	s.init = t
 	phase("init loaded")

@@ -122,6 +122,10 @@ func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, 
 	if spec.Process.NoNewPrivileges {
 		p.Leader().SetNoNewPrivs()
 	}
+	if err := s.seccomp.install(p.Leader()); err != nil {
+		// Cannot happen: the same filter went on init.
+		return nil, err
+	}
 	if spec.Terminal {
 		tty.SetForegroundPgrp(int32(p.PID()))
 	}

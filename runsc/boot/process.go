@@ -5,6 +5,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/opencontainers/runtime-spec/specs-go"
+
 	"github.com/moat-sandbox/moat/sentry/kernel"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
@@ -26,6 +28,10 @@ type Process struct {
 	// Rlimits replace the default limits they name.
 	Rlimits         []Rlimit `json:"rlimits,omitempty"`
 	NoNewPrivileges bool     `json:"noNewPrivileges,omitempty"`
+	// Seccomp is the spec's linux.seccomp, installed on init before it
+	// runs (seccomp.go). Processes started by exec get init's instead,
+	// as in runc; an ExecSpec's is ignored.
+	Seccomp *specs.LinuxSeccomp `json:"seccomp,omitempty"`
 }
 
 // Capabilities are capability numbers (CAP_*) per set.

@@ -343,6 +343,14 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 	if l := spec.Linux; l != nil {
 		bs.MaskedPaths = l.MaskedPaths
 		bs.ReadonlyPaths = l.ReadonlyPaths
+		if l.Seccomp != nil {
+			// Refuse a profile the sandbox could not install now,
+			// not at boot.
+			if _, err := boot.CompileSeccomp(l.Seccomp); err != nil {
+				return nil, fmt.Errorf("linux.seccomp: %w", err)
+			}
+			bs.Process.Seccomp = l.Seccomp
+		}
 	}
 	return bs, nil
 }

@@ -74,9 +74,6 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 		}
 		// linux.resources and cgroupsPath: runsc/container applies them
 		// and names what it leaves out.
-		if l.Seccomp != nil {
-			notes = append(notes, "linux.seccomp is not enforced yet")
-		}
 		if len(l.Sysctl) > 0 {
 			notes = append(notes, "linux.sysctl is not applied yet")
 		}
