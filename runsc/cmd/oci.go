@@ -12,7 +12,7 @@ import (
 
 // This file holds what the OCI lifecycle commands (create, start, run,
 // state, list, kill, delete, wait, ps, spec, features, exec, pause,
-// resume) share.
+// resume, update) share.
 
 // exitError is the status of a lifecycle command that fails, as runc's.
 const exitError subcommands.ExitStatus = 1
@@ -67,7 +67,7 @@ func RegisterOCI(cdr *subcommands.Commander) {
 	for _, c := range []subcommands.Command{
 		new(Create), new(Start), new(Run), new(State), new(List), new(Kill),
 		new(Delete), new(Wait), new(Ps), new(Events), new(Spec), new(Features),
-		new(Exec), new(Pause), new(Resume),
+		new(Exec), new(Pause), new(Resume), new(Update),
 	} {
 		cdr.Register(c, OCIGroup)
 	}
