@@ -15,7 +15,10 @@
 // system drops the listing of the directories it touches and marks the
 // attributes of the nodes it touches stale, to be fetched again at the
 // next Stat; link targets never change (a new link is a new node).
-// Changes made on the host behind the sandbox's back are not noticed.
+// Changes made on the host behind the sandbox's back are not noticed,
+// except on a bind mount's file system (NewMount), which host processes
+// share: it fetches attributes at every Stat and listings at every
+// Readdir (names already looked up stay cached by the VFS).
 // A FIFO opens as a Sentry named pipe of its node (pipe.Named, as on
 // tmpfs), never the host's: sandboxed programs meet each other there, not
 // host processes.
@@ -56,6 +59,10 @@ type filesystem struct {
 	client   *proto.Client
 	root     proto.Handle
 	writable bool
+	// shared says the host changes the tree too (a bind mount, which
+	// host processes use as well): attributes are fetched again at every
+	// Stat and listings at every Readdir, instead of being cached.
+	shared bool
 	// idleFDs counts donated fds kept open by files nobody has open, so a
 	// program that opens and closes one file again and again asks the
 	// gofer once (at most maxIdleFDs are kept).
@@ -87,7 +94,9 @@ func NewMount(client *proto.Client, mount uint32, writable bool) (*fs.Filesystem
 	if err != nil {
 		return nil, fmt.Errorf("gofer attach %d: %w", mount, err)
 	}
-	return newFSAt(client, h, attr, writable), nil
+	f := newFSAt(client, h, attr, writable)
+	f.Impl().(*filesystem).shared = true
+	return f, nil
 }
 
 func newFS(client *proto.Client, writable bool) (*fs.Filesystem, error) {
@@ -239,7 +248,7 @@ func nodeOf(n fs.Node) (*node, bool) {
 func (n *node) Stat(fs.Context) (fs.Stat, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.attrStale.Load() {
+	if n.attrStale.Load() || n.fs.shared {
 		if err := n.refreshAttr(); err != nil {
 			return fs.Stat{}, err
 		}
@@ -304,7 +313,7 @@ func (d dirNode) Readdir(fs.Context) ([]fs.Dirent, error) {
 	n := d.node
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if !n.listed {
+	if !n.listed || n.fs.shared {
 		ents, err := n.fs.client.Getdents(n.h)
 		if err != nil {
 			return nil, errno(err)
@@ -506,7 +515,7 @@ func (f *regularFile) Write(_ fs.Context, _ *fs.FileDescription, src []byte, off
 // Seek implements fs.FileImpl. On a writable file system the size is the
 // host file's now (O_APPEND writes seek to it).
 func (f *regularFile) Seek(_ fs.Context, _ *fs.FileDescription, cur, offset int64, whence int) (int64, error) {
-	if !f.node.fs.writable {
+	if !f.node.fs.writable && !f.node.fs.shared {
 		return fs.SeekWithSize(cur, offset, whence, f.node.attr.Size) // never changes
 	}
 	var st unix.Stat_t

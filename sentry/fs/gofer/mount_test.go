@@ -122,6 +122,31 @@ func TestNewMount(t *testing.T) {
 	if got := read("/etc/hosts"); got != "10.0.0.9 db\n" {
 		t.Errorf("after the host's rewrite /etc/hosts reads %q", got)
 	}
+	// Attributes and listings follow the host's changes.
+	if st, err := resolve("/etc/hosts").Stat(ctx); err != nil || st.Size != int64(len("10.0.0.9 db\n")) {
+		t.Errorf("stat /etc/hosts after the host's rewrite: size %d, %v", st.Size, err)
+	}
+	list := func() int {
+		t.Helper()
+		d, ok := resolve("/data").Dentry.Node().(fs.DirNode)
+		if !ok {
+			t.Fatal("/data is no directory")
+		}
+		ents, err := d.Readdir(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	if n := list(); n != 1 {
+		t.Errorf("/data lists %d entries, want 1", n)
+	}
+	if err := os.WriteFile(filepath.Join(vol, "w"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := list(); n != 2 {
+		t.Errorf("/data lists %d entries after the host added one, want 2", n)
+	}
 	if _, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/data/v"}, fs.OpenOptions{Flags: unix.O_WRONLY}); err != unix.EROFS {
 		t.Errorf("write open in the read-only volume: %v, want EROFS", err)
 	}
