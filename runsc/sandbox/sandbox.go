@@ -13,8 +13,8 @@
 // started with runsc's global flags (config.Config.ToFlags) and an
 // internal subcommand:
 //
-//	runsc [flags] gofer --root DIR --conn-fd 3
-//	runsc [flags] boot --gofer-fd 3 [--cwd DIR] [--env K=V]... -- CMD ARG...
+//	runsc [flags] gofer --root DIR --conn-fd 3 [--bind=ro|rw[,rec]:SOURCE]...
+//	runsc [flags] boot --gofer-fd 3 [--cwd DIR] [--env K=V]... [--volume DEST[:ro]]... -- CMD ARG...
 //
 // fd 3 of each is one end of a SOCK_SEQPACKET socket pair. The sandbox
 // runs in new mount, PID, IPC, UTS, network and cgroup namespaces and, unless told
@@ -23,7 +23,9 @@
 // goferNamespaces). Both die with SIGKILL if the thread that started them
 // goes away.
 // The sandbox's stdin, stdout and stderr are the caller's: the Sentry
-// serves them to the application.
+// serves them to the application. Host bind mounts (Options.Mounts, a
+// spec's binds for Create) are passed as the gofer's --bind attach points
+// and, for Do, as the sandbox's --volume destinations (binds.go).
 //
 // No locks: Do runs on one goroutine, plus one forwarding signals and one
 // waiting for the gofer; Create on one.
