@@ -707,7 +707,8 @@ func recvmsg(t *kernel.Task, f *fs.FileDescription, s socket.Socket, addr uintpt
 		return 0, err
 	}
 	defer res.Control.Release()
-	msgFlags := res.Flags
+	// Linux starts msg_flags with the call's MSG_CMSG_CLOEXEC.
+	msgFlags := res.Flags | flags&unix.MSG_CMSG_CLOEXEC
 	if m.name != 0 {
 		n := min(int(m.namelen), len(res.From))
 		if n > 0 {
