@@ -3,15 +3,19 @@
 /* sx_cancel_robust: pthread cancellation (a blocking read is a cancellation
  * point, disabled and deferred cancellation wait, cleanup handlers run,
  * asynchronous cancellation of a busy loop), robust mutexes whose owner
- * dies (EOWNERDEAD, consistent, ENOTRECOVERABLE, across processes), and
+ * dies (EOWNERDEAD, consistent, ENOTRECOVERABLE, across processes, and
+ * waking a waiter asleep on the mutex), and
  * clone with CLONE_SIGHAND sharing the signal handler table. */
 #include "moattest.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -217,6 +221,107 @@ static void robust_owner_process_dies(void)
 	munmap(m, 4096);
 }
 
+/* sleeps_in_kernel waits (up to five seconds) until thread tid of process
+ * pid is asleep in the kernel. */
+static int sleeps_in_kernel(pid_t pid, pid_t tid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	for (int i = 0; i < 5000; i++) {
+		int f = open(p, O_RDONLY);
+		if (f >= 0) {
+			ssize_t n = read(f, buf, sizeof(buf) - 1);
+			close(f);
+			if (n > 0) {
+				buf[n] = 0;
+				char *q = strrchr(buf, ')');
+				if (q && q[1] == ' ' && q[2] == 'S')
+					return 1;
+			}
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* wait_for_waiter returns once a waiter has announced itself in the lock
+ * word (glibc sets FUTEX_WAITERS before it sleeps in FUTEX_WAIT) and the
+ * waiting thread sleeps in the kernel. */
+static int wait_for_waiter(pthread_mutex_t *m, pid_t pid, pid_t tid)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (*(volatile uint32_t *)m & 0x80000000u)
+			return sleeps_in_kernel(pid, tid);
+		usleep(1000);
+	}
+	return 0;
+}
+
+static atomic_int waiter_tid;
+static int lock_fds[2];
+
+static void *lock_until_waiter_blocks(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(rm);
+	char c = 'l';
+	if (write(lock_fds[1], &c, 1) != 1)
+		return (void *)1;
+	if (!wait_for_waiter(rm, getpid(), atomic_load(&waiter_tid)))
+		return (void *)2;
+	return NULL; /* exits holding the mutex */
+}
+
+static void robust_blocked_waiter_woken_by_thread_death(void)
+{
+	/* A thread asleep on a robust mutex is woken with EOWNERDEAD when
+	 * the owning thread exits. */
+	pthread_mutex_t m;
+	init_robust(&m, 0);
+	rm = &m;
+	CHECK_SYS(pipe(lock_fds));
+	atomic_store(&waiter_tid, (int)syscall(SYS_gettid));
+	pthread_t th;
+	CHECK_RET0(pthread_create(&th, NULL, lock_until_waiter_blocks, NULL));
+	char c;
+	CHECK_EQ(read(lock_fds[0], &c, 1), 1);
+	CHECK_RET(pthread_mutex_trylock(&m), EBUSY);
+	CHECK_RET(pthread_mutex_lock(&m), EOWNERDEAD);
+	void *res;
+	CHECK_RET0(pthread_join(th, &res));
+	CHECK(res == NULL);
+	CHECK_RET0(pthread_mutex_consistent(&m));
+	CHECK_RET0(pthread_mutex_unlock(&m));
+	CHECK_RET0(pthread_mutex_lock(&m));
+	CHECK_RET0(pthread_mutex_unlock(&m));
+}
+
+static void robust_blocked_waiter_woken_by_process_death(void)
+{
+	/* The same across processes, for a mutex in shared memory. */
+	pthread_mutex_t *m = CHECK_MAP(mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					    MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+	init_robust(m, 1);
+	int p[2];
+	CHECK_SYS(pipe(p));
+	pid_t parent = getpid();
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(pthread_mutex_lock(m) == 0);
+		CHILD_CHECK(write(p[1], "l", 1) == 1);
+		CHILD_CHECK(wait_for_waiter(m, parent, parent));
+		_exit(0);
+	}
+	char c;
+	CHECK_EQ(read(p[0], &c, 1), 1);
+	CHECK_RET(pthread_mutex_trylock(m), EBUSY);
+	CHECK_RET(pthread_mutex_lock(m), EOWNERDEAD);
+	CHECK_RET0(pthread_mutex_consistent(m));
+	CHECK_RET0(pthread_mutex_unlock(m));
+	CHECK_EXITED(mt_wait(pid), 0);
+	munmap(m, 4096);
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -288,6 +393,8 @@ static const struct mt_case cases[] = {
 	MT_CASE(robust_owner_thread_dies),
 	MT_CASE(robust_unlock_without_consistent),
 	MT_CASE(robust_owner_process_dies),
+	MT_CASE(robust_blocked_waiter_woken_by_thread_death),
+	MT_CASE(robust_blocked_waiter_woken_by_process_death),
 	MT_CASE(clone_sighand_shares_table),
 	MT_CASE(clone_sighand_flag_errors),
 };
