@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/google/subcommands"
+	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/specutils"
 	"github.com/opencontainers/runtime-spec/specs-go/features"
 )
@@ -22,7 +23,7 @@ func (*Features) Synopsis() string { return "print the OCI features runsc suppor
 
 // Usage implements subcommands.Command.
 func (*Features) Usage() string {
-	return "features\n\nPrints the OCI runtime features document: the spec versions,\nnamespaces, capabilities and hooks runsc accepts, and cgroup v1 and v2. Seccomp,\nAppArmor and SELinux are marked disabled: runsc does not apply them yet.\n\n"
+	return "features\n\nPrints the OCI runtime features document: the spec versions,\nnamespaces, capabilities and hooks runsc accepts, cgroup v1 and v2, and the\nseccomp actions, operators and flags the Sentry enforces. AppArmor and SELinux\nare marked disabled: runsc does not apply them.\n\n"
 }
 
 // SetFlags implements subcommands.Command.
@@ -45,8 +46,16 @@ func (*Features) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcom
 			Capabilities: specutils.CapabilityNames(),
 			// cgroupfs only: a systemd cgroupsPath names a directory,
 			// no unit is asked of systemd.
-			Cgroup:   &features.Cgroup{V1: &yes, V2: &yes, Systemd: &no, SystemdUser: &no},
-			Seccomp:  &features.Seccomp{Enabled: &no},
+			Cgroup: &features.Cgroup{V1: &yes, V2: &yes, Systemd: &no, SystemdUser: &no},
+			// The Sentry runs the profile on every syscall itself.
+			Seccomp: &features.Seccomp{
+				Enabled:        &yes,
+				Actions:        boot.SeccompActions,
+				Operators:      boot.SeccompOperators,
+				Archs:          boot.SeccompArchs,
+				KnownFlags:     boot.SeccompFlags,
+				SupportedFlags: boot.SeccompFlags,
+			},
 			Apparmor: &features.Apparmor{Enabled: &no},
 			Selinux:  &features.Selinux{Enabled: &no},
 		},
