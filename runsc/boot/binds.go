@@ -111,17 +111,21 @@ func mountBind(mns *fs.MountNamespace, client *proto.Client, b Bind, flags fs.Mo
 		return fmt.Errorf("source: %w", err)
 	}
 	root := mns.Root()
+	dst, err := followDest(ctx, root, b.Destination)
+	if err != nil {
+		return fmt.Errorf("mount point: %w", err)
+	}
 	resolve := func() (fs.VirtualDentry, error) {
-		return fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: b.Destination, FollowFinal: true})
+		return fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: dst, FollowFinal: true})
 	}
 	at, err := resolve()
 	if err == unix.ENOENT {
 		if st.IsDir() {
-			err = mkdirAll(ctx, root, b.Destination)
+			err = mkdirAll(ctx, root, dst)
 		} else {
-			err = mkdirAll(ctx, root, path.Dir(b.Destination))
+			err = mkdirAll(ctx, root, path.Dir(dst))
 			if err == nil {
-				err = fs.Mknod(ctx, &fs.Lookup{Root: root, Start: root, Path: b.Destination}, unix.S_IFREG|0o644, 0)
+				err = fs.Mknod(ctx, &fs.Lookup{Root: root, Start: root, Path: dst}, unix.S_IFREG|0o644, 0)
 			}
 		}
 		if err == nil || err == unix.EEXIST {
@@ -135,4 +139,31 @@ func mountBind(mns *fs.MountNamespace, client *proto.Client, b Bind, flags fs.Mo
 		return err
 	}
 	return nil
+}
+
+// followDest follows symlinks at the end of dst inside the sandbox's own
+// view (an image's /etc/resolv.conf may be a link to a file that does not
+// exist yet), so that a missing mount point is made where the link
+// leads, as runc does; ".." never climbs above the root.
+func followDest(ctx fs.Context, root fs.VirtualDentry, dst string) (string, error) {
+	for range 40 { // Linux's limit on nested links
+		vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: dst})
+		if err != nil {
+			return dst, nil // missing: made at dst
+		}
+		link, ok := vd.Dentry.Node().(fs.SymlinkNode)
+		if !ok {
+			return dst, nil
+		}
+		target, err := link.Readlink(ctx)
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			dst = path.Clean(target)
+		} else {
+			dst = path.Join(path.Dir(dst), target)
+		}
+	}
+	return "", unix.ELOOP
 }

@@ -20,6 +20,7 @@ import (
 // (see TestSpecBindMounts) and checks the host side afterwards.
 const bindsScript = `
 echo "hosts: $(cat /etc/hosts)"
+echo "resolv: $(cat /etc/resolv.conf)"
 echo rw > /vol/new && echo "rw: ok"
 echo x > /ro/x 2>/dev/null || echo "ro: refused"
 touch /ro 2>/dev/null || echo "ro dir: refused"
@@ -78,6 +79,12 @@ func TestSpecBindMounts(t *testing.T) {
 		os.MkdirAll(filepath.Join(rootfs, d), 0o755)
 	}
 	write(filepath.Join(rootfs, "etc/hosts"), "image hosts\n")
+	// A dangling link, as some images have: the mount point is made
+	// where it leads (in the overlay).
+	if err := os.Symlink("../run/resolv/stub.conf", filepath.Join(rootfs, "etc/resolv.conf")); err != nil {
+		t.Fatal(err)
+	}
+	write(p("resolv.conf"), "nameserver 10.0.0.53\n")
 	write(p("hosts"), "10.0.0.1 first\n")
 	write(p("vol/data"), "vol\n")
 	os.MkdirAll(p("vol/nested"), 0o755) // the nested bind's mount point
@@ -115,6 +122,7 @@ func TestSpecBindMounts(t *testing.T) {
 	spec.Process.Args = []string{"/bin/sh", "-c", bindsScript}
 	spec.Mounts = append(spec.Mounts,
 		specs.Mount{Destination: "/etc/hosts", Type: "bind", Source: p("hosts"), Options: []string{"rbind", "rprivate"}},
+		specs.Mount{Destination: "/etc/resolv.conf", Type: "bind", Source: p("resolv.conf"), Options: []string{"rbind", "ro"}},
 		specs.Mount{Destination: "/vol", Type: "bind", Source: p("vol"), Options: []string{"rbind", "rw"}},
 		specs.Mount{Destination: "/ro", Type: "bind", Source: p("rovol"), Options: []string{"rbind", "ro", "nosuid", "nodev"}},
 		specs.Mount{Destination: "/lnk", Source: p("linkdir"), Options: []string{"bind"}},
@@ -159,6 +167,7 @@ func TestSpecBindMounts(t *testing.T) {
 	got := stdout.String()
 	for _, want := range []string{
 		"hosts: 10.0.0.1 first\n",
+		"resolv: nameserver 10.0.0.53\n",
 		"rw: ok\n",
 		"ro: refused\n",
 		"ro dir: refused\n",
@@ -192,7 +201,7 @@ func TestSpecBindMounts(t *testing.T) {
 			t.Errorf("host %s = %q, %v; want %q", path, b, err, want)
 		}
 	}
-	for _, gone := range []string{"rovol/x", "vol/nested/new2", "overlay-only", "bundle/rootfs/overlay-only", "bundle/rootfs/new", "bundle/rootfs/etc/hosts-changed"} {
+	for _, gone := range []string{"rovol/x", "vol/nested/new2", "overlay-only", "bundle/rootfs/overlay-only", "bundle/rootfs/new", "bundle/rootfs/run"} {
 		if _, err := os.Stat(p(gone)); err == nil {
 			t.Errorf("host has %s", gone)
 		}
