@@ -190,14 +190,18 @@ func FromFile(f *fs.FileDescription) Socket {
 	return s
 }
 
-// Timeout is an SO_RCVTIMEO or SO_SNDTIMEO value: zero waits forever.
+// Timeout is an SO_RCVTIMEO or SO_SNDTIMEO value: zero waits forever, a
+// negative value (a negative tv_sec given to setsockopt) never waits.
 type Timeout time.Duration
 
 // Deadline returns the deadline of a wait that starts now, and whether
 // there is one.
 func (t Timeout) Deadline() (time.Time, bool) {
-	if t <= 0 {
+	switch {
+	case t == 0:
 		return time.Time{}, false
+	case t < 0:
+		return time.Now(), true
 	}
 	return time.Now().Add(time.Duration(t)), true
 }
