@@ -163,6 +163,10 @@ type FileDescription struct {
 	// isDir is set by the VFS's open of a directory, for the IN_ISDIR
 	// of its events (notify.go).
 	isDir bool
+
+	// async holds the owner, signal and O_ASYNC registration (async.go),
+	// nil until first used.
+	async atomic.Pointer[asyncState]
 }
 
 // Opener returns the credentials of the open(2) call that created the

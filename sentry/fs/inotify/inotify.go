@@ -371,3 +371,7 @@ func (in *Instance) Release() {
 	instances[in.uid]--
 	usersMu.Unlock()
 }
+
+// AsyncEvents implements fs.AsyncFile: signal-driven I/O signals when an
+// event is queued.
+func (in *Instance) AsyncEvents(*fs.FileDescription) waiter.EventMask { return waiter.EventIn }

@@ -335,3 +335,16 @@ func (f *file) Release() {
 	p.mu.Unlock()
 	p.queue.Notify(waiter.EventIn | waiter.EventOut | waiter.EventHUp | waiter.EventErr)
 }
+
+// AsyncEvents implements fs.AsyncFile: a read end signals when data
+// comes (or the last writer goes), a write end when room frees.
+func (f *file) AsyncEvents(*fs.FileDescription) waiter.EventMask {
+	var m waiter.EventMask
+	if f.reader {
+		m |= waiter.EventIn
+	}
+	if f.writer {
+		m |= waiter.EventOut
+	}
+	return m
+}

@@ -76,7 +76,7 @@ var AMD64 = &kernel.SyscallTable{Table: map[uintptr]kernel.Syscall{
 	unix.SYS_EXIT:              full("exit", Exit),
 	unix.SYS_WAIT4:             full("wait4", Wait4),
 	unix.SYS_KILL:              full("kill", Kill),
-	unix.SYS_FCNTL:             partial("fcntl", Fcntl, "F_SETOWN, F_SETSIG, leases, F_NOTIFY and seals are not implemented (EINVAL)"),
+	unix.SYS_FCNTL:             partial("fcntl", Fcntl, "leases and F_NOTIFY are not implemented (EINVAL); O_ASYNC signals come from pipes, FIFOs and inotify files (not yet terminals or sockets)"),
 	unix.SYS_FLOCK:             full("flock", Flock),
 	unix.SYS_FSYNC:             full("fsync", Fsync),
 	unix.SYS_FDATASYNC:         full("fdatasync", Fdatasync),

@@ -254,8 +254,10 @@ func dup3(t *kernel.Task, oldfd, newfd int32, flags uint32) (uintptr, error) {
 	return uintptr(newfd), nil
 }
 
-// Fcntl implements fcntl(2): descriptor flags, status flags, dup and pipe
-// sizes. Record locks, leases, owners and seals are not implemented.
+// Fcntl implements fcntl(2): descriptor flags, status flags (O_ASYNC
+// turns signal-driven I/O on), dup, pipe sizes, record locks, seals,
+// owners and signals of signal-driven I/O (sys_fasync.go). Leases and
+// F_NOTIFY are not implemented.
 func Fcntl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	fd, cmd, arg := a[0].Int(), a[1].Int(), a[2]
 	f, fl, ok := t.FDTable().Get(fd)
@@ -298,8 +300,17 @@ func Fcntl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 				return 0, unix.EPERM
 			}
 		}
+		// O_ASYNC stays off for file kinds without signal-driven I/O,
+		// as Linux sets it only through their ->fasync.
+		if !f.SupportsAsync() {
+			nf &^= unix.O_ASYNC
+		} else if (nf^f.Flags())&unix.O_ASYNC != 0 {
+			f.SetAsync(nf&unix.O_ASYNC != 0, fd)
+		}
 		f.SetStatusFlags(nf)
 		return 0, nil
+	case unix.F_SETOWN, unix.F_GETOWN, unix.F_SETOWN_EX, unix.F_GETOWN_EX, unix.F_SETSIG, unix.F_GETSIG:
+		return fcntlOwner(t, f, cmd, arg.Pointer())
 	case unix.F_GETPIPE_SZ:
 		s, ok := f.Impl().(pipe.Sizer)
 		if !ok {

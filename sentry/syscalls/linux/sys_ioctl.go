@@ -36,6 +36,13 @@ func Ioctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if v != 0 {
 			flags |= bit
 		}
+		if cmd == ioctlFioasync && (flags^f.Flags())&bit != 0 {
+			// Only file kinds with signal-driven I/O take it.
+			if !f.SupportsAsync() {
+				return 0, unix.ENOTTY
+			}
+			f.SetAsync(v != 0, fd)
+		}
 		f.SetStatusFlags(flags)
 		return 0, nil
 	case ioctlTiocgptpeer:
