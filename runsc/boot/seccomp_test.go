@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -274,4 +275,25 @@ func TestCompileSeccompErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCompileSeccomp feeds arbitrary seccomp sections (a bundle's
+// config.json is untrusted) to CompileSeccomp: it must never panic, and
+// what it accepts must run on any syscall.
+func FuzzCompileSeccomp(f *testing.F) {
+	f.Add([]byte(`{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read","write"],"action":"SCMP_ACT_ALLOW"}]}`), uint16(0), uint64(0))
+	f.Add([]byte(`{"defaultAction":"SCMP_ACT_ALLOW","architectures":["SCMP_ARCH_X32"],"syscalls":[{"names":["ioctl"],"action":"SCMP_ACT_ERRNO","errnoRet":1,"args":[{"index":1,"value":21505,"op":"SCMP_CMP_NE"},{"index":1,"value":7,"valueTwo":3,"op":"SCMP_CMP_MASKED_EQ"}]}]}`), uint16(16), uint64(21505))
+	f.Add([]byte(`{"defaultAction":"SCMP_ACT_KILL","syscalls":[{"names":["clone"],"action":"SCMP_ACT_TRAP","args":[{"index":0,"value":5,"op":"SCMP_CMP_LE"},{"index":2,"value":9,"op":"SCMP_CMP_GT"}]}]}`), uint16(56), uint64(4))
+	f.Fuzz(func(t *testing.T, js []byte, nr uint16, arg uint64) {
+		var s specs.LinuxSeccomp
+		if json.Unmarshal(js, &s) != nil {
+			return
+		}
+		sf, err := CompileSeccomp(&s)
+		if err != nil {
+			return
+		}
+		d := bpf.Data{Nr: int32(nr), Arch: unix.AUDIT_ARCH_X86_64, Args: [6]uint64{arg, arg, arg, arg, arg, arg}}
+		sf.Program.Run(&d)
+	})
 }
