@@ -55,8 +55,22 @@ func main() {
 		os.Exit(int(subcommands.ExitFailure))
 	}
 	log.Debug("starting", "args", os.Args)
+	if flag.NArg() > 0 && !known(cdr, name) && (conf.LogFile != "" || conf.DebugLog != "") {
+		// The usage text goes to stderr; a caller reading only the
+		// log (containerd's runc shim) learns what went wrong too.
+		log.Error(fmt.Sprintf("runsc: unknown command %q", name))
+	}
 
 	status := cdr.Execute(context.Background(), conf, log)
 	closer.Close()
 	os.Exit(int(status))
+}
+
+// known reports whether name is one of cdr's commands.
+func known(cdr *subcommands.Commander, name string) bool {
+	found := false
+	cdr.VisitCommands(func(_ *subcommands.CommandGroup, c subcommands.Command) {
+		found = found || c.Name() == name
+	})
+	return found
 }
