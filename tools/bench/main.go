@@ -154,6 +154,7 @@ var benchmarks = []benchmark{
 		detail: "wall time of /bin/true vs runsc do --rootfs / -- /bin/true, median",
 		run:    startup,
 	},
+	runcStartup,
 	{
 		name:   "memory",
 		unit:   "MiB",
