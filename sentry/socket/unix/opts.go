@@ -63,6 +63,21 @@ func (s *Socket) SetSockOpt(ctx socket.Context, level, name int, val []byte) err
 // Ioctl implements fs.FileImpl: SIOCINQ (FIONREAD) and SIOCOUTQ.
 func (s *Socket) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
 	var n int
+	if h := s.hostConnOf(); h != nil {
+		switch cmd {
+		case sys.SIOCINQ:
+			return h.file.Ioctl(ctx, cmd, arg)
+		case sys.SIOCOUTQ:
+			// The host's count is not reachable under the Sentry's
+			// seccomp filter; nothing is queued on the sandbox side.
+		default:
+			return 0, sys.ENOTTY
+		}
+		if _, err := ctx.CopyOutBytes(arg, socket.Int(0)); err != nil {
+			return 0, sys.EFAULT
+		}
+		return 0, nil
+	}
 	switch cmd {
 	case sys.SIOCINQ:
 		s.mu.Lock()
@@ -99,6 +114,9 @@ func (s *Socket) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg ui
 // Readiness implements waiter.Waitable, as Linux's unix_poll and
 // unix_dgram_poll.
 func (s *Socket) Readiness(mask waiter.EventMask) waiter.EventMask {
+	if h := s.hostConnOf(); h != nil {
+		return h.file.Readiness(mask)
+	}
 	var r waiter.EventMask
 	s.mu.Lock()
 	if s.err != 0 {

@@ -154,10 +154,19 @@ func (s *Socket) send(ctx fs.Context, data []byte, o socket.SendOptions) (int, e
 			}
 			return 0, sys.EOPNOTSUPP
 		}
+		if h := s.hostConnOf(); h != nil {
+			return h.send(ctx, s, data, &o)
+		}
 		return s.sendStream(ctx, data, &o, creds)
 	case sys.SOCK_SEQPACKET:
+		if h := s.hostConnOf(); h != nil {
+			return h.send(ctx, s, data, &o)
+		}
 		return s.sendPacket(ctx, nil, data, &o, creds)
 	default:
+		if h := s.hostConnOf(); h != nil && o.To == nil {
+			return h.send(ctx, s, data, &o)
+		}
 		var to *Socket
 		if o.To != nil {
 			a, err := parseAddress(o.To, false)
@@ -332,6 +341,9 @@ func (s *Socket) RecvMsg(ctx socket.Context, dst []byte, o socket.RecvOptions) (
 // recvMsg is RecvMsg; waits says whether the caller waits when nothing
 // is queued (read(2) waits outside, in fs.ReadBlocking).
 func (s *Socket) recvMsg(ctx fs.Context, dst []byte, o socket.RecvOptions, waits bool) (socket.RecvResult, error) {
+	if h := s.hostConnOf(); h != nil {
+		return h.recv(ctx, s, dst, o)
+	}
 	var res socket.RecvResult
 	var from *Socket
 	peek := o.Flags&sys.MSG_PEEK != 0

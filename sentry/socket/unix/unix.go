@@ -131,6 +131,10 @@ type Socket struct {
 	// connecting is set while connect runs, so a second connect of the
 	// same socket fails.
 	connecting bool
+
+	// host is set once the socket is connected to a host socket (see
+	// host.go); every data operation then goes there.
+	host atomic.Pointer[hostConn]
 }
 
 // ValidType reports whether typ is a socket type Unix sockets have.
@@ -239,55 +243,72 @@ func unboundAddress() []byte { return []byte{byte(sys.AF_UNIX), byte(sys.AF_UNIX
 
 // lookupPath resolves the socket bound at path for connect and sendto:
 // ENOENT and friends from the walk, EACCES without write permission,
-// ECONNREFUSED for a node that is not a bound socket.
-func (ns *Namespace) lookupPath(ctx socket.Context, path string) (*Socket, error) {
+// ECONNREFUSED for a node that is not a bound socket. A socket file no
+// sandbox socket is bound to but a host process may be (HostSocketNode)
+// is returned as the second result.
+func (ns *Namespace) lookupPath(ctx socket.Context, path string) (*Socket, HostSocketNode, error) {
 	fsc := ctx.FSContext()
 	root, cwd := fsc.RootAndCwd()
 	vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: cwd, Path: path, FollowFinal: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := vd.Stat(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Linux checks MAY_WRITE on the inode without the mount's read-only
 	// flag (path_permission).
 	if err := fs.CheckPermission(ctx.Credentials(), &st, fs.MayWrite); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if st.Type() != sys.S_IFSOCK {
-		return nil, sys.ECONNREFUSED
+		return nil, nil, sys.ECONNREFUSED
 	}
 	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	if o := ns.bound[nodeKey{st.Dev, st.Ino}]; o != nil {
-		return o, nil
+	o := ns.bound[nodeKey{st.Dev, st.Ino}]
+	ns.mu.Unlock()
+	if o != nil {
+		return o, nil, nil
 	}
-	return nil, sys.ECONNREFUSED
+	if hn, ok := vd.Dentry.Node().(HostSocketNode); ok {
+		return nil, hn, nil
+	}
+	return nil, nil, sys.ECONNREFUSED
 }
 
 // find returns the socket at address a of type typ: EPROTOTYPE for
 // another type.
 func (s *Socket) find(ctx socket.Context, a address) (*Socket, error) {
+	o, hn, err := s.findOrHost(ctx, a)
+	if hn != nil {
+		// Only connect reaches host sockets.
+		return nil, sys.ECONNREFUSED
+	}
+	return o, err
+}
+
+// findOrHost is find that may also return a host socket node.
+func (s *Socket) findOrHost(ctx socket.Context, a address) (*Socket, HostSocketNode, error) {
 	var o *Socket
 	if a.abstract {
 		s.ns.mu.Lock()
 		o = s.ns.abstract[abstractKey{s.typ, a.name}]
 		s.ns.mu.Unlock()
 		if o == nil {
-			return nil, sys.ECONNREFUSED
+			return nil, nil, sys.ECONNREFUSED
 		}
 	} else {
+		var hn HostSocketNode
 		var err error
-		if o, err = s.ns.lookupPath(ctx, a.name); err != nil {
-			return nil, err
+		if o, hn, err = s.ns.lookupPath(ctx, a.name); err != nil || hn != nil {
+			return nil, hn, err
 		}
 	}
 	if o.typ != s.typ {
-		return nil, sys.EPROTOTYPE
+		return nil, nil, sys.EPROTOTYPE
 	}
-	return o, nil
+	return o, nil, nil
 }
 
 // Bind implements socket.Socket.
@@ -456,14 +477,36 @@ func (s *Socket) Connect(ctx socket.Context, b []byte, blocking bool) error {
 	if err := s.autobindIfPassCred(); err != nil {
 		return err
 	}
-	o, err := s.find(ctx, a)
+	o, hn, err := s.findOrHost(ctx, a)
 	if err != nil {
 		return err
+	}
+	if hn != nil {
+		return s.connectHost(ctx, hn, a)
 	}
 	if !s.connectionOriented() {
 		return s.connectDgram(o)
 	}
 	return s.connectStream(ctx, o, blocking)
+}
+
+// connectHost connects s to the host socket of node hn.
+func (s *Socket) connectHost(ctx socket.Context, hn HostSocketNode, a address) error {
+	s.mu.Lock()
+	switch {
+	case s.state == stateConnected || s.host.Load() != nil:
+		s.mu.Unlock()
+		return sys.EISCONN
+	case s.state == stateListening:
+		s.mu.Unlock()
+		return sys.EINVAL
+	}
+	s.mu.Unlock()
+	fd, err := hn.ConnectHostSocket(ctx, s.typ)
+	if err != nil {
+		return err
+	}
+	return s.attachHost(fd, a.encode())
 }
 
 // disconnect drops a datagram socket's default destination.
@@ -549,6 +592,9 @@ func (s *Socket) SockName(socket.Context) ([]byte, error) { return s.nameOrFamil
 
 // PeerName implements socket.Socket.
 func (s *Socket) PeerName(socket.Context) ([]byte, error) {
+	if h := s.hostConnOf(); h != nil {
+		return append([]byte(nil), h.addr...), nil
+	}
 	s.mu.Lock()
 	peer := s.peer
 	s.mu.Unlock()
@@ -564,6 +610,9 @@ func (s *Socket) Shutdown(_ socket.Context, how int) error {
 		return sys.EINVAL
 	}
 	rd, wr := how != sys.SHUT_WR, how != sys.SHUT_RD
+	if h := s.hostConnOf(); h != nil {
+		return h.shutdown(how)
+	}
 	s.mu.Lock()
 	s.rcvShutdown = s.rcvShutdown || rd
 	s.sndShutdown = s.sndShutdown || wr
@@ -625,6 +674,9 @@ func (s *Socket) release(embryo bool) {
 	for _, srv := range pending {
 		// A connection never accepted: its client sees a reset.
 		srv.release(true)
+	}
+	if h := s.hostConnOf(); h != nil {
+		h.release()
 	}
 	s.queue.Notify(waiter.EventIn | waiter.EventOut | waiter.EventHUp)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
 	"github.com/moat-sandbox/moat/sentry/fs/pipe"
+	"github.com/moat-sandbox/moat/sentry/fs/synth"
 	"github.com/moat-sandbox/moat/sentry/socket"
 	"github.com/moat-sandbox/moat/sentry/syserror"
 	"github.com/moat-sandbox/moat/sentry/waiter"
@@ -312,5 +313,116 @@ func TestInflightLimit(t *testing.T) {
 		if err := send(); err != want {
 			t.Errorf("send %d: %v, want %v", i, err, want)
 		}
+	}
+}
+
+// hostSockNode is a socket file whose host socket is a real one the test
+// listens on.
+type hostSockNode struct {
+	path string
+}
+
+func (n *hostSockNode) Stat(fs.Context) (fs.Stat, error) {
+	return fs.Stat{Mode: sys.S_IFSOCK | 0o777, Nlink: 1, Ino: 77}, nil
+}
+
+func (n *hostSockNode) ConnectHostSocket(_ fs.Context, typ int) (int, error) {
+	fd, err := sys.Socket(sys.AF_UNIX, typ|sys.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := sys.Connect(fd, &sys.SockaddrUnix{Name: n.path}); err != nil {
+		sys.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+func TestConnectToHostSocket(t *testing.T) {
+	hostPath := t.TempDir() + "/h.sock"
+	lfd, err := sys.Socket(sys.AF_UNIX, sys.SOCK_STREAM|sys.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Close(lfd)
+	if err := sys.Bind(lfd, &sys.SockaddrUnix{Name: hostPath}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Listen(lfd, 1); err != nil {
+		t.Fatal(err)
+	}
+	root := synth.NewDir(0o755, map[string]fs.Node{"h.sock": &hostSockNode{path: hostPath}})
+	mns := fs.NewMountNamespace(synth.NewFilesystem("rootfs", 1, root, true), fs.MountFlags{})
+	ctx := newCtx()
+	ctx.fsc = fs.NewFSContext(mns.Root(), mns.Root(), 0o022)
+	ns := NewNamespace()
+
+	df := New(ctx, ns, sys.SOCK_DGRAM, 0)
+	defer df.DecRef()
+	if err := sockOf(t, df).Connect(ctx, address{name: "/h.sock"}.encode(), true); err != sys.EPROTOTYPE {
+		t.Errorf("datagram connect to a host stream socket: %v, want EPROTOTYPE", err)
+	}
+
+	f := New(ctx, ns, sys.SOCK_STREAM, 0)
+	defer f.DecRef()
+	s := sockOf(t, f)
+	if err := s.Connect(ctx, address{name: "/h.sock"}.encode(), true); err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	if err := s.Connect(ctx, address{name: "/h.sock"}.encode(), true); err != sys.EISCONN {
+		t.Errorf("second connect: %v, want EISCONN", err)
+	}
+	cfd, _, err := sys.Accept4(lfd, sys.SOCK_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Close(cfd)
+	if n, err := s.SendMsg(ctx, []byte("ping"), socket.SendOptions{Blocking: true}); n != 4 || err != nil {
+		t.Fatalf("send: %d, %v", n, err)
+	}
+	buf := make([]byte, 8)
+	if n, err := sys.Read(cfd, buf); n != 4 || err != nil || string(buf[:4]) != "ping" {
+		t.Errorf("host read %q, %v", buf[:max(n, 0)], err)
+	}
+	if got := s.Readiness(waiter.EventIn); got != 0 {
+		t.Errorf("readiness before the host writes: %#x", got)
+	}
+	done := make(chan error, 1)
+	got := make([]byte, 8)
+	var res socket.RecvResult
+	go func() {
+		var err error
+		res, err = s.RecvMsg(ctx, got, socket.RecvOptions{Blocking: true})
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	if _, err := sys.Write(cfd, []byte("pong")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil || res.N != 4 || string(got[:4]) != "pong" {
+		t.Errorf("blocking recv from the host: %+v %q, %v", res, got, err)
+	}
+	peer, err := s.PeerName(ctx)
+	if err != nil || !bytes.Equal(peer, address{name: "/h.sock"}.encode()) {
+		t.Errorf("peer name %q, %v", peer, err)
+	}
+	w, _ := pipe.NewPair(ctx, 0)
+	o := socket.SendOptions{Control: socket.ControlMessages{Rights: []*fs.FileDescription{w}}}
+	if _, err := s.SendMsg(ctx, []byte("x"), o); err != sys.EOPNOTSUPP {
+		t.Errorf("descriptors to a host socket: %v, want EOPNOTSUPP", err)
+	}
+	if err := s.Shutdown(ctx, sys.SHUT_WR); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sys.Read(cfd, buf); n != 0 || err != nil {
+		t.Errorf("host read after SHUT_WR: %d, %v; want EOF", n, err)
+	}
+	sys.Close(cfd)
+	deadline := time.Now().Add(2 * time.Second)
+	for s.Readiness(waiter.EventIn|waiter.EventRdHUp)&waiter.EventRdHUp == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if r, err := s.RecvMsg(ctx, got, socket.RecvOptions{}); r.N != 0 || err != nil {
+		t.Errorf("recv after the host closed: %+v, %v; want EOF", r, err)
 	}
 }

@@ -1,0 +1,178 @@
+package unix
+
+import (
+	sys "golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/host"
+	"github.com/moat-sandbox/moat/sentry/socket"
+	"github.com/moat-sandbox/moat/sentry/syserror"
+	"github.com/moat-sandbox/moat/sentry/waiter"
+)
+
+// HostSocketNode is implemented by socket files that a host process may
+// be listening on: socket files of a gofer mount served with host Unix
+// sockets (issue #3). connect(2) to such a file that no sandbox socket is
+// bound to asks the node for a host socket connected to it, and the
+// sandbox socket then carries its data to and from that host socket.
+type HostSocketNode interface {
+	fs.Node
+	// ConnectHostSocket returns a host socket of sockType connected to
+	// the host socket this node names; the caller owns the descriptor.
+	// Errors are connect(2)'s (ECONNREFUSED, EPROTOTYPE...).
+	ConnectHostSocket(ctx fs.Context, sockType int) (int, error)
+}
+
+// hostConn is the host side of a sandbox socket connected to a host
+// socket. The Sentry makes these host syscalls on the donated descriptor:
+// sendmsg, recvmsg (always MSG_DONTWAIT), shutdown, dup, close; readiness
+// and FIONREAD come from the host file package's notifier.
+//
+// Descriptors cannot cross between the sandbox and the host: sending
+// SCM_RIGHTS is EOPNOTSUPP, and descriptors a host process sends are
+// closed and reported as MSG_CTRUNC. Host credentials (SCM_CREDENTIALS,
+// SO_PEERCRED) are not passed on: they name host processes.
+type hostConn struct {
+	raw  int                 // the connected host socket
+	file *fs.FileDescription // a host file of a duplicate of raw: readiness, FIONREAD
+	addr []byte              // the address connected to
+	fwd  *waiter.Entry       // forwards the host file's events to the socket's queue
+}
+
+// hostConnOf returns the host connection of s, nil if s has none.
+func (s *Socket) hostConnOf() *hostConn { return s.host.Load() }
+
+// attachHost makes s carry its data over the connected host socket fd,
+// which it takes over.
+func (s *Socket) attachHost(fd int, addr []byte) error {
+	dup, err := sys.Dup(fd)
+	if err != nil {
+		sys.Close(fd)
+		return err
+	}
+	f, err := host.NewFile(dup, host.Options{Name: "socket"})
+	if err != nil {
+		sys.Close(dup)
+		sys.Close(fd)
+		return sys.EIO
+	}
+	h := &hostConn{raw: fd, file: f, addr: addr}
+	h.fwd = &waiter.Entry{Mask: waiter.AllEvents, Callback: func(_ *waiter.Entry, m waiter.EventMask) { s.queue.Notify(m) }}
+	s.mu.Lock()
+	if s.state != stateUnconnected || s.host.Load() != nil {
+		s.mu.Unlock()
+		f.DecRef()
+		sys.Close(fd)
+		return sys.EISCONN
+	}
+	s.state = stateConnected
+	s.host.Store(h)
+	s.mu.Unlock()
+	f.EventRegister(h.fwd)
+	s.queue.Notify(waiter.EventOut | waiter.EventIn)
+	return nil
+}
+
+func (h *hostConn) release() {
+	h.file.EventUnregister(h.fwd)
+	h.file.DecRef()
+	sys.Close(h.raw)
+}
+
+// hostErr maps a host error to the application's errno.
+func hostErr(err error) error {
+	if err == sys.EAGAIN || err == sys.EWOULDBLOCK {
+		return syserror.ErrWouldBlock
+	}
+	if e, ok := err.(sys.Errno); ok {
+		return e
+	}
+	return sys.EIO
+}
+
+func (h *hostConn) send(ctx fs.Context, s *Socket, data []byte, o *socket.SendOptions) (int, error) {
+	if len(o.Control.Rights) > 0 {
+		return 0, sys.EOPNOTSUPP
+	}
+	stream := s.typ == sys.SOCK_STREAM
+	sent := 0
+	err := block(ctx, &s.queue, waiter.EventOut, o.Blocking, s.opts.SndTimeout(), func() error {
+		n, err := sys.SendmsgN(h.raw, data[sent:], nil, nil, sys.MSG_DONTWAIT|sys.MSG_NOSIGNAL)
+		if n > 0 {
+			sent += n
+		}
+		if err != nil {
+			return hostErr(err)
+		}
+		if stream && sent < len(data) {
+			return syserror.ErrWouldBlock
+		}
+		return nil
+	})
+	if sent > 0 {
+		return sent, nil
+	}
+	return 0, err
+}
+
+// hostRecvFlags are the recv flags passed on to the host.
+const hostRecvFlags = sys.MSG_PEEK | sys.MSG_TRUNC
+
+func (h *hostConn) recv(ctx fs.Context, s *Socket, dst []byte, o socket.RecvOptions) (socket.RecvResult, error) {
+	var res socket.RecvResult
+	stream := s.typ == sys.SOCK_STREAM
+	waitAll := stream && o.Flags&sys.MSG_WAITALL != 0 && o.Flags&sys.MSG_PEEK == 0
+	oob := make([]byte, sys.CmsgSpace(4*MaxRights))
+	err := block(ctx, &s.queue, waiter.EventIn|waiter.EventRdHUp, o.Blocking, s.opts.RcvTimeout(), func() error {
+		n, oobn, rflags, _, err := sys.Recvmsg(h.raw, dst[res.N:], oob, o.Flags&hostRecvFlags|sys.MSG_DONTWAIT|sys.MSG_CMSG_CLOEXEC)
+		if err != nil {
+			if res.N > 0 && err == sys.EAGAIN && !waitAll {
+				return nil
+			}
+			if res.N > 0 && err != sys.EAGAIN {
+				return nil
+			}
+			return hostErr(err)
+		}
+		if oobn > 0 {
+			// Host descriptors do not enter the sandbox.
+			if msgs, perr := sys.ParseSocketControlMessage(oob[:oobn]); perr == nil {
+				for _, m := range msgs {
+					if fds, ferr := sys.ParseUnixRights(&m); ferr == nil {
+						for _, fd := range fds {
+							sys.Close(fd)
+						}
+						res.Flags |= sys.MSG_CTRUNC
+					}
+				}
+			}
+		}
+		res.Flags |= rflags & (sys.MSG_TRUNC | sys.MSG_CTRUNC)
+		if !stream {
+			res.N, res.MsgLen = min(n, len(dst)), n
+			return nil
+		}
+		res.N += min(n, len(dst)-res.N)
+		if n == 0 || !waitAll || res.N == len(dst) {
+			return nil
+		}
+		return syserror.ErrWouldBlock
+	})
+	if stream {
+		res.MsgLen = res.N
+		if res.N > 0 {
+			err = nil
+		}
+	}
+	if err != nil {
+		return socket.RecvResult{}, err
+	}
+	return res, nil
+}
+
+func (h *hostConn) shutdown(how int) error {
+	if err := sys.Shutdown(h.raw, how); err != nil {
+		return hostErr(err)
+	}
+	return nil
+}
