@@ -299,7 +299,7 @@ func TestPrctl(t *testing.T) {
 		t.Fatalf("PR_GET_THP_DISABLE = %d", r)
 	}
 	e.call(task, nil, Prctl, unix.PR_GET_SECCOMP)
-	e.call(task, unix.EINVAL, Prctl, unix.PR_SET_SECCOMP, 1)
+	e.call(task, unix.EINVAL, Prctl, unix.PR_SET_SECCOMP, 3) // no such mode
 	e.call(task, unix.EPERM, Prctl, unix.PR_SET_MM, unix.PR_SET_MM_BRK, 0)
 	e.call(task, unix.EINVAL, Prctl, unix.PR_SET_VMA)
 	e.call(task, unix.EINVAL, Prctl, unix.PR_SET_PTRACER, 99999)
