@@ -19,9 +19,10 @@ type MountFlags struct {
 
 // Mount is a Filesystem attached to the mount tree.
 type Mount struct {
-	ns         *MountNamespace
-	fs         *Filesystem
-	root       *Dentry
+	ns   *MountNamespace
+	fs   *Filesystem
+	root *Dentry
+	// parent and mountpoint change (MS_MOVE, pivot_root) under ns.mu.
 	parent     *Mount  // nil for the namespace's root mount
 	mountpoint *Dentry // in parent
 	// flags change with remounts, read without locks.
@@ -37,7 +38,11 @@ func (m *Mount) Filesystem() *Filesystem { return m.fs }
 func (m *Mount) Root() *Dentry { return m.root }
 
 // Parent returns the mount this one is mounted on and the mountpoint.
-func (m *Mount) Parent() (*Mount, *Dentry) { return m.parent, m.mountpoint }
+func (m *Mount) Parent() (*Mount, *Dentry) {
+	m.ns.mu.RLock()
+	defer m.ns.mu.RUnlock()
+	return m.parent, m.mountpoint
+}
 
 // Flags returns the mount flags.
 func (m *Mount) Flags() MountFlags { return *m.flags.Load() }
@@ -93,6 +98,8 @@ func NewMountNamespace(f *Filesystem, flags MountFlags) *MountNamespace {
 
 // Root returns the root of the namespace.
 func (ns *MountNamespace) Root() VirtualDentry {
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
 	return VirtualDentry{Mount: ns.root, Dentry: ns.root.root}
 }
 
@@ -180,10 +187,11 @@ func PathOf(root, vd VirtualDentry) (string, bool) {
 			break
 		}
 		if vd.Dentry == vd.Mount.root {
-			if vd.Mount.parent == nil {
+			parent, point := vd.Mount.Parent()
+			if parent == nil {
 				break
 			}
-			vd = VirtualDentry{Mount: vd.Mount.parent, Dentry: vd.Mount.mountpoint}
+			vd = VirtualDentry{Mount: parent, Dentry: point}
 			continue
 		}
 		f := vd.Dentry.fs

@@ -35,33 +35,60 @@ func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags
 	if err != nil || !rec {
 		return top, err
 	}
-	// Copy the mounts below src, parents before children (ns.all is in
-	// mount order), mapping each source mount to its copy.
+	// Copy the mounts below src, parents before children (mount order,
+	// which moves may have broken: repeat until no copy is added),
+	// mapping each source mount to its copy.
 	copies := map[*Mount]*Mount{src.Mount: top}
-	for _, c := range ns.Mounts() {
-		if c == top {
-			continue
+	all := ns.Mounts()
+	for added := true; added; {
+		added = false
+		for _, c := range all {
+			if c == top || copies[c] != nil {
+				continue
+			}
+			parent, point := c.Parent()
+			parentCopy, ok := copies[parent]
+			if !ok || (parent == src.Mount && !isUnder(point, src.Dentry)) {
+				continue
+			}
+			cc, err := ns.mountDentry(ctx, VirtualDentry{Mount: parentCopy, Dentry: point}, c.fs, c.root, c.Flags())
+			if err != nil {
+				return top, err
+			}
+			copies[c] = cc
+			added = true
 		}
-		parentCopy, ok := copies[c.parent]
-		if !ok || (c.parent == src.Mount && !isUnder(c.mountpoint, src.Dentry)) {
-			continue
-		}
-		cc, err := ns.mountDentry(ctx, VirtualDentry{Mount: parentCopy, Dentry: c.mountpoint}, c.fs, c.root, c.Flags())
-		if err != nil {
-			return top, err
-		}
-		copies[c] = cc
 	}
 	return top, nil
 }
 
-// MountAt returns the mount whose root is at vd (the top-most one there),
-// or EINVAL if vd is not a mount's root, as umount2 and remounts need.
+// MountAt returns the mount whose root is at vd (the top-most one there,
+// as Linux's LOOKUP_MOUNTPOINT finds it: after pivot_root(".", "."),
+// "." names the old root stacked on the working directory), or EINVAL
+// if vd is not a mount's root, as umount2, remounts and moves need.
 func MountAt(vd VirtualDentry) (*Mount, error) {
+	vd = followMounts(vd)
 	if vd.Mount == nil || vd.Dentry != vd.Mount.root {
 		return nil, unix.EINVAL
 	}
 	return vd.Mount, nil
+}
+
+// subtreeLocked returns m and every mount below it.
+//
+// Preconditions: ns.mu is held.
+func (ns *MountNamespace) subtreeLocked(m *Mount) map[*Mount]bool {
+	in := map[*Mount]bool{m: true}
+	for added := true; added; {
+		added = false
+		for _, c := range ns.all {
+			if !in[c] && c.parent != nil && in[c.parent] {
+				in[c] = true
+				added = true
+			}
+		}
+	}
+	return in
 }
 
 // Umount detaches m. Mounts on top of it or below it make it busy
@@ -79,14 +106,9 @@ func (ns *MountNamespace) Umount(m *Mount, detach bool) error {
 		return unix.EBUSY
 	}
 	var gone []*Mount
-	doomed := map[*Mount]bool{m: true}
-	for _, c := range ns.all {
-		if c != m && doomed[c.parent] {
-			if !detach {
-				return unix.EBUSY
-			}
-			doomed[c] = true
-		}
+	doomed := ns.subtreeLocked(m)
+	if len(doomed) > 1 && !detach {
+		return unix.EBUSY
 	}
 	kept := ns.all[:0]
 	for _, c := range ns.all {

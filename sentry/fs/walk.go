@@ -286,12 +286,14 @@ func (r *resolver) dotdot() error {
 			return nil
 		}
 		m := r.cur.Mount
-		if m != nil && r.cur.Dentry == m.root && m.parent != nil {
-			if r.flags&unix.RESOLVE_NO_XDEV != 0 {
-				return unix.EXDEV
+		if m != nil && r.cur.Dentry == m.root {
+			if parent, point := m.Parent(); parent != nil {
+				if r.flags&unix.RESOLVE_NO_XDEV != 0 {
+					return unix.EXDEV
+				}
+				r.cur = VirtualDentry{Mount: parent, Dentry: point}
+				continue
 			}
-			r.cur = VirtualDentry{Mount: m.parent, Dentry: m.mountpoint}
-			continue
 		}
 		break
 	}

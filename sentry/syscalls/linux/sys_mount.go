@@ -36,8 +36,8 @@ func copyInOptionalString(t *kernel.Task, addr uintptr, max int) (string, error)
 
 // Mount implements mount(2): new tmpfs, proc, sysfs and other registered
 // file systems, bind mounts (MS_REC too), remounts of the per-mount
-// flags, and propagation changes (which have nothing to propagate to in
-// the Sentry's single mount namespace).
+// flags, moves (MS_MOVE) and propagation changes (which have nothing to
+// propagate to in the Sentry's single mount namespace).
 func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	sourceAddr, targetAddr, typeAddr := a[0].Pointer(), a[1].Pointer(), a[2].Pointer()
 	flags, dataAddr := a[3].Uint64(), a[4].Pointer()
@@ -98,8 +98,14 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		return 0, nil
 	case flags&unix.MS_MOVE != 0:
-		t.Kernel().Log.Info("unsupported syscall feature", "syscall", "mount", "flag", "MS_MOVE")
-		return 0, unix.EINVAL
+		if source == "" {
+			return 0, unix.EINVAL
+		}
+		src, err := vfsResolve(t, unix.AT_FDCWD, sourceAddr, false, true)
+		if err != nil {
+			return 0, err
+		}
+		return 0, ns.Move(t, src, target)
 	}
 	if fstype == "" {
 		return 0, unix.EINVAL
@@ -144,4 +150,61 @@ func Umount2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EAGAIN
 	}
 	return 0, t.Kernel().MountNS.Umount(m, flags&unix.MNT_DETACH != 0)
+}
+
+// PivotRoot implements pivot_root(2): the mount at new_root becomes the
+// root, the old root moves to put_old, and every task whose root or
+// working directory was the old root moves to the new one.
+func PivotRoot(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+		return 0, unix.EPERM
+	}
+	newRoot, err := vfsResolve(t, unix.AT_FDCWD, a[0].Pointer(), false, true)
+	if err != nil {
+		return 0, err
+	}
+	if err := mustBeDir(t, newRoot); err != nil {
+		return 0, err
+	}
+	putOld, err := vfsResolve(t, unix.AT_FDCWD, a[1].Pointer(), false, true)
+	if err != nil {
+		return 0, err
+	}
+	if err := mustBeDir(t, putOld); err != nil {
+		return 0, err
+	}
+	root := t.FSContext().Root()
+	k := t.Kernel()
+	if err := k.MountNS.PivotRoot(root, newRoot, putOld); err != nil {
+		return 0, err
+	}
+	// Linux's chroot_fs_refs.
+	for _, tg := range k.ThreadGroups() {
+		for _, task := range tg.Tasks() {
+			c := task.FSContext()
+			if c == nil {
+				continue
+			}
+			r, cwd := c.RootAndCwd()
+			if r == root {
+				c.SetRoot(newRoot)
+			}
+			if cwd == root {
+				c.SetCwd(newRoot)
+			}
+		}
+	}
+	return 0, nil
+}
+
+// mustBeDir is ENOTDIR unless vd is a directory (LOOKUP_DIRECTORY).
+func mustBeDir(t *kernel.Task, vd fs.VirtualDentry) error {
+	st, err := vd.Stat(t)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return unix.ENOTDIR
+	}
+	return nil
 }

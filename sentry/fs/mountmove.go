@@ -1,0 +1,138 @@
+package fs
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// Moving mounts: mount(MS_MOVE) and pivot_root(2), with the checks of
+// Linux's do_move_mount and pivot_root. The namespace's root mount
+// counts as attached, as a container's root is on Linux (its parent is
+// the namespace's hidden rootfs), so pivot_root works from it.
+
+// detachLocked takes m off its mountpoint.
+//
+// Preconditions: ns.mu is held for writing.
+func (ns *MountNamespace) detachLocked(m *Mount) {
+	if m.parent == nil {
+		return
+	}
+	key := mountKey{m.parent, m.mountpoint}
+	if ns.mounts[key] == m {
+		delete(ns.mounts, key)
+	}
+	m.mountpoint.mounts.Add(-1)
+	m.parent, m.mountpoint = nil, nil
+}
+
+// attachLocked puts m on the position at, on top of any mount already
+// there.
+//
+// Preconditions: ns.mu is held for writing; m is detached.
+func (ns *MountNamespace) attachLocked(m *Mount, at VirtualDentry) {
+	for {
+		top, ok := ns.mounts[mountKey{at.Mount, at.Dentry}]
+		if !ok {
+			break
+		}
+		at = VirtualDentry{Mount: top, Dentry: top.root}
+	}
+	m.parent, m.mountpoint = at.Mount, at.Dentry
+	ns.mounts[mountKey{at.Mount, at.Dentry}] = m
+	at.Dentry.mounts.Add(1)
+}
+
+// reachableLocked reports whether vd is root or below it in the mount
+// tree (Linux's is_path_reachable).
+//
+// Preconditions: ns.mu is held.
+func reachableLocked(vd, root VirtualDentry) bool {
+	m, d := vd.Mount, vd.Dentry
+	for m != root.Mount {
+		if m.parent == nil {
+			return false
+		}
+		m, d = m.parent, m.mountpoint
+	}
+	return isUnder(d, root.Dentry)
+}
+
+// Move moves the mount whose root is at src, with the mounts below it,
+// to the position at (mount(2)'s MS_MOVE). EINVAL if src is not a
+// mount's root or differs from at in being a directory; ELOOP if at is
+// inside the moved tree (always so for the namespace's root).
+func (ns *MountNamespace) Move(ctx Context, src, at VirtualDentry) error {
+	srcSt, err := src.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	atSt, err := at.Stat(ctx)
+	if err != nil {
+		return err
+	}
+	m, err := MountAt(src)
+	if err != nil {
+		return err
+	}
+	at = followMounts(at)
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if m.ns != ns || at.Mount == nil || at.Mount.ns != ns {
+		return unix.EINVAL
+	}
+	if srcSt.IsDir() != atSt.IsDir() {
+		return unix.EINVAL
+	}
+	for p := at.Mount; p != nil; p = p.parent {
+		if p == m {
+			return unix.ELOOP
+		}
+	}
+	if at.Dentry.IsDead() {
+		return unix.ENOENT
+	}
+	ns.detachLocked(m)
+	ns.attachLocked(m, at)
+	return nil
+}
+
+// PivotRoot implements pivot_root(2) for a task whose root is root:
+// the mount at newRoot becomes the namespace's root (or takes the place
+// of the task's root mount, if that is not the namespace's) and the
+// root mount moves to putOld. Both are directories (the caller checked,
+// ENOTDIR). The caller moves the roots and working directories of the
+// tasks that were at root to newRoot.
+func (ns *MountNamespace) PivotRoot(root, newRoot, putOld VirtualDentry) error {
+	putOld = followMounts(putOld)
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	rootMnt, newMnt, oldMnt := root.Mount, newRoot.Mount, putOld.Mount
+	if rootMnt == nil || newMnt == nil || oldMnt == nil ||
+		rootMnt.ns != ns || newMnt.ns != ns || oldMnt.ns != ns {
+		return unix.EINVAL
+	}
+	if newRoot.Dentry.IsDead() {
+		return unix.ENOENT
+	}
+	if newMnt == rootMnt || oldMnt == rootMnt {
+		return unix.EBUSY
+	}
+	if root.Dentry != rootMnt.root {
+		return unix.EINVAL
+	}
+	if newRoot.Dentry != newMnt.root || newMnt.parent == nil {
+		return unix.EINVAL
+	}
+	if !reachableLocked(putOld, newRoot) || !reachableLocked(newRoot, root) {
+		return unix.EINVAL
+	}
+	rootParent, rootPoint := rootMnt.parent, rootMnt.mountpoint
+	ns.detachLocked(newMnt)
+	ns.detachLocked(rootMnt)
+	ns.attachLocked(rootMnt, putOld)
+	if rootParent == nil {
+		ns.root = newMnt
+	} else {
+		ns.attachLocked(newMnt, VirtualDentry{Mount: rootParent, Dentry: rootPoint})
+	}
+	return nil
+}
