@@ -31,6 +31,10 @@ type Runsc struct {
 	Reaper *Reaper
 }
 
+// usageStatus is the status runsc exits with on a usage error, such as
+// an unknown subcommand or flag.
+const usageStatus = 2
+
 // RunError is a failed runsc command.
 type RunError struct {
 	Args   []string
@@ -139,11 +143,16 @@ func (r *Runsc) run(ctx context.Context, stdio cmdIO, args ...string) ([]byte, e
 	if ws.Exited() && ws.ExitStatus() == 0 {
 		return out, nil
 	}
+	status := exitCode(ws)
 	msg := r.lastLogError()
 	if msg == "" {
 		msg = strings.TrimSpace(string(stderr))
 	}
-	return out, &RunError{Args: args, Status: exitCode(ws), Msg: msg}
+	if status == usageStatus && (msg == "" || strings.HasPrefix(msg, "Usage:")) {
+		// subcommands prints its whole usage text: say what it means.
+		msg = fmt.Sprintf("runsc %s: usage error: this runsc does not support the command or its flags", args[0])
+	}
+	return out, &RunError{Args: args, Status: status, Msg: msg}
 }
 
 // lastLogError returns the message of the last error record in the log.

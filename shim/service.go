@@ -386,6 +386,10 @@ func (s *service) Start(ctx context.Context, r *taskapi.StartRequest) (_ *taskap
 		return &taskapi.StartResponse{Pid: uint32(p.Pid())}, nil
 	}
 	if err := s.startExec(ctx, c, p); err != nil {
+		// containerd waits for the output fifos to reach EOF before
+		// it reports the failure: release them, and any waiter.
+		p.io.Close()
+		p.setExited(255, time.Now())
 		return nil, err
 	}
 	s.publisher.Publish(ctx, TopicTaskExecStarted, &eventstypes.TaskExecStarted{ContainerID: c.id, ExecID: p.id, Pid: uint32(p.Pid())})

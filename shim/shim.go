@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,7 @@ import (
 	"github.com/containerd/log"
 	"github.com/containerd/ttrpc"
 	"golang.org/x/sys/unix"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -138,8 +140,9 @@ func SocketPath(dir, address, ns, id string) string {
 }
 
 // readBootstrap reads BootstrapParams from stdin, which containerd 2.3
-// and later write (and close); older daemons leave stdin at /dev/null. A
-// terminal or an empty stdin gives nil.
+// and later write (and close). Older daemons leave stdin at /dev/null, or
+// write the runtime options there (a protobuf Any). A terminal, an empty
+// stdin or an Any gives nil.
 func readBootstrap(stdin *os.File) (*bootstrap.BootstrapParams, error) {
 	if stdin == nil {
 		return nil, nil
@@ -158,7 +161,7 @@ func readBootstrap(stdin *os.File) (*bootstrap.BootstrapParams, error) {
 	case <-time.After(5 * time.Second):
 		return nil, nil
 	}
-	if len(data) == 0 {
+	if len(data) == 0 || !isBootstrapParams(data) {
 		return nil, nil
 	}
 	var p bootstrap.BootstrapParams
@@ -166,6 +169,22 @@ func readBootstrap(stdin *os.File) (*bootstrap.BootstrapParams, error) {
 		return nil, fmt.Errorf("reading bootstrap params from stdin: %w", err)
 	}
 	return &p, nil
+}
+
+// isBootstrapParams tells BootstrapParams from the runtime options Any
+// containerd 1.6 and 1.7 write to start's stdin. The two are
+// indistinguishable by their first two fields (a string each); an Any has
+// no others, while containerd always sends BootstrapParams with its
+// version, addresses and binary (fields 4 to 7).
+func isBootstrapParams(data []byte) bool {
+	found := false
+	err := walkProto(data, func(num protowire.Number, _ protowire.Type, _ []byte, _ uint64) error {
+		if num > 2 {
+			found = true
+		}
+		return nil
+	})
+	return err == nil && found
 }
 
 // start starts a server for this container (or finds the one already
@@ -332,7 +351,11 @@ func serve(f *flags) error {
 		return err
 	}
 	svc.reaper = reaper
-	server, err := ttrpc.NewServer(ttrpc.WithServerHandshaker(ttrpc.UnixSocketRequireSameUser()))
+	go dumpStacksOnSIGUSR1(ctx)
+	server, err := ttrpc.NewServer(
+		ttrpc.WithServerHandshaker(ttrpc.UnixSocketRequireSameUser()),
+		ttrpc.WithUnaryServerInterceptor(logCalls),
+	)
 	if err != nil {
 		return err
 	}
@@ -446,4 +469,26 @@ func printInfo(stdin io.Reader, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(out)
 	return err
+}
+
+// logCalls logs each call at debug level, and its error at warning level.
+func logCalls(ctx context.Context, unmarshal ttrpc.Unmarshaler, info *ttrpc.UnaryServerInfo, method ttrpc.Method) (any, error) {
+	log.G(ctx).WithField("method", info.FullMethod).Debug("call")
+	resp, err := method(ctx, unmarshal)
+	if err != nil {
+		log.G(ctx).WithError(err).WithField("method", info.FullMethod).Warn("call failed")
+	}
+	return resp, err
+}
+
+// dumpStacksOnSIGUSR1 writes every goroutine's stack to the log on
+// SIGUSR1, for debugging a stuck shim.
+func dumpStacksOnSIGUSR1(ctx context.Context) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, unix.SIGUSR1)
+	for range ch {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		log.G(ctx).Infof("goroutine stacks:\n%s", buf)
+	}
 }
