@@ -56,10 +56,21 @@ func (t *Task) Wait(o WaitOptions) (*WaitResult, error) {
 			return r2 || !any2
 		}
 		if err := t.WaitOn(&tg.childEvents, eventChildChanged, ready, time.Time{}, false); err != nil {
-			if err == syserror.ErrInterrupted {
-				return nil, syserror.ERESTARTSYS
+			if err != syserror.ErrInterrupted {
+				return nil, err
 			}
-			return nil, err
+			// Linux scans the children once more before it gives up
+			// for the signal: a child to report is still reported, and
+			// no child left (one auto-reaped under SA_NOCLDWAIT, whose
+			// SIGCHLD interrupted the wait) is ECHILD, not EINTR.
+			r, any, err := t.waitOnce(o)
+			if err != nil || r != nil {
+				return r, err
+			}
+			if !any {
+				return nil, errECHILD
+			}
+			return nil, syserror.ERESTARTSYS
 		}
 	}
 }

@@ -6,9 +6,12 @@
  * or tkill of a thread that has exited (ESRCH). */
 #include "moattest.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,10 +59,8 @@ static void sig_ign_autoreaps(void)
 
 static void nocldwait_autoreaps_handler_runs(void)
 {
-	/* SA_RESTART: without it Linux still returns ECHILD here (the child
-	 * is gone before the wait rescans), which the Sentry does not match
-	 * yet (it returns EINTR); this case checks the auto-reap and the
-	 * handler only. */
+	/* With SA_RESTART; nocldwait_without_restart_echild is the case
+	 * without. */
 	catch_chld(SA_NOCLDWAIT | SA_RESTART);
 	pid_t pid = CHECK_SYS(fork());
 	if (pid == 0)
@@ -70,6 +71,77 @@ static void nocldwait_autoreaps_handler_runs(void)
 	/* Linux still sends SIGCHLD to a handler under SA_NOCLDWAIT. */
 	CHECK_EQ(atomic_load(&nchld), 1);
 	CHECK_EQ(atomic_load(&last_code), CLD_EXITED);
+}
+
+/* parent_sleeps waits (up to five seconds) until the parent sleeps in the
+ * kernel. */
+static int parent_sleeps(void)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)getppid());
+	for (int i = 0; i < 5000; i++) {
+		int f = open(p, O_RDONLY);
+		if (f >= 0) {
+			ssize_t n = read(f, buf, sizeof(buf) - 1);
+			close(f);
+			if (n > 0) {
+				buf[n] = 0;
+				char *q = strrchr(buf, ')');
+				if (q && q[1] == ' ' && q[2] == 'S')
+					return 1;
+			}
+		}
+		usleep(1000);
+	}
+	return 0;
+}
+
+static void nocldwait_without_restart_echild(void)
+{
+	/* The SIGCHLD of an auto-reaped child interrupts the wait, but the
+	 * wait looks once more, finds no child at all and says ECHILD. */
+	catch_chld(SA_NOCLDWAIT);
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		parent_sleeps();
+		_exit(4);
+	}
+	int st;
+	CHECK_ERR(waitpid(pid, &st, 0), ECHILD);
+	CHECK_ERR(waitpid(-1, &st, 0), ECHILD);
+	wait_handler(1);
+	CHECK_EQ(atomic_load(&nchld), 1);
+	CHECK_EQ(atomic_load(&last_code), CLD_EXITED);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void wait_interrupted_with_child_left_eintr(void)
+{
+	/* A signal without SA_RESTART while a child still runs: EINTR. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	CHECK_SYS(sigaction(SIGUSR1, &sa, NULL));
+	int p[2];
+	CHECK_SYS(pipe(p));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		close(p[1]);
+		parent_sleeps();
+		kill(getppid(), SIGUSR1);
+		char c;
+		(void)read(p[0], &c, 1);
+		_exit(5);
+	}
+	close(p[0]);
+	int st;
+	CHECK_ERR(waitpid(pid, &st, 0), EINTR);
+	close(p[1]);
+	CHECK_EXITED(mt_wait(pid), 5);
 }
 
 static void nocldstop_silent_on_stop(void)
@@ -256,6 +328,8 @@ static void tgkill_exited_thread_esrch(void)
 static const struct mt_case cases[] = {
 	MT_CASE(sig_ign_autoreaps),
 	MT_CASE(nocldwait_autoreaps_handler_runs),
+	MT_CASE(nocldwait_without_restart_echild),
+	MT_CASE(wait_interrupted_with_child_left_eintr),
 	MT_CASE(nocldstop_silent_on_stop),
 	MT_CASE(sigchld_info_exit_and_kill),
 	MT_CASE(sigchld_info_stop_and_continue),
