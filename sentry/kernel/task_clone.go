@@ -145,11 +145,12 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	if f&unix.CLONE_THREAD != 0 {
 		nt.tg = t.tg
 	} else {
-		parent := t.tg
+		parent, parentThread := t.tg, t
 		if f&unix.CLONE_PARENT != 0 && t.tg.parent != nil {
-			parent = t.tg.parent
+			parent, parentThread = t.tg.parent, t.tg.parentThread
 		}
 		tg := k.newThreadGroupLocked(id, nt, parent, t.tg.limits.Copy())
+		tg.parentThread = parentThread
 		tg.exitSignal = o.ExitSignal
 		tg.procAttrs.inherit(&t.tg.procAttrs)
 		tg.tty = t.tg.tty

@@ -75,6 +75,9 @@ func (t *Task) exit(status WaitStatus, group bool) {
 		k.notifyParentLocked(tg, CLD_STOPPED, int32(tg.groupStopSignal))
 	}
 	processGone := len(tg.tasks) == 0
+	if !processGone {
+		k.parentThreadExitLocked(t)
+	}
 	if processGone {
 		st := status
 		if tg.groupExiting {
@@ -119,6 +122,7 @@ func (k *Kernel) processExitLocked(tg *ThreadGroup, status WaitStatus) {
 	for c := range tg.children {
 		np := k.reaperFor(tg)
 		c.parent = np
+		c.parentThread = nil
 		delete(tg.children, c)
 		if np != nil {
 			np.children[c] = struct{}{}
@@ -144,6 +148,43 @@ func (k *Kernel) processExitLocked(tg *ThreadGroup, status WaitStatus) {
 		return
 	}
 	k.signalParentExitLocked(tg)
+}
+
+// parentThreadExitLocked passes the children forked by t, a thread that
+// exits while others of its process live on, to another thread of the
+// process, sending each its PR_SET_PDEATHSIG signal: Linux's parent is the
+// forking thread (prctl(2)). In a group exit nothing is done here, since
+// the process's last thread hands its children on.
+//
+// Preconditions: k.mu is held; t is no longer in t.tg.tasks.
+func (k *Kernel) parentThreadExitLocked(t *Task) {
+	tg := t.tg
+	if tg.groupExiting || len(tg.children) == 0 {
+		return
+	}
+	var heir *Task
+	for o := range tg.tasks {
+		if o.exitState == taskRunning {
+			heir = o
+			break
+		}
+	}
+	if heir == nil {
+		return
+	}
+	for c := range tg.children {
+		pt := c.parentThread
+		if pt == nil {
+			pt = tg.leader
+		}
+		if pt != t {
+			continue
+		}
+		c.parentThread = heir
+		if !c.exited && c.leader != nil && c.leader.pdeathSignal != 0 {
+			k.sendSignalToTaskLocked(c.leader, NewSignalInfo(c.leader.pdeathSignal, SI_USER))
+		}
+	}
 }
 
 // reaperFor returns who adopts the children of tg.

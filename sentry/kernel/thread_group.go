@@ -20,6 +20,12 @@ type ThreadGroup struct {
 	parent   *ThreadGroup
 	children map[*ThreadGroup]struct{}
 	pg       *ProcessGroup
+
+	// parentThread (guarded by k.mu) is the thread of parent this process
+	// is a child of (the one that forked it, until that thread exits),
+	// whose exit sends PR_SET_PDEATHSIG; nil stands for parent's leader.
+	parentThread *Task
+
 	// exitSignal is sent to the parent when the group exits.
 	exitSignal Signal
 	pending    pendingSignals

@@ -79,6 +79,70 @@ static void pdeathsig_on_parent_exit(void)
 	CHECK_EXITED(st, 0);
 }
 
+static int pd_pipe[2];
+static int pd_go[2];
+
+/* pdeath_child runs in a child: it asks for sig when its parent thread
+ * dies, reports ready, then writes 'y' if sig came and 'n' if not: with
+ * go, what is pending once pd_go says so; without, after waiting for it. */
+static void pdeath_child(int sig, int go)
+{
+	block(sig);
+	CHILD_CHECK(prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0) == 0);
+	CHILD_CHECK(write(pd_pipe[1], "r", 1) == 1);
+	char c;
+	if (go) {
+		CHILD_CHECK(read(pd_go[0], &c, 1) == 1);
+		sigset_t s;
+		sigpending(&s);
+		c = sigismember(&s, sig) ? 'y' : 'n';
+	} else {
+		c = wait_sig(sig) == sig ? 'y' : 'n';
+	}
+	CHILD_CHECK(write(pd_pipe[1], &c, 1) == 1);
+	_exit(0);
+}
+
+static void *fork_pdeath_child(void *arg)
+{
+	pid_t *pid = arg;
+	*pid = fork();
+	if (*pid == 0)
+		pdeath_child(SIGUSR1, 0);
+	char c;
+	if (*pid > 0 && read(pd_pipe[0], &c, 1) != 1)
+		*pid = -1;
+	return NULL; /* the forking thread exits */
+}
+
+static void pdeathsig_on_parent_thread_exit(void)
+{
+	/* The parent of PR_SET_PDEATHSIG is the thread that forked: its exit
+	 * signals the child although the process lives on (prctl(2)); the
+	 * children of other threads hear nothing. */
+	CHECK_SYS(pipe(pd_pipe));
+	CHECK_SYS(pipe(pd_go));
+	pid_t other = CHECK_SYS(fork());
+	if (other == 0)
+		pdeath_child(SIGUSR2, 1);
+	char c;
+	CHECK_EQ(read(pd_pipe[0], &c, 1), 1);
+	pid_t pid = 0;
+	pthread_t th;
+	CHECK_RET0(pthread_create(&th, NULL, fork_pdeath_child, &pid));
+	CHECK_RET0(pthread_join(th, NULL));
+	CHECK_GT(pid, 0);
+	/* The thread's child got its signal... */
+	CHECK_EQ(read(pd_pipe[0], &c, 1), 1);
+	CHECK_EQ(c, 'y');
+	CHECK_EXITED(mt_wait(pid), 0);
+	/* ...and the main thread's child did not. */
+	CHECK_EQ(write(pd_go[1], "g", 1), 1);
+	CHECK_EQ(read(pd_pipe[0], &c, 1), 1);
+	CHECK_EQ(c, 'n');
+	CHECK_EXITED(mt_wait(other), 0);
+}
+
 static void pdeathsig_reset_in_fork_child(void)
 {
 	pid_t c = CHECK_SYS(fork());
@@ -356,6 +420,7 @@ static void getcpu_follows_pinning(void)
 
 static const struct mt_case cases[] = {
 	MT_CASE(pdeathsig_on_parent_exit),
+	MT_CASE(pdeathsig_on_parent_thread_exit),
 	MT_CASE(pdeathsig_reset_in_fork_child),
 	MT_CASE(subreaper_nearest_ancestor_adopts),
 	MT_CASE(dumpable_reset_by_credential_change),
