@@ -463,9 +463,11 @@ func sendIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []i
 		n, err := s.SendMsg(t, buf, o)
 		return uintptr(n), sockErr(err, snd)
 	}
+	bp := rwBufs.Get().(*[]byte)
+	defer rwBufs.Put(bp)
 	var done uint64
 	for first := true; first || done < total; first = false {
-		buf := make([]byte, min(total-done, rwChunk))
+		buf := (*bp)[:min(total-done, rwChunk)]
 		k, cerr := cur.copyIn(t, buf)
 		n, err := s.SendMsg(t, buf[:k], o)
 		o.Control.Rights = nil // the first send took them
@@ -503,7 +505,14 @@ func recvIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []i
 		}
 		size = w
 	}
-	buf := make([]byte, size)
+	var buf []byte
+	if size <= rwChunk {
+		bp := rwBufs.Get().(*[]byte)
+		defer rwBufs.Put(bp)
+		buf = (*bp)[:size]
+	} else {
+		buf = make([]byte, size)
+	}
 	rcv, _ := timeouts(t, s)
 	res, err := s.RecvMsg(t, buf, socket.RecvOptions{
 		Flags:    flags,
