@@ -420,6 +420,7 @@ func deleteContainer(f *flags, stdout io.Writer) error {
 	if err := unmountAll(filepath.Join(bundle, "rootfs")); err != nil {
 		return err
 	}
+	removeDeadSocket(bundle)
 	data, err := proto.Marshal(&taskapi.DeleteResponse{
 		ExitedAt:   timestamppb.Now(),
 		ExitStatus: 128 + uint32(unix.SIGKILL),
@@ -429,6 +430,27 @@ func deleteContainer(f *flags, stdout io.Writer) error {
 	}
 	_, err = stdout.Write(data)
 	return err
+}
+
+// removeDeadSocket removes the socket named in the bundle's address file
+// when no shim listens on it any more (a shim killed by SIGKILL leaves it).
+func removeDeadSocket(bundle string) {
+	data, err := os.ReadFile(filepath.Join(bundle, "address"))
+	if err != nil {
+		return
+	}
+	path := strings.TrimPrefix(strings.TrimSpace(string(data)), "unix://")
+	if path == "" || path[0] != '/' {
+		return
+	}
+	conn, err := net.Dial("unix", path)
+	if err == nil {
+		conn.Close()
+		return
+	}
+	if errors.Is(err, unix.ECONNREFUSED) {
+		os.Remove(path)
+	}
 }
 
 // printInfo reads the runtime options (a protobuf Any) from stdin and

@@ -1,0 +1,371 @@
+// Package shim_test runs Moat's containerd shim (containerd-shim-runsc-v1)
+// under a real containerd: a private daemon (own root, state and sockets
+// under a temp dir, its own namespace) with the shim and runsc on its
+// PATH, a busybox image imported from a docker-archive tarball built
+// here, and `ctr` as the client.
+//
+// It needs root, Debian's containerd package (containerd and ctr) and
+// busybox-static (/bin/busybox); without containerd it is skipped.
+// MOAT_RUNSC picks a prebuilt runsc; otherwise one is built.
+package shim_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moat-sandbox/moat/test/internal/harness"
+)
+
+func TestMain(m *testing.M) { harness.Main(m) }
+
+// imageRef is the test image's name.
+const imageRef = "docker.io/library/busybox:moat"
+
+// env is a private containerd with the shim installed.
+type env struct {
+	dir        string
+	sock       string
+	ns         string
+	shimBin    string
+	runscRoot  string
+	containerd *exec.Cmd
+	logPath    string
+
+	eventsMu  sync.Mutex
+	events    []event
+	eventsCmd *exec.Cmd
+}
+
+// event is one line of `ctr events`.
+type event struct {
+	topic string
+	body  string
+}
+
+// startEnv starts containerd, builds the shim and imports the image.
+func startEnv(t *testing.T) *env {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	for _, bin := range []string{"containerd", "ctr"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s not installed (Debian package containerd): %v", bin, err)
+		}
+	}
+	if _, err := os.Stat("/bin/busybox"); err != nil {
+		t.Skipf("no static busybox (Debian package busybox-static): %v", err)
+	}
+	runsc := harness.RequireRunsc(t)
+	root, err := harness.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The directory's path must stay short: sockets live in it.
+	dir, err := os.MkdirTemp("", "moat-shim-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{
+		dir:     dir,
+		sock:    filepath.Join(dir, "c.sock"),
+		ns:      fmt.Sprintf("moat-shim-%d", os.Getpid()),
+		shimBin: filepath.Join(bin, "containerd-shim-runsc-v1"),
+		logPath: filepath.Join(dir, "containerd.log"),
+	}
+	e.runscRoot = filepath.Join("/run/containerd/runsc", e.ns)
+	build := exec.Command("go", "build", "-o", e.shimBin, "./shim/cmd/containerd-shim-runsc-v1")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the shim: %v\n%s", err, out)
+	}
+	if err := os.Symlink(runsc, filepath.Join(bin, "runsc")); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(dir, "config.toml")
+	err = os.WriteFile(config, []byte(fmt.Sprintf(`version = 2
+root = %q
+state = %q
+disabled_plugins = ["io.containerd.grpc.v1.cri"]
+[grpc]
+  address = %q
+[ttrpc]
+  address = %q
+[debug]
+  level = "debug"
+[plugins."io.containerd.internal.v1.opt"]
+  path = %q
+`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), e.sock, e.sock+".ttrpc", filepath.Join(dir, "opt"))), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(e.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.containerd = exec.Command("containerd", "--config", config)
+	e.containerd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	e.containerd.Stdout, e.containerd.Stderr = logf, logf
+	e.containerd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := e.containerd.Start(); err != nil {
+		logf.Close()
+		t.Skipf("containerd cannot start: %v", err)
+	}
+	logf.Close()
+	t.Cleanup(func() { e.stop(t) })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := e.ctr(context.Background(), "version"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containerd did not come up; its log:\n%s", e.logTail(30))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	archive := filepath.Join(dir, "busybox.tar")
+	if err := buildBusyboxArchive(archive, "/bin/busybox", imageRef); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := e.ctr(context.Background(), "image", "import", archive); err != nil {
+		t.Fatalf("ctr image import: %v\n%s", err, out)
+	}
+	e.startEvents(t)
+	return e
+}
+
+// ctr runs ctr against the private containerd and returns its output.
+func (e *env) ctr(ctx context.Context, args ...string) ([]byte, error) {
+	full := append([]string{"-a", e.sock, "-n", e.ns}, args...)
+	return exec.CommandContext(ctx, "ctr", full...).CombinedOutput()
+}
+
+// ctrRun is ctr with separate stdout and stderr, and its exit status.
+func (e *env) ctrRun(t *testing.T, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ctr", append([]string{"-a", e.sock, "-n", e.ns}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("ctr %s timed out; stderr %q; containerd log:\n%s", strings.Join(args, " "), errb.String(), e.logTail(40))
+	}
+	status = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		status = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("ctr %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), status
+}
+
+// mustCtr runs ctr and fails the test if it fails.
+func (e *env) mustCtr(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := e.ctr(ctx, args...)
+	if err != nil {
+		t.Fatalf("ctr %s: %v\n%s\ncontainerd log:\n%s", strings.Join(args, " "), err, out, e.logTail(40))
+	}
+	return string(out)
+}
+
+// startEvents subscribes to the namespace's events for the whole test.
+func (e *env) startEvents(t *testing.T) {
+	cmd := exec.Command("ctr", "-a", e.sock, "-n", e.ns, "events")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	e.eventsCmd = cmd
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<16), 1<<20)
+		for sc.Scan() {
+			// "2026-... +0000 UTC NAMESPACE TOPIC {json}"
+			f := strings.Fields(sc.Text())
+			for i, w := range f {
+				if w == e.ns && i+1 < len(f) {
+					e.eventsMu.Lock()
+					e.events = append(e.events, event{topic: f[i+1], body: strings.Join(f[i+2:], " ")})
+					e.eventsMu.Unlock()
+					break
+				}
+			}
+		}
+	}()
+	// ctr events subscribes asynchronously; give it a moment.
+	time.Sleep(300 * time.Millisecond)
+}
+
+// taskEvents returns the /tasks/ topics published for container id, in
+// order, each with the process id it names (`"id":"..."`) if any.
+func (e *env) taskEvents(id string) []string {
+	e.eventsMu.Lock()
+	defer e.eventsMu.Unlock()
+	var topics []string
+	for _, ev := range e.events {
+		if !strings.HasPrefix(ev.topic, "/tasks/") || !strings.Contains(ev.body, `"container_id":"`+id+`"`) {
+			continue
+		}
+		topics = append(topics, ev.topic)
+	}
+	return topics
+}
+
+// waitEvents waits until container id's task events end with last.
+func (e *env) waitEvents(t *testing.T, id string, want []string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := e.taskEvents(id)
+		if strings.Join(got, " ") == strings.Join(want, " ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("events of %s: got %q, want %q", id, got, want)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (e *env) logTail(n int) string {
+	data, _ := os.ReadFile(e.logPath)
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stop removes what is left, stops containerd and checks that nothing of
+// the shim is left behind.
+func (e *env) stop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := e.ctr(ctx, "task", "ls", "-q"); err == nil {
+		for _, id := range strings.Fields(string(out)) {
+			e.ctr(ctx, "task", "kill", "-s", "KILL", id)
+			e.ctr(ctx, "task", "delete", "-f", id)
+		}
+	}
+	if out, err := e.ctr(ctx, "container", "ls", "-q"); err == nil {
+		for _, id := range strings.Fields(string(out)) {
+			e.ctr(ctx, "container", "rm", id)
+		}
+	}
+	if e.eventsCmd != nil {
+		e.eventsCmd.Process.Kill()
+		e.eventsCmd.Wait()
+	}
+	e.checkClean(t)
+	e.containerd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { e.containerd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		e.containerd.Process.Kill()
+		<-done
+	}
+	// containerd leaves its own mounts (the overlay snapshotter's) only
+	// while running; unmount anything left under the dir.
+	for _, m := range mountsUnder(e.dir) {
+		syscall.Unmount(m, syscall.MNT_DETACH)
+	}
+	os.RemoveAll(e.runscRoot)
+}
+
+// checkClean fails the test if a shim, sandbox or gofer of this test's
+// namespace is still running, if a container rootfs is still mounted, or
+// if runsc still has state for the namespace.
+func (e *env) checkClean(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		procs := e.leftoverProcesses()
+		mounts := mountsUnder(filepath.Join(e.dir, "state"))
+		entries, _ := os.ReadDir(e.runscRoot)
+		if len(procs) == 0 && len(mounts) == 0 && len(entries) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			var names []string
+			for _, d := range entries {
+				names = append(names, d.Name())
+			}
+			t.Errorf("left behind: processes %q, mounts %q, runsc state %q", procs, mounts, names)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// leftoverProcesses lists processes whose command line names this
+// test's namespace: its shims (-namespace NS) and the sandboxes and
+// gofers runsc started under its --root.
+func (e *env) leftoverProcesses() []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		if d.Name()[0] < '0' || d.Name()[0] > '9' {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		cmdline := strings.ReplaceAll(string(data), "\x00", " ")
+		if strings.Contains(cmdline, "-namespace "+e.ns+" ") || strings.Contains(cmdline, e.runscRoot) {
+			if strings.Contains(cmdline, "ctr -a") {
+				continue
+			}
+			found = append(found, d.Name()+": "+cmdline)
+		}
+	}
+	return found
+}
+
+// mountsUnder lists mount points at or below dir.
+func mountsUnder(dir string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var ms []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			ms = append(ms, f[4])
+		}
+	}
+	return ms
+}
+
+// bundle is the bundle directory containerd made for container id.
+func (e *env) bundle(id string) string {
+	return filepath.Join(e.dir, "state", "io.containerd.runtime.v2.task", e.ns, id)
+}
