@@ -95,20 +95,47 @@ func (ns *MountNamespace) subtreeLocked(m *Mount) map[*Mount]bool {
 // (EBUSY) unless detach (MNT_DETACH), which takes them away too. The
 // namespace's root mount cannot go (EINVAL). Open files and working
 // directories under m keep working: they hold their positions, as after
-// a lazy unmount on Linux.
+// a lazy unmount on Linux. Watches on the nodes of a file system left
+// with no mount get IN_UNMOUNT (then IN_IGNORED), as Linux gives them
+// when the superblock goes (there, after the last open file closes).
 func (ns *MountNamespace) Umount(m *Mount, detach bool) error {
 	ns.mu.Lock()
-	defer ns.mu.Unlock()
+	gone, err := ns.umountLocked(m, detach)
+	var unused []*Filesystem
+	if err == nil {
+		left := make(map[*Filesystem]bool, len(ns.all))
+		for _, c := range ns.all {
+			left[c.fs] = true
+		}
+		for _, c := range gone {
+			if !left[c.fs] {
+				left[c.fs] = true
+				unused = append(unused, c.fs)
+			}
+		}
+	}
+	ns.mu.Unlock()
+	for _, f := range unused {
+		f.notifyUnmount()
+	}
+	return err
+}
+
+// umountLocked is Umount's change of the tree; it returns the mounts
+// removed.
+//
+// Preconditions: ns.mu is held for writing.
+func (ns *MountNamespace) umountLocked(m *Mount, detach bool) ([]*Mount, error) {
 	if m.ns != ns {
-		return unix.EINVAL
+		return nil, unix.EINVAL
 	}
 	if m == ns.root {
-		return unix.EBUSY
+		return nil, unix.EBUSY
 	}
 	var gone []*Mount
 	doomed := ns.subtreeLocked(m)
 	if len(doomed) > 1 && !detach {
-		return unix.EBUSY
+		return nil, unix.EBUSY
 	}
 	kept := ns.all[:0]
 	for _, c := range ns.all {
@@ -129,5 +156,5 @@ func (ns *MountNamespace) Umount(m *Mount, detach bool) error {
 		}
 		c.mountpoint.mounts.Add(-1)
 	}
-	return nil
+	return gone, nil
 }

@@ -191,6 +191,27 @@ func notifyGone(ctx Context, f *Filesystem, n Node) {
 	}
 }
 
+// notifyUnmount reports IN_UNMOUNT to every watch on f's nodes (which
+// then go, with IN_IGNORED).
+func (f *Filesystem) notifyUnmount() {
+	if f.watchCount.Load() == 0 {
+		return
+	}
+	t := f.watches.Load()
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	var all []Watch
+	for _, ws := range t.m {
+		all = append(all, ws...)
+	}
+	t.mu.Unlock()
+	for _, w := range all {
+		w.Notify(unix.IN_UNMOUNT, "", 0, false)
+	}
+}
+
 // dirBit is IN_ISDIR if isDir.
 func dirBit(isDir bool) uint32 {
 	if isDir {
@@ -220,18 +241,10 @@ func attrEvents(mask uint32) uint32 {
 	return ev
 }
 
-// NotifyAccess reports IN_ACCESS on fd's file (reads outside
-// FileDescription.Read: getdents, splice).
+// NotifyAccess reports IN_ACCESS on fd's file for reads outside
+// FileDescription.Read (getdents).
 func NotifyAccess(fd *FileDescription) {
 	if fd.vd.Mount != nil && watched(fd.vd.Dentry) {
 		notifyEvent(fd.vd.Dentry, unix.IN_ACCESS, fd.isDir)
-	}
-}
-
-// NotifyModify reports IN_MODIFY on fd's file (writes outside
-// FileDescription.Write: splice, copy_file_range).
-func NotifyModify(fd *FileDescription) {
-	if fd.vd.Mount != nil && watched(fd.vd.Dentry) {
-		notifyEvent(fd.vd.Dentry, unix.IN_MODIFY, fd.isDir)
 	}
 }

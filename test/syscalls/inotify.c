@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -621,6 +622,42 @@ static void close_instance_drops_watches(void)
 	CHECK_SYS(touch("b"));
 }
 
+static void directory_listing_events(void)
+{
+	ENTER();
+	CHECK_SYS(touch("f"));
+	int fd = CHECK_SYS(new_instance());
+	int wd = CHECK_SYS(inotify_add_watch(fd, ".", IN_OPEN | IN_ACCESS | IN_CLOSE));
+	int d = CHECK_SYS(open(".", O_RDONLY | O_DIRECTORY));
+	char buf[1024] __attribute__((aligned(8)));
+	CHECK_GT(syscall(SYS_getdents64, d, buf, sizeof buf), 0);
+	CHECK_EQ(syscall(SYS_getdents64, d, buf, sizeof buf), 0);
+	CHECK_SYS(close(d));
+	CHECK_EQ(drain(fd), 3);
+	CHECK_EV(0, wd, IN_OPEN | IN_ISDIR, "");
+	CHECK_EV(1, wd, IN_ACCESS | IN_ISDIR, "");
+	CHECK_EV(2, wd, IN_CLOSE_NOWRITE | IN_ISDIR, "");
+}
+
+static void unmount_ends_watches(void)
+{
+	ENTER();
+	CHECK_SYS(mkdir("m", 0755));
+	if (mount("none", "m", "tmpfs", 0, NULL) < 0) {
+		SKIP("mount tmpfs: %s", mt_errname(errno));
+		return;
+	}
+	CHECK_SYS(touch("m/f"));
+	int fd = CHECK_SYS(new_instance());
+	/* IN_UNMOUNT comes whatever the mask. */
+	int wd = CHECK_SYS(inotify_add_watch(fd, "m/f", IN_MODIFY));
+	CHECK_SYS(umount2("m", 0));
+	CHECK_EQ(drain(fd), 2);
+	CHECK_EV(0, wd, IN_UNMOUNT, "");
+	CHECK_EV(1, wd, IN_IGNORED, "");
+	CHECK_ERR(inotify_rm_watch(fd, wd), EINVAL);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(init_flags),
 	MT_CASE(add_watch_errors),
@@ -644,6 +681,8 @@ static const struct mt_case cases[] = {
 	MT_CASE(new_tmpfs_mount),
 	MT_CASE(root_file_reads),
 	MT_CASE(close_instance_drops_watches),
+	MT_CASE(directory_listing_events),
+	MT_CASE(unmount_ends_watches),
 };
 
 MT_MAIN(cases)

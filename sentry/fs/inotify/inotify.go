@@ -246,7 +246,17 @@ func (w *watch) Notify(mask uint32, name string, cookie uint32, unlinked bool) {
 			return
 		}
 	}
-	if mask&unix.IN_DELETE_SELF != 0 {
+	if mask&unix.IN_UNMOUNT != 0 {
+		// Every watch hears of the unmount, whatever its mask.
+		in := w.in
+		in.mu.Lock()
+		notify := in.queueLocked(event{wd: w.wd, mask: unix.IN_UNMOUNT})
+		in.mu.Unlock()
+		if notify {
+			in.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
+		}
+	}
+	if mask&(unix.IN_DELETE_SELF|unix.IN_UNMOUNT) != 0 {
 		w.remove()
 	}
 }

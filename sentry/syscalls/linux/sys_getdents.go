@@ -70,6 +70,7 @@ func getdents(t *kernel.Task, a arch.SyscallArguments, old bool) (uintptr, error
 		out = appendDirent(out, d, old)
 		return true
 	})
+	fs.NotifyAccess(f)
 	if err != nil && len(out) == 0 {
 		return 0, err
 	}
