@@ -93,6 +93,7 @@ func TestDocker(t *testing.T) {
 		{"no_rm_keeps_state", (*daemon).noRmKeepsState},
 		{"tty", (*daemon).tty},
 		{"interactive_tty", (*daemon).interactiveTTY},
+		{"interactive_ctrl_c", (*daemon).interactiveCtrlC},
 		{"detached_logs_stop", (*daemon).detachedLogsStop},
 		{"stop_timeout_kills", (*daemon).stopTimeoutKills},
 		{"stop_init_default_term", (*daemon).stopInitDefaultTerm},
@@ -222,13 +223,25 @@ func (d *daemon) tty(c *check) {
 }
 
 // interactiveTTY drives `docker run -it ... sh` through a pty, as a user
-// at a terminal: a command, ^C of a foreground job, and the exit status.
+// at a terminal: commands, and the exit status.
 func (d *daemon) interactiveTTY(c *check) {
 	p := d.startOnPTY(c, append(runArgs("--rm", "-it"), image, "sh")...)
 	defer p.close()
 	p.expect(c, "# ")
 	p.send("echo $((6*7))\r")
 	p.expect(c, "42")
+	p.expect(c, "# ")
+	p.send("exit 5\r")
+	if code := p.wait(c); code != 5 {
+		c.Errorf("docker run -it exited %d, want 5; output %q", code, p.output())
+	}
+}
+
+// interactiveCtrlC: ^C typed at `docker run -it ... sh` interrupts the
+// shell's foreground job, not the shell.
+func (d *daemon) interactiveCtrlC(c *check) {
+	p := d.startOnPTY(c, append(runArgs("--rm", "-it"), image, "sh")...)
+	defer p.close()
 	p.expect(c, "# ")
 	p.send("sleep 30\r")
 	time.Sleep(time.Second) // let sleep start

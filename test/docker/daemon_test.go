@@ -10,7 +10,8 @@
 // the docker client (Debian: docker.io, containerd, runc), and a static
 // /bin/busybox (busybox-static). It skips, saying why, only when those are
 // missing or dockerd cannot start. runsc is $MOAT_RUNSC or built from the
-// tree; $MOAT_RUNSC_FLAGS become the runtime's runtimeArgs.
+// tree; $MOAT_RUNSC_FLAGS become the runtime's runtimeArgs (runsc's logs
+// go to runsc-logs/ in the directory, which MOAT_DOCKER_KEEP=1 keeps).
 //
 // Cases listed in known_failures.txt (docker:<case>) may fail: they are
 // skipped with their reason when they do, and logged when they pass (a
@@ -213,6 +214,10 @@ func (d *daemon) stop(t *testing.T) {
 		t.Logf("runsc errors (last 30):\n%s", strings.Join(errs, "\n"))
 	}
 	unmountUnder(d.dir)
+	if os.Getenv("MOAT_DOCKER_KEEP") == "1" {
+		t.Logf("MOAT_DOCKER_KEEP=1: logs and data left in %s", d.dir)
+		return
+	}
 	if err := os.RemoveAll(d.dir); err != nil {
 		t.Logf("removing %s: %v", d.dir, err)
 	}
