@@ -101,6 +101,7 @@ func TestDocker(t *testing.T) {
 		{"exec", (*daemon).exec},
 		{"exec_tty", (*daemon).execTTY},
 		{"pause_unpause", (*daemon).pauseUnpause},
+		{"top", (*daemon).top},
 		{"bind_mount", (*daemon).bindMount},
 	} {
 		runCase(t, known, tc.name, func(c *check) { tc.fn(d, c) })
@@ -426,5 +427,35 @@ func (d *daemon) bindMount(c *check) {
 	r = d.docker(c, "", append(runArgs("--rm", "-v", file+":/etc/motd"), image, "cat", "/etc/motd")...)
 	if r.code != 0 || r.stdout != "from-host\n" {
 		c.Errorf("file bind: %s", r)
+	}
+}
+
+// top: docker top lists the container's processes. dockerd gets pids from
+// the runtime (`ps --format json`) and shows the host's ps rows of those
+// pids, so each must be a host process of the container: one outside the
+// test's PID namespace.
+func (d *daemon) top(c *check) {
+	id := d.detached(c, nil, "sh", "-c", `echo started; while true; do sleep 0.1; done`)
+	d.waitLogs(c, id, "started")
+	out := d.must(c, "top", id, "-o", "pid")
+	own, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		c.Fatalf("%v", err)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 2 {
+		c.Fatalf("docker top lists no process: %q", out)
+	}
+	for _, pid := range lines[1:] {
+		pid = strings.TrimSpace(pid)
+		ns, err := os.Readlink(filepath.Join("/proc", pid, "ns", "pid"))
+		if err != nil {
+			c.Errorf("docker top lists pid %s, which is gone: %v", pid, err)
+			continue
+		}
+		if ns == own {
+			comm, _ := os.ReadFile(filepath.Join("/proc", pid, "comm"))
+			c.Errorf("docker top lists host pid %s (%s), which is not the container's", pid, strings.TrimSpace(string(comm)))
+		}
 	}
 }
