@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/subcommands"
+	"github.com/moat-sandbox/moat/runsc/boot"
 )
 
 func TestEnvList(t *testing.T) {
@@ -124,5 +125,36 @@ func TestInternalCommandsCheckTheirFlags(t *testing.T) {
 		if st := execute(&out, args...); st != subcommands.ExitUsageError {
 			t.Errorf("runsc %q: status %v, want usage error; output:\n%s", args, st, out.String())
 		}
+	}
+}
+
+func TestParseVolume(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		dst     string
+		ro, bad bool
+	}{
+		{in: "/h:/c", dst: "/c"},
+		{in: "/h:/c:ro", dst: "/c", ro: true},
+		{in: "/h:/c:rw", dst: "/c"},
+		{in: "/h:/c:rx", bad: true},
+		{in: "/h:c", bad: true},
+		{in: ":/c", bad: true},
+		{in: "/h", bad: true},
+		{in: "/h:/c:ro:x", bad: true},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			m, err := parseVolume(tc.in)
+			if (err != nil) != tc.bad {
+				t.Fatalf("parseVolume(%q) = %+v, %v", tc.in, m, err)
+			}
+			if tc.bad {
+				return
+			}
+			b := boot.Binds([]boot.SpecMount{m})
+			if len(b) != 1 || b[0].Destination != tc.dst || b[0].ReadOnly != tc.ro || b[0].Source != "/h" {
+				t.Errorf("parseVolume(%q) gives binds %+v", tc.in, b)
+			}
+		})
 	}
 }
