@@ -161,8 +161,10 @@ type FileDescription struct {
 	opener *auth.Credentials
 
 	// isDir is set by the VFS's open of a directory, for the IN_ISDIR
-	// of its events (notify.go).
-	isDir bool
+	// of its events (notify.go); counted says the open counts in the
+	// dentry's opens.
+	isDir   bool
+	counted bool
 
 	// async holds the owner, signal and O_ASYNC registration (async.go),
 	// nil until first used.
@@ -225,6 +227,9 @@ func (fd *FileDescription) DecRef() {
 		h()
 	}
 	fd.impl.Release()
+	if fd.counted {
+		closed(fd.vd.Dentry)
+	}
 }
 
 // AddReleaseHook arranges for f to run when the last reference goes

@@ -321,7 +321,7 @@ func Unlink(ctx Context, l *Lookup) error {
 	d.removeChild(p.Name)
 	notifyNode(d.fs, child.node, unix.IN_ATTRIB)
 	notifyChild(d, unix.IN_DELETE, p.Name, 0)
-	notifyGone(ctx, d.fs, child.node)
+	notifyGone(ctx, child)
 	return nil
 }
 
@@ -370,7 +370,7 @@ func Rmdir(ctx Context, l *Lookup) error {
 	}
 	d.removeChild(p.Name)
 	notifyChild(d, unix.IN_DELETE|unix.IN_ISDIR, p.Name, 0)
-	notifyNode(d.fs, child.node, unix.IN_DELETE_SELF)
+	deleteSelf(child)
 	return nil
 }
 
@@ -625,9 +625,9 @@ func notifyRename(ctx Context, od *Dentry, oldName string, old *Dentry, oldIsDir
 	move(od, oldName, nd, newName, old.node, oldIsDir, repl)
 	if repl != nil {
 		if replIsDir {
-			notifyNode(od.fs, repl.node, unix.IN_DELETE_SELF)
+			deleteSelf(repl)
 		} else {
-			notifyGone(ctx, od.fs, repl.node)
+			notifyGone(ctx, repl)
 		}
 	}
 }

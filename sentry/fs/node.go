@@ -140,6 +140,11 @@ type Dentry struct {
 	// name.
 	noLink atomic.Bool
 
+	// opens counts the files the VFS opened here that are still open;
+	// deletePending is an IN_DELETE_SELF waiting for them (notify.go).
+	opens         atomic.Int32
+	deletePending atomic.Bool
+
 	// dirMu serializes the VFS's changes of this directory (create,
 	// remove, rename) with their checks. It is held while calling into
 	// the file system.

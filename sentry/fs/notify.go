@@ -181,13 +181,34 @@ func notifyNode(f *Filesystem, n Node, mask uint32) {
 	}
 }
 
-// notifyGone reports IN_DELETE_SELF on n if its last link went.
-func notifyGone(ctx Context, f *Filesystem, n Node) {
-	if f == nil || f.watchCount.Load() == 0 {
+// notifyGone reports IN_DELETE_SELF on the node of the removed dentry d
+// if its last link went.
+func notifyGone(ctx Context, d *Dentry) {
+	if !watched(d) {
 		return
 	}
-	if st, err := n.Stat(ctx); err == nil && st.Nlink == 0 {
-		notifyNode(f, n, unix.IN_DELETE_SELF)
+	if st, err := d.node.Stat(ctx); err == nil && st.Nlink == 0 {
+		deleteSelf(d)
+	}
+}
+
+// deleteSelf reports IN_DELETE_SELF on the node of the removed dentry d
+// now, or, while files opened through d are open, when the last one
+// closes (Linux reports it when the inode goes).
+func deleteSelf(d *Dentry) {
+	if !watched(d) {
+		return
+	}
+	d.deletePending.Store(true)
+	if d.opens.Load() == 0 && d.deletePending.Swap(false) {
+		notifyNode(d.fs, d.node, unix.IN_DELETE_SELF)
+	}
+}
+
+// closed is the VFS's part of the last close of a file it opened.
+func closed(d *Dentry) {
+	if d.opens.Add(-1) == 0 && d.deletePending.Load() && d.deletePending.Swap(false) {
+		notifyNode(d.fs, d.node, unix.IN_DELETE_SELF)
 	}
 }
 

@@ -279,8 +279,12 @@ func opened(fd *FileDescription, isDir bool) *FileDescription {
 	if fd.vd.Dentry == nil {
 		return fd
 	}
-	if fd.refs.Load() == 1 {
+	if fd.refs.Load() == 1 && !fd.counted {
 		fd.isDir = isDir
+		if fd.Flags()&unix.O_PATH == 0 {
+			fd.counted = true
+			fd.vd.Dentry.opens.Add(1)
+		}
 	}
 	if watched(fd.vd.Dentry) {
 		notifyEvent(fd.vd.Dentry, unix.IN_OPEN, isDir)

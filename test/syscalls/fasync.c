@@ -4,7 +4,8 @@
  * F_GETOWN_EX, F_SETSIG/F_GETSIG and O_ASYNC (F_SETFL and FIOASYNC):
  * SIGIO, or the F_SETSIG signal with si_code, si_band and si_fd, sent to
  * a process, a thread or a process group when a pipe, a FIFO or an
- * inotify file becomes readable or writable; eventfd has no O_ASYNC. */
+ * inotify file becomes readable or writable, or a pseudo-terminal side
+ * gets data; eventfd has no O_ASYNC. */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
@@ -292,6 +294,37 @@ static void eventfd_has_no_sigio(void)
 	CHECK_EQ(hits, 0);
 }
 
+/* wait_hits waits up to 5 s for a signal: a terminal's input and output
+ * reach the other side from a work queue on Linux. */
+static int wait_hits(void)
+{
+	for (int i = 0; i < 5000 && !hits; i++)
+		usleep(1000);
+	return hits;
+}
+
+static void pty_signals_both_sides(void)
+{
+	int m = CHECK_SYS(posix_openpt(O_RDWR | O_NOCTTY | O_NONBLOCK));
+	CHECK_SYS(grantpt(m));
+	CHECK_SYS(unlockpt(m));
+	int s = CHECK_SYS(open(ptsname(m), O_RDWR | O_NOCTTY | O_NONBLOCK));
+	CHECK_SYS(catch(SIGIO));
+	CHECK_SYS(fcntl(m, F_SETOWN, getpid()));
+	CHECK_SYS(async_on(m));
+	CHECK(fcntl(m, F_GETFL) & O_ASYNC);
+	CHECK_EQ(write(s, "out\n", 4), 4);
+	CHECK_GE(wait_hits(), 1);
+	CHECK_EQ(last_signo, SIGIO);
+	/* Input: a whole line for the slave's canonical reader. */
+	CHECK_SYS(fcntl(m, F_SETFL, O_NONBLOCK));
+	CHECK_SYS(catch(SIGIO));
+	CHECK_SYS(fcntl(s, F_SETOWN, getpid()));
+	CHECK_SYS(async_on(s));
+	CHECK_EQ(write(m, "in\n", 3), 3);
+	CHECK_GE(wait_hits(), 1);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(owner_defaults_and_errors),
 	MT_CASE(owner_round_trips),
@@ -302,6 +335,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(process_group_owner),
 	MT_CASE(fifo_and_inotify_signal),
 	MT_CASE(eventfd_has_no_sigio),
+	MT_CASE(pty_signals_both_sides),
 };
 
 MT_MAIN(cases)

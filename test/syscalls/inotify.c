@@ -639,6 +639,25 @@ static void directory_listing_events(void)
 	CHECK_EV(2, wd, IN_CLOSE_NOWRITE | IN_ISDIR, "");
 }
 
+static void open_file_delays_delete_self(void)
+{
+	ENTER();
+	int f = CHECK_SYS(open("f", O_CREAT | O_RDWR, 0600));
+	int fd = CHECK_SYS(new_instance());
+	int wd = CHECK_SYS(inotify_add_watch(fd, "f", IN_ALL_EVENTS));
+	CHECK_SYS(unlink("f"));
+	CHECK_EQ(drain(fd), 1);
+	CHECK_EV(0, wd, IN_ATTRIB, "");
+	/* The file lives on while open, and so does the watch. */
+	CHECK_EQ(write(f, "x", 1), 1);
+	CHECK_SYS(close(f));
+	CHECK_EQ(drain(fd), 4);
+	CHECK_EV(0, wd, IN_MODIFY, "");
+	CHECK_EV(1, wd, IN_CLOSE_WRITE, "");
+	CHECK_EV(2, wd, IN_DELETE_SELF, "");
+	CHECK_EV(3, wd, IN_IGNORED, "");
+}
+
 static void unmount_ends_watches(void)
 {
 	ENTER();
@@ -682,6 +701,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(root_file_reads),
 	MT_CASE(close_instance_drops_watches),
 	MT_CASE(directory_listing_events),
+	MT_CASE(open_file_delays_delete_self),
 	MT_CASE(unmount_ends_watches),
 };
 

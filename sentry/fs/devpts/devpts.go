@@ -458,6 +458,10 @@ func (f *masterFile) Readiness(mask waiter.EventMask) waiter.EventMask {
 func (f *masterFile) EventRegister(e *waiter.Entry)   { f.t.masterQ.EventRegister(e) }
 func (f *masterFile) EventUnregister(e *waiter.Entry) { f.t.masterQ.EventUnregister(e) }
 
+// AsyncEvents implements fs.AsyncFile: O_ASYNC signals when output
+// arrives.
+func (f *masterFile) AsyncEvents(*fs.FileDescription) waiter.EventMask { return waiter.EventIn }
+
 func (f *masterFile) Release() {
 	t := f.t
 	t.mu.Lock()
@@ -587,6 +591,10 @@ func (f *slaveFile) Readiness(mask waiter.EventMask) waiter.EventMask {
 
 func (f *slaveFile) EventRegister(e *waiter.Entry)   { f.t.slaveQ.EventRegister(e) }
 func (f *slaveFile) EventUnregister(e *waiter.Entry) { f.t.slaveQ.EventUnregister(e) }
+
+// AsyncEvents implements fs.AsyncFile: O_ASYNC signals when input
+// arrives.
+func (f *slaveFile) AsyncEvents(*fs.FileDescription) waiter.EventMask { return waiter.EventIn }
 
 func (f *slaveFile) Release() {
 	t := f.t

@@ -15,7 +15,7 @@ var inotifySyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_INOTIFY_INIT:  {Name: "inotify_init", Fn: InotifyInit, Support: kernel.SupportFull},
 	unix.SYS_INOTIFY_INIT1: {Name: "inotify_init1", Fn: InotifyInit1, Support: kernel.SupportFull},
 	unix.SYS_INOTIFY_ADD_WATCH: {Name: "inotify_add_watch", Fn: InotifyAddWatch, Support: kernel.SupportPartial,
-		Note: "IN_DELETE_SELF comes when the last name goes and IN_UNMOUNT when the last mount goes, even while files are open (Linux waits for the last close); mmap writes, splice into a file and copy_file_range make no events"},
+		Note: "IN_DELETE_SELF waits for files opened through the removed name only (not other names, working directories or mappings); IN_UNMOUNT comes when the last mount goes, even while files are open; mmap writes make no events"},
 	unix.SYS_INOTIFY_RM_WATCH: {Name: "inotify_rm_watch", Fn: InotifyRmWatch, Support: kernel.SupportFull},
 }
 
