@@ -67,6 +67,13 @@
 // changes set the directory's mtime and ctime (MutableDir methods). The
 // VFS owns the times of attribute changes (SetAttrOptions carries them).
 //
+// Change notification (notify.go): the VFS reports inotify's events
+// where it makes each change, to the watches kept per node in the file
+// system's table (one atomic load when nothing is watched). Signal-driven
+// I/O (async.go): a description's owner gets SIGIO through an entry on
+// the file's readiness queue while O_ASYNC is on. Mounts move with
+// MS_MOVE and pivot_root (mountmove.go).
+//
 // Files never block inside their Read or Write: they return
 // syserror.ErrWouldBlock and report readiness as waiter.Waitable.
 // ReadBlocking, WriteBlocking and Poll wait through Context.BlockOn.
@@ -85,7 +92,11 @@
 //	file system locks (each file system documents its own)
 //	Dentry.mu
 //	FileDescription.hooksMu
+//	asyncState.mu (turning O_ASYNC on and off)
 //	waiter.Queue.mu
+//	Filesystem.watchMu, then watchTable.mu (never held while a watch
+//	is notified; watches take their own locks, then the kernel's to
+//	send SIGIO)
 //
 // FDTable and FSContext drop their locks before releasing references, so a
 // file's Release never runs under them.
