@@ -79,6 +79,13 @@ func (o *Options) RcvTimeout() Timeout {
 	return o.rcvTimeo
 }
 
+// Timeouts returns SO_RCVTIMEO and SO_SNDTIMEO.
+func (o *Options) Timeouts() (rcv, snd Timeout) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.rcvTimeo, o.sndTimeo
+}
+
 // SndTimeout returns SO_SNDTIMEO.
 func (o *Options) SndTimeout() Timeout {
 	o.mu.Lock()

@@ -69,6 +69,13 @@ type Socket interface {
 	SetSockOpt(ctx Context, level, name int, val []byte) error
 }
 
+// TimeoutKeeper is implemented by sockets that report SO_RCVTIMEO and
+// SO_SNDTIMEO without encoding them (the syscall layer asks at every
+// blocking call).
+type TimeoutKeeper interface {
+	Timeouts() (rcv, snd Timeout)
+}
+
 // SendOptions describe one sendmsg(2).
 type SendOptions struct {
 	// Flags are the MSG_* flags.

@@ -45,6 +45,9 @@ func (s *Socket) GetSockOpt(_ socket.Context, level, name int, _ int) ([]byte, e
 	return nil, sys.ENOPROTOOPT
 }
 
+// Timeouts implements socket.TimeoutKeeper.
+func (s *Socket) Timeouts() (rcv, snd socket.Timeout) { return s.opts.Timeouts() }
+
 // SetSockOpt implements socket.Socket.
 func (s *Socket) SetSockOpt(ctx socket.Context, level, name int, val []byte) error {
 	if level != sys.SOL_SOCKET {

@@ -70,6 +70,9 @@ func sockErr(err error, timeout socket.Timeout) error {
 
 // timeouts returns SO_RCVTIMEO and SO_SNDTIMEO of s, zero if it has none.
 func timeouts(t *kernel.Task, s socket.Socket) (rcv, snd socket.Timeout) {
+	if tk, ok := s.(socket.TimeoutKeeper); ok {
+		return tk.Timeouts()
+	}
 	get := func(name int) socket.Timeout {
 		b, err := s.GetSockOpt(t, unix.SOL_SOCKET, name, 16)
 		if err != nil || len(b) < 16 {
