@@ -180,15 +180,20 @@ func TestCheck(t *testing.T) {
 	if len(notes) != 0 {
 		t.Errorf("default spec gave notes %q", notes)
 	}
-	s.Linux.Seccomp = &specs.LinuxSeccomp{}
-	s.Mounts = append(s.Mounts, specs.Mount{Destination: "/data", Type: "bind", Source: "/tmp"})
+	s.Mounts = append(s.Mounts,
+		specs.Mount{Destination: "/data", Type: "nfs", Source: "server:/export"},
+		specs.Mount{Destination: "/vol", Type: "bind", Source: "/tmp"})
 	s.Hooks = &specs.Hooks{StartContainer: []specs.Hook{{Path: "/bin/true"}}}
 	notes, _ = Check(s)
 	all := strings.Join(notes, "\n")
-	for _, want := range []string{"linux.seccomp", "/data", "hooks"} {
+	for _, want := range []string{"/data", "hooks"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("notes %q lack %q", notes, want)
 		}
+	}
+	// Bind mounts are mounted, so they get no note.
+	if strings.Contains(all, "/vol") {
+		t.Errorf("notes %q name the bind mount /vol", notes)
 	}
 }
 

@@ -55,7 +55,11 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 		if t, ok := specialMounts[m.Destination]; ok && (m.Type == t || m.Type == "bind" && t == "cgroup") {
 			continue
 		}
-		if sandboxMountTypes[m.Type] && !slices.Contains(m.Options, "bind") && !slices.Contains(m.Options, "rbind") {
+		isBind := m.Type == "bind" || slices.Contains(m.Options, "bind") || slices.Contains(m.Options, "rbind")
+		if isBind {
+			continue // served by the gofer, mounted by the sandbox at boot
+		}
+		if sandboxMountTypes[m.Type] {
 			continue // made inside the sandbox at boot
 		}
 		notes = append(notes, fmt.Sprintf("mounts[%d] (%s on %s) is not mounted yet", i, m.Type, m.Destination))
