@@ -1,6 +1,8 @@
 package gofer
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/moat-sandbox/moat/gofer/proto"
@@ -13,6 +15,10 @@ import (
 func FuzzServerRequests(f *testing.F) {
 	seeds := []proto.Message{
 		&proto.Tattach{Version: proto.Version},
+		&proto.Tattach{Version: proto.Version, Mount: 1},
+		&proto.Tattach{Version: proto.Version, Mount: 2},
+		&proto.Tattach{Version: proto.Version, Mount: 3},
+		&proto.Tattach{Version: proto.Version, Mount: 9},
 		&proto.Twalk{Dir: 1, Name: "out"},
 		&proto.Tcreate{Dir: 1, Name: "n", Flags: unix.O_RDWR, Mode: 0644, UID: proto.NoID, GID: proto.NoID},
 		&proto.Tmkdir{Dir: 1, Name: "d", Mode: 0755, UID: proto.NoID, GID: proto.NoID},
@@ -42,14 +48,25 @@ func FuzzServerRequests(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	// One server and tree for the whole run (f.TempDir lives as long).
+	// One server and tree for the whole run (f.TempDir lives as long),
+	// with attach points besides the root: a read-write directory, a
+	// read-only file and a read-only directory beside the root, which
+	// must not change either.
 	root, secret := writeTree(f)
+	rodir := filepath.Join(filepath.Dir(root), "rodir")
+	if err := os.Mkdir(rodir, 0o755); err != nil {
+		f.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rodir, "ro"), []byte("ro"), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	mounts := []Mount{{Path: filepath.Join(root, "dir")}, {Path: filepath.Join(root, "file"), ReadOnly: true}, {Path: rodir, ReadOnly: true}}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		f.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- Serve(Config{Root: root, ConnFD: fds[0], HostUDS: true}) }()
+	go func() { done <- Serve(Config{Root: root, ConnFD: fds[0], HostUDS: true, Mounts: mounts}) }()
 	pc, err := proto.NewConn(fds[1])
 	if err != nil {
 		f.Fatal(err)
@@ -92,5 +109,11 @@ func FuzzServerRequests(f *testing.F) {
 			t.Fatalf("%v answered with tag %d, want %d", m.Type(), rtag, tag)
 		}
 		checkSecret(t, secret)
+		if ents, err := os.ReadDir(rodir); err != nil || len(ents) != 1 {
+			t.Fatalf("the read-only attach point changed: %v, %v", ents, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(rodir, "ro")); err != nil || string(b) != "ro" {
+			t.Fatalf("the read-only attach point's file changed: %q, %v", b, err)
+		}
 	})
 }
