@@ -409,9 +409,11 @@ func (s *Socket) recvStreamOnce(dst []byte, peek bool, res *socket.RecvResult, f
 			err, s.err = s.err, 0
 			return 0, false, err
 		}
-		if s.rcvShutdown || len(dst) == 0 {
+		if s.rcvShutdown {
 			return 0, false, nil
 		}
+		// Even a zero-length read waits for data, as Linux's target
+		// of at least one byte has it.
 		return 0, false, syserror.ErrWouldBlock
 	}
 	passCred := s.opts.PassCred()
