@@ -25,6 +25,8 @@ echo rw > /vol/new && echo "rw: ok"
 echo x > /ro/x 2>/dev/null || echo "ro: refused"
 touch /ro 2>/dev/null || echo "ro dir: refused"
 echo "ro read: $(cat /ro/data)"
+/noexec/busybox true 2>/dev/null || echo "noexec: refused"
+/exec/busybox true && echo "exec: ok"
 echo "linked: $(cat /lnk/data)"
 echo "nested: $(cat /vol/nested/inner)"
 echo n > /vol/nested/new2 && echo "nested write: ok"
@@ -93,6 +95,8 @@ func TestSpecBindMounts(t *testing.T) {
 	write(p("nested/inner"), "inner\n")
 	os.MkdirAll(p("deepsrc"), 0o755)
 	write(p("secret"), "TOP SECRET\n")
+	write(p("bin/busybox"), string(bb))
+	os.Chmod(p("bin/busybox"), 0o755)
 	for link, target := range map[string]string{
 		"vol/esc": "/", "vol/up": "..", "vol/sec": "../secret", "vol/abs": "/../../secret", "linkdir": "linked",
 	} {
@@ -128,6 +132,8 @@ func TestSpecBindMounts(t *testing.T) {
 		specs.Mount{Destination: "/lnk", Source: p("linkdir"), Options: []string{"bind"}},
 		specs.Mount{Destination: "/vol/nested", Type: "bind", Source: p("nested"), Options: []string{"rbind"}},
 		specs.Mount{Destination: "/new/deep/mnt", Type: "bind", Source: p("deepsrc"), Options: []string{"rbind", "ro"}},
+		specs.Mount{Destination: "/noexec", Type: "bind", Source: p("bin"), Options: []string{"rbind", "ro", "noexec", "rslave"}},
+		specs.Mount{Destination: "/exec", Type: "bind", Source: p("bin"), Options: []string{"bind", "ro", "nosuid", "nodev", "rshared"}},
 	)
 	if b, err = json.Marshal(&spec); err != nil {
 		t.Fatal(err)
@@ -172,6 +178,8 @@ func TestSpecBindMounts(t *testing.T) {
 		"ro: refused\n",
 		"ro dir: refused\n",
 		"ro read: read-only\n",
+		"noexec: refused\n",
+		"exec: ok\n",
 		"linked: through a link\n",
 		"nested: inner\n",
 		"nested write: ok\n",
