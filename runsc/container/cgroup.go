@@ -10,6 +10,7 @@ import (
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
 )
 
 // This file puts a container's sandbox and gofer in a cgroup on the host
@@ -320,9 +321,11 @@ func (cg *cgroup) add(pid int) error {
 	return nil
 }
 
-// remove removes the directories runsc made, deepest first. A cgroup
-// whose processes are still exiting is busy for a moment: it retries
-// briefly.
+// remove removes the directories runsc made, deepest first. Processes
+// still in them (stub processes the kernel has not finished killing after
+// their Sentry died, say) are killed, as runc kills what is left in a
+// container's cgroup; a cgroup whose processes are still exiting is busy
+// for a moment, so it retries for a while.
 func (cg *cgroup) remove() error {
 	if cg == nil {
 		return nil
@@ -331,11 +334,14 @@ func (cg *cgroup) remove() error {
 	for i := len(cg.Created) - 1; i >= 0; i-- {
 		dir := cg.Created[i]
 		var err error
-		for try := 0; try < 100; try++ {
+		for try := 0; try < 500; try++ {
 			err = os.Remove(dir)
 			if err == nil || errors.Is(err, os.ErrNotExist) {
 				err = nil
 				break
+			}
+			if try%50 == 0 {
+				killAllIn(dir)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -344,6 +350,19 @@ func (cg *cgroup) remove() error {
 		}
 	}
 	return firstErr
+}
+
+// killAllIn sends SIGKILL to every process in the cgroup directory dir.
+func killAllIn(dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return
+	}
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 }
 
 // readInt reads an integer file of the controller's directory.
