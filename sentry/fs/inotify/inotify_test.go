@@ -8,6 +8,7 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
+	"github.com/moat-sandbox/moat/sentry/fs/overlay"
 	"github.com/moat-sandbox/moat/sentry/fs/tmpfs"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/mm"
@@ -271,5 +272,64 @@ func TestWatchErrors(t *testing.T) {
 	}
 	if evs := w.drain(); len(evs) != 1 || evs[0].mask != unix.IN_IGNORED {
 		t.Errorf("events %+v, want one IN_IGNORED", evs)
+	}
+}
+
+// TestOverlayCopyUp watches files of an overlay (the container root's
+// file system) across copy-up.
+func TestOverlayCopyUp(t *testing.T) {
+	mf, err := mm.NewMemoryFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := fstest.NewContext()
+	lowerFS := tmpfs.New(mf, tmpfs.DefaultOptions(mf), auth.NewRootCredentials())
+	lw := &world{t: t, ctx: ctx, root: fs.NewMountNamespace(lowerFS, fs.MountFlags{}).Root()}
+	if err := fs.Mkdir(ctx, lw.lookup("/etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lw.create("/etc/passwd")
+	upperFS := tmpfs.New(mf, tmpfs.DefaultOptions(mf), auth.NewRootCredentials())
+	ofs, err := overlay.New(ctx, upperFS, lowerFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(t)
+	w.root = fs.NewMountNamespace(ofs, fs.MountFlags{}).Root()
+	wf := w.watch("/etc/passwd", unix.IN_MODIFY|unix.IN_ATTRIB|unix.IN_CLOSE_WRITE)
+	wd := w.watch("/etc", unix.IN_CREATE|unix.IN_DELETE)
+	fd, err := fs.Open(ctx, *w.lookup("/etc/passwd"), fs.OpenOptions{Flags: unix.O_WRONLY})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fd.Write(ctx, []byte("root")); err != nil {
+		t.Fatal(err)
+	}
+	fd.DecRef()
+	if err := fs.Chmod(ctx, w.resolve("/etc/passwd"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.create("/etc/new")
+	if err := fs.Unlink(ctx, w.lookup("/etc/passwd")); err != nil {
+		t.Fatal(err)
+	}
+	want := []ev{
+		{wf, unix.IN_MODIFY, 0, ""},
+		{wf, unix.IN_CLOSE_WRITE, 0, ""},
+		{wf, unix.IN_ATTRIB, 0, ""},
+		{wd, unix.IN_CREATE, 0, "new"},
+		{wf, unix.IN_ATTRIB, 0, ""},
+		{wd, unix.IN_DELETE, 0, "passwd"},
+		// IN_DELETE_SELF is not in the mask, but the watch goes.
+		{wf, unix.IN_IGNORED, 0, ""},
+	}
+	got := w.drain()
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("event %d: got %+v, want %+v", i, got[i], want[i])
+		}
 	}
 }
