@@ -17,12 +17,14 @@ func TestBinds(t *testing.T) {
 		{Destination: "/dev/shm", Type: "bind", Source: "/host/shm", Options: []string{"rbind"}},
 		{Destination: "/dev/termination-log", Type: "bind", Source: "/k/log"},
 		{Destination: "data/sub", Type: "bind", Source: "/srv/sub", Options: []string{"rbind", "ro", "rw"}},
+		{Destination: "/rro", Type: "bind", Source: "/srv/rro", Options: []string{"rbind", "rro", "rnoexec"}},
 	}
 	want := []Bind{
 		{Index: 1, Source: "/var/lib/c/hosts", Destination: "/etc/hosts", Recursive: true, Attach: 1},
 		{Index: 3, Source: "/srv/data", Destination: "/data", ReadOnly: true, Attach: 2},
 		{Index: 8, Source: "/k/log", Destination: "/dev/termination-log", Attach: 3},
 		{Index: 9, Source: "/srv/sub", Destination: "/data/sub", Recursive: true, Attach: 4},
+		{Index: 10, Source: "/srv/rro", Destination: "/rro", ReadOnly: true, Recursive: true, Attach: 5},
 	}
 	if got := Binds(mounts); !reflect.DeepEqual(got, want) {
 		t.Errorf("Binds =\n%+v\nwant\n%+v", got, want)

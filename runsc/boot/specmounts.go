@@ -37,21 +37,23 @@ func mountOptions(opts []string) (flags fs.MountFlags, bind bool, data string) {
 	var rest []string
 	for _, o := range opts {
 		switch o {
-		case "ro":
+		// The r-prefixed forms are runc's recursive mount attributes; a
+		// Sentry mount has no submounts of its own to apply them to.
+		case "ro", "rro":
 			flags.ReadOnly = true
-		case "rw":
+		case "rw", "rrw":
 			flags.ReadOnly = false
-		case "nosuid":
+		case "nosuid", "rnosuid":
 			flags.NoSUID = true
-		case "suid":
+		case "suid", "rsuid":
 			flags.NoSUID = false
-		case "nodev":
+		case "nodev", "rnodev":
 			flags.NoDev = true
-		case "dev":
+		case "dev", "rdev":
 			flags.NoDev = false
-		case "noexec":
+		case "noexec", "rnoexec":
 			flags.NoExec = true
-		case "exec":
+		case "exec", "rexec":
 			flags.NoExec = false
 		case "bind", "rbind":
 			bind = true
