@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -108,6 +109,34 @@ static void connect_waits_for_backlog(void)
 	CHECK_GE((long)ret, 0);
 }
 
+static volatile pid_t acceptor_tid;
+
+static void *blocked_accept(void *arg)
+{
+	acceptor_tid = (pid_t)syscall(SYS_gettid);
+	int r = accept((int)(long)arg, NULL, NULL);
+	return (void *)(long)(r < 0 ? errno : 0);
+}
+
+static void shutdown_ends_accept(void)
+{
+	int srv = CHECK_SYS(listen_abstract("shut", 1));
+	pthread_t th;
+	CHECK_RET0(pthread_create(&th, NULL, blocked_accept, (void *)(long)srv));
+	while (acceptor_tid == 0)
+		usleep(1000);
+	CHECK_SYS(mt_wait_blocked(acceptor_tid, 5000));
+	CHECK_SYS(shutdown(srv, SHUT_RDWR));
+	void *ret;
+	CHECK_RET0(pthread_join(th, &ret));
+	CHECK_EQ((long)ret, EINVAL);
+	struct pollfd pf = { .fd = srv, .events = POLLIN | POLLOUT };
+	CHECK_EQ(poll(&pf, 1, 0), 1);
+	CHECK_EQ(pf.revents, POLLIN | POLLHUP);
+	int c = CHECK_SYS(socket(AF_UNIX, SOCK_STREAM, 0));
+	CHECK_ERR(connect_abstract(c, "shut"), ECONNREFUSED);
+}
+
 static void datagram_to_itself(void)
 {
 	struct sockaddr_un a;
@@ -187,6 +216,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(listener_close_resets_pending),
 	MT_CASE(closed_client_still_accepted),
 	MT_CASE(connect_waits_for_backlog),
+	MT_CASE(shutdown_ends_accept),
 	MT_CASE(datagram_to_itself),
 	MT_CASE(signal_interrupts_recv),
 	MT_CASE(so_error_read_once),

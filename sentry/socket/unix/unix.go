@@ -427,6 +427,10 @@ func (s *Socket) Accept(ctx socket.Context, flags uint32, blocking bool) (*fs.Fi
 			return sys.EINVAL
 		}
 		if len(s.acceptQ) == 0 {
+			if s.rcvShutdown {
+				// shutdown(2) of a listener ends its accepts.
+				return sys.EINVAL
+			}
 			return syserror.ErrWouldBlock
 		}
 		srv = s.acceptQ[0]
@@ -559,7 +563,7 @@ func (s *Socket) connectStream(ctx socket.Context, o *Socket, blocking bool) err
 		}
 		o.mu.Lock()
 		defer o.mu.Unlock()
-		if o.state != stateListening || o.released {
+		if o.state != stateListening || o.released || o.rcvShutdown {
 			return sys.ECONNREFUSED
 		}
 		if len(o.acceptQ) > o.backlog {
