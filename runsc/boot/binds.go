@@ -58,6 +58,12 @@ func bindSkipped(dst string) string {
 	return ""
 }
 
+// BindSkipped says why the bind mount m is not served and mounted, or ""
+// if it is.
+func BindSkipped(m SpecMount) string {
+	return bindSkipped(path.Clean("/" + m.Destination))
+}
+
 // Binds returns the host bind mounts of mounts that the gofer serves, in
 // spec order; the i-th is attach point i+1.
 func Binds(mounts []SpecMount) []Bind {

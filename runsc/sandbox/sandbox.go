@@ -215,6 +215,11 @@ func Do(ctx context.Context, o Options) (int, error) {
 		return 0, fmt.Errorf("root filesystem %q is not a directory", o.Rootfs)
 	}
 
+	for _, m := range o.Mounts {
+		if why := boot.BindSkipped(m); why != "" {
+			return 0, fmt.Errorf("volume on %s: %s", m.Destination, why)
+		}
+	}
 	binds, err := goferBinds(boot.Binds(o.Mounts), "")
 	if err != nil {
 		return 0, err

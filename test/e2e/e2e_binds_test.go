@@ -244,7 +244,7 @@ func TestRunscDoVolume(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(vol, "out")); err != nil || string(b) != "hi\n" {
 		t.Errorf("host reads %q, %v", b, err)
 	}
-	for _, bad := range []string{"nocolon", vol + ":relative", vol + ":/x:rx", ":/x"} {
+	for _, bad := range []string{"nocolon", vol + ":relative", vol + ":/x:rx", ":/x", vol + ":/proc", vol + ":/sys/x"} {
 		out, err := exec.Command(runsc, "do", "--volume", bad, "--", busybox, "true").CombinedOutput()
 		if err == nil {
 			t.Errorf("--volume %q accepted:\n%s", bad, out)
