@@ -18,6 +18,8 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <linux/sockios.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -325,6 +327,35 @@ static void pty_signals_both_sides(void)
 	CHECK_GE(wait_hits(), 1);
 }
 
+static void socket_owner_ioctls(void)
+{
+	int p[2];
+	CHECK_SYS(pipe(p));
+	int pid = getpid();
+	CHECK_ERR(ioctl(p[0], FIOSETOWN, &pid), ENOTTY);
+	int s[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s) < 0) {
+		SKIP("socketpair: %s", mt_errname(errno));
+		return;
+	}
+	CHECK_SYS(ioctl(s[0], FIOSETOWN, &pid));
+	int got = 0;
+	CHECK_SYS(ioctl(s[0], FIOGETOWN, &got));
+	CHECK_EQ(got, pid);
+	CHECK_EQ(fcntl(s[0], F_GETOWN), pid);
+	pid_t c = CHECK_SYS(fork());
+	if (c == 0) {
+		CHILD_CHECK(setpgid(0, 0) == 0);
+		int g = -getpid();
+		CHILD_CHECK(ioctl(s[1], SIOCSPGRP, &g) == 0);
+		int r = 0;
+		CHILD_CHECK(ioctl(s[1], SIOCGPGRP, &r) == 0 && r == -getpid());
+		CHILD_CHECK(fcntl(s[1], F_GETOWN) == -getpid());
+		_exit(0);
+	}
+	CHECK_EXITED(mt_wait(c), 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(owner_defaults_and_errors),
 	MT_CASE(owner_round_trips),
@@ -336,6 +367,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(fifo_and_inotify_signal),
 	MT_CASE(eventfd_has_no_sigio),
 	MT_CASE(pty_signals_both_sides),
+	MT_CASE(socket_owner_ioctls),
 };
 
 MT_MAIN(cases)

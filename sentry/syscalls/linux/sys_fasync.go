@@ -211,3 +211,17 @@ func fcntlOwner(t *kernel.Task, f *fs.FileDescription, cmd int32, arg uintptr) (
 	}
 	return 0, unix.EINVAL
 }
+
+// sockOwnerIoctl serves FIOSETOWN and SIOCSPGRP (F_SETOWN with the int
+// at arg) and FIOGETOWN and SIOCGPGRP (F_GETOWN into it) on sockets.
+func sockOwnerIoctl(t *kernel.Task, f *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
+	if cmd == ioctlFiosetown || cmd == unix.SIOCSPGRP {
+		v, err := copyInUint32(t, arg)
+		if err != nil {
+			return 0, unix.EFAULT
+		}
+		return fcntlOwner(t, f, unix.F_SETOWN, uintptr(int64(int32(v))))
+	}
+	r, _ := fcntlOwner(t, f, unix.F_GETOWN, 0)
+	return 0, copyOutUint32(t, arg, uint32(int32(r)))
+}

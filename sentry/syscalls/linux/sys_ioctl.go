@@ -45,6 +45,12 @@ func Ioctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		f.SetStatusFlags(flags)
 		return 0, nil
+	case ioctlFiosetown, unix.SIOCSPGRP, ioctlFiogetown, unix.SIOCGPGRP:
+		// The owner of a socket's signal-driven I/O (sock_ioctl); other
+		// files do not know these.
+		if st, err := f.Stat(t); err == nil && st.Type() == unix.S_IFSOCK {
+			return sockOwnerIoctl(t, f, cmd, arg)
+		}
 	case ioctlTiocgptpeer:
 		if devpts.MasterTerminal(f) != nil {
 			return tiocgptpeer(t, f, uint32(arg))
@@ -74,6 +80,10 @@ const (
 	ioctlFioasync = 0x5452
 	ioctlFionclex = 0x5450
 	ioctlFioclex  = 0x5451
+	// ioctlFiosetown and ioctlFiogetown are FIOSETOWN and FIOGETOWN
+	// (linux/sockios.h).
+	ioctlFiosetown = 0x8901
+	ioctlFiogetown = 0x8903
 	// ioctlTiocgptpeer is TIOCGPTPEER, _IO('T', 0x41).
 	ioctlTiocgptpeer = 0x5441
 )
