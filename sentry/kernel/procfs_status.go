@@ -125,9 +125,9 @@ func (p procTask) StatusText() string {
 	}
 	c := t.Credentials()
 	st := p.state()
-	var vm, rss, hwm, data, stk, exe, lib uint64
+	var vm, rss, hwm, lck, data, stk, exe, lib uint64
 	if m := p.memory(); m != nil {
-		vm, rss, hwm = m.VirtualSize(), m.ResidentSize(), m.MaxResidentSize()
+		vm, rss, hwm, lck = m.VirtualSize(), m.ResidentSize(), m.MaxResidentSize(), m.LockedSize()
 		data, stk, exe, lib = mapsUsage(m.Maps())
 	}
 	umask := 0
@@ -154,7 +154,7 @@ func (p procTask) StatusText() string {
 	if p.memory() != nil {
 		kb("VmPeak", vm)
 		kb("VmSize", vm)
-		kb("VmLck", 0)
+		kb("VmLck", lck)
 		kb("VmPin", 0)
 		kb("VmHWM", max(hwm, rss))
 		kb("VmRSS", rss)

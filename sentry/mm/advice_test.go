@@ -148,12 +148,16 @@ func TestResidentFollowsTouchedPages(t *testing.T) {
 	if want := []byte{1, 0, 1, 0}; string(got) != string(want) {
 		t.Errorf("Resident = %v, want %v", got, want)
 	}
-	if err := m.MLock(addr, 4*pageSize, false); err != nil {
+	if err := m.MLock(addr, 4*pageSize, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = m.Resident(addr, 4*pageSize)
 	if want := []byte{1, 1, 1, 1}; string(got) != string(want) {
 		t.Errorf("after mlock: Resident = %v, want %v", got, want)
+	}
+	// Locked pages cannot be dropped; unlocked they can.
+	if err := m.MUnlock(addr, 4*pageSize); err != nil {
+		t.Fatal(err)
 	}
 	m.MAdviseDontNeed(addr, pageSize)
 	got, _ = m.Resident(addr, pageSize)
@@ -184,10 +188,10 @@ func TestCommitLimit(t *testing.T) {
 		m.MUnmap(a, o.Length)
 	}
 	Loader{M: m}.SetBrkStart(0x600000)
-	if got := m.Brk(0x600000 + huge); got != 0x600000 {
+	if got := m.Brk(0x600000+huge, nil); got != 0x600000 {
 		t.Errorf("brk of %#x bytes = %#x, want it unchanged", huge, got)
 	}
-	if got := m.Brk(0x600000 + 16*pageSize); got != 0x600000+16*pageSize {
+	if got := m.Brk(0x600000+16*pageSize, nil); got != 0x600000+16*pageSize {
 		t.Errorf("brk = %#x", got)
 	}
 }

@@ -25,6 +25,7 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 	c.vmas = make([]*vma, len(m.vmas))
 	for i, v := range m.vmas {
 		nv := *v
+		nv.locked = false // the child's memory is not locked (fork(2))
 		if nv.obj != nil {
 			nv.obj.attach(c, &nv)
 		}

@@ -72,6 +72,9 @@ type vma struct {
 	// dontFork (MADV_DONTFORK): a child does not get this range.
 	// wipeOnFork (MADV_WIPEONFORK): a child gets it empty.
 	dontFork, wipeOnFork bool
+	// locked (VM_LOCKED) counts against RLIMIT_MEMLOCK; not inherited by
+	// fork.
+	locked bool
 
 	// Exactly one backing or none (private anonymous).
 	file    File
@@ -121,6 +124,9 @@ type MemoryManager struct {
 	rss, maxRSS uintptr
 	// stackLimit is RLIMIT_STACK for growing the main stack.
 	stackLimit uintptr
+	// lockFuture is mlockall(MCL_FUTURE): new mappings are locked (and
+	// populated, unless lockFutureOnFault).
+	lockFuture, lockFutureOnFault bool
 
 	// Recorded by the loader for /proc.
 	ArgvStart, ArgvEnd, EnvvStart, EnvvEnd uintptr

@@ -119,16 +119,16 @@ func TestSharedAnonSurvivesFork(t *testing.T) {
 func TestBrk(t *testing.T) {
 	m := newTestMM(t)
 	Loader{M: m}.SetBrkStart(0x600000)
-	if got := m.Brk(0x600000 + 3*pageSize + 1); got != 0x600000+3*pageSize+1 {
+	if got := m.Brk(0x600000+3*pageSize+1, nil); got != 0x600000+3*pageSize+1 {
 		t.Fatalf("brk = %#x", got)
 	}
 	if _, err := m.CopyOut(0x600000+3*pageSize, []byte{1}); err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Brk(0x500000); got != 0x600000+3*pageSize+1 {
+	if got := m.Brk(0x500000, nil); got != 0x600000+3*pageSize+1 {
 		t.Fatalf("brk below start moved the break: %#x", got)
 	}
-	m.Brk(0x600000)
+	m.Brk(0x600000, nil)
 	if _, err := m.CopyOut(0x600000, []byte{1}); err != unix.EFAULT {
 		t.Fatal("heap still mapped after shrink")
 	}

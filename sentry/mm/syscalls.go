@@ -27,6 +27,10 @@ type MMapOpts struct {
 	Offset int64
 	// Name is what /proc/[pid]/maps shows.
 	Name string
+	// Locked is MAP_LOCKED.
+	Locked bool
+	// Limits are the caller's (nil: none).
+	Limits *Limits
 }
 
 // findGap finds length free bytes, top down below arch.MmapBase, preferring
@@ -105,6 +109,11 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 			o.MaxProt &^= unix.PROT_WRITE
 		}
 	}
+	if o.Locked {
+		if err := canLock(o.Limits); err != nil {
+			return 0, err
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var addr uintptr
@@ -122,8 +131,14 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 		if o.NoReplace && !m.isFree(addr, addr+length) {
 			return 0, unix.EEXIST
 		}
+		if err := m.mapLimitsLocked(o, length, addr, addr+length); err != nil {
+			return 0, err
+		}
 		m.removeVMAs(addr, addr+length)
 	} else {
+		if err := m.mapLimitsLocked(o, length, 0, 0); err != nil {
+			return 0, err
+		}
 		var err error
 		if addr, err = m.findGap(o.Addr, length); err != nil {
 			return 0, err
@@ -133,7 +148,7 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 		start: addr, end: addr + length,
 		prot: o.Prot, maxProt: o.MaxProt,
 		private: o.Private, growsDown: o.GrowsDown,
-		name: o.Name,
+		name: o.Name, locked: o.Locked || m.lockFuture,
 	}
 	if v.maxProt == 0 {
 		v.maxProt = unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
@@ -156,6 +171,20 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 	}
 	m.insertVMA(v)
 	return addr, nil
+}
+
+// mapLimitsLocked checks a new mapping of length bytes for o, replacing
+// [start, end), against the caller's RLIMIT_AS, RLIMIT_DATA (ENOMEM) and,
+// when it is to be locked, RLIMIT_MEMLOCK (EAGAIN).
+//
+// Preconditions: m.mu is held.
+func (m *MemoryManager) mapLimitsLocked(o MMapOpts, length, start, end uintptr) error {
+	if o.Locked || m.lockFuture {
+		if err := m.mayLockLocked(o.Limits, length); err != nil {
+			return err
+		}
+	}
+	return m.mayExpandLocked(o.Limits, length, isData(o.Private, o.Prot, o.GrowsDown), start, end)
 }
 
 // MapFixedRange maps memory-file pages [off, off+length) shared at addr with
@@ -257,10 +286,19 @@ func (m *MemoryManager) unstub(start, end uintptr) {
 
 // Brk implements brk(2): it returns the new break, or the old one when the
 // request cannot be met.
-func (m *MemoryManager) Brk(addr uintptr) uintptr {
+//
+// With l, the heap stays within RLIMIT_DATA and its growth within
+// RLIMIT_AS and RLIMIT_DATA (and RLIMIT_MEMLOCK after mlockall
+// MCL_FUTURE).
+func (m *MemoryManager) Brk(addr uintptr, l *Limits) uintptr {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if addr < m.brkStart || addr >= arch.MaxUserAddress {
+		return m.brk
+	}
+	// Linux's check_data_rlimit; the data segment is part of the heap's
+	// vma here, so only the heap itself is counted.
+	if l != nil && l.Data != RLimInfinity && uint64(addr-m.brkStart) > l.Data {
 		return m.brk
 	}
 	oldEnd, newEnd := pageUp(m.brk), pageUp(addr)
@@ -269,11 +307,18 @@ func (m *MemoryManager) Brk(addr uintptr) uintptr {
 		if !m.isFree(oldEnd, newEnd) || !m.mf.CanCommit(uint64(newEnd-oldEnd)) {
 			return m.brk
 		}
+		if m.mayExpandLocked(l, newEnd-oldEnd, true, 0, 0) != nil {
+			return m.brk
+		}
+		if m.lockFuture && m.mayLockLocked(l, newEnd-oldEnd) != nil {
+			return m.brk
+		}
 		if i := m.findVMA(oldEnd - 1); oldEnd > m.brkStart && i >= 0 && m.vmas[i].name == "[heap]" && m.vmas[i].end == oldEnd {
 			m.vmas[i].end = newEnd
 		} else {
 			m.insertVMA(&vma{start: oldEnd, end: newEnd, prot: unix.PROT_READ | unix.PROT_WRITE,
-				maxProt: unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC, private: true, name: "[heap]"})
+				maxProt: unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC, private: true, name: "[heap]",
+				locked: m.lockFuture})
 		}
 	case newEnd < oldEnd:
 		m.removeVMAs(newEnd, oldEnd)
@@ -289,6 +334,8 @@ type MRemapOpts struct {
 	MayMove, Fixed, DontUnmap bool
 	// NewAddr is the target of a fixed move.
 	NewAddr uintptr
+	// Limits are the caller's (nil: none).
+	Limits *Limits
 }
 
 // MRemap implements mremap(2).
@@ -331,6 +378,23 @@ func (m *MemoryManager) MRemap(old, oldSize, newSize uintptr, o MRemapOpts) (uin
 	}
 	if o.DontUnmap && oldSize == 0 {
 		return 0, unix.EINVAL
+	}
+	// Growth counts against RLIMIT_AS and RLIMIT_DATA (ENOMEM) and, for a
+	// locked mapping, RLIMIT_MEMLOCK (EAGAIN); a copy that leaves the old
+	// range mapped counts whole.
+	grow := newSize - min(newSize, oldSize)
+	if o.DontUnmap {
+		grow = newSize
+	}
+	if grow > 0 {
+		if v.locked {
+			if err := m.mayLockLocked(o.Limits, grow); err != nil {
+				return 0, err
+			}
+		}
+		if err := m.mayExpandLocked(o.Limits, grow, isData(v.private, v.prot, v.growsDown), 0, 0); err != nil {
+			return 0, err
+		}
 	}
 	if !fixed && !o.DontUnmap {
 		if newSize <= oldSize {
@@ -430,6 +494,10 @@ func (m *MemoryManager) MAdviseDontNeed(addr, length uintptr) error {
 		}
 		v := m.vmas[i]
 		stop := min(v.end, end)
+		// Locked pages cannot be dropped (can_madv_lru_vma).
+		if v.locked {
+			return unix.EINVAL
+		}
 		if v.private {
 			m.removePMAs(a, stop)
 		}
@@ -539,7 +607,7 @@ func (m *MemoryManager) MAdviseFree(addr, length uintptr) error {
 			return unix.ENOMEM
 		}
 		v := m.vmas[i]
-		if !v.private || v.file != nil || v.obj != nil || v.fixed != nil {
+		if !v.private || v.file != nil || v.obj != nil || v.fixed != nil || v.locked {
 			return unix.EINVAL
 		}
 		a = v.end
@@ -648,20 +716,6 @@ func (m *MemoryManager) MAdviseFork(addr, length uintptr, advice int) error {
 		return unix.ENOMEM
 	}
 	return nil
-}
-
-// MLock implements mlock(2) and mlock2(2): the range must be mapped, and
-// unless onFault its pages are populated (the Sentry's memory is never
-// swapped, so locking is nothing more). Pages past the end of a file
-// mapping are left alone, as Linux's populate skips them.
-func (m *MemoryManager) MLock(addr, length uintptr, onFault bool) error {
-	if err := m.CheckRange(addr, length); err != nil {
-		return err
-	}
-	if onFault {
-		return nil
-	}
-	return m.Populate(addr, length)
 }
 
 // Populate fills the pages of [addr, addr+length) that are mapped and

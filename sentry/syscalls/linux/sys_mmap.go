@@ -121,12 +121,28 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return mmapPopulate(t, o, flags)
 }
 
+// memLimits returns the caller's limits on its address space.
+func memLimits(t *kernel.Task) *mm.Limits {
+	l := t.ThreadGroup().Limits()
+	data := l.Get(unix.RLIMIT_DATA)
+	return &mm.Limits{
+		AS:      l.Get(unix.RLIMIT_AS).Cur,
+		Data:    data.Cur,
+		DataMax: data.Max,
+		MemLock: l.Get(unix.RLIMIT_MEMLOCK).Cur,
+		IPCLock: t.Credentials().HasCapability(unix.CAP_IPC_LOCK),
+	}
+}
+
 // mmapPopulate maps o and, for MAP_POPULATE or MAP_LOCKED, fills its pages
 // (failing to is not an error, as on Linux).
 func mmapPopulate(t *kernel.Task, o mm.MMapOpts, flags int) (uintptr, error) {
 	m := t.MemoryManager()
+	o.Locked = flags&unix.MAP_LOCKED != 0
+	o.Limits = memLimits(t)
 	r, err := m.MMap(o)
-	if err == nil && flags&(unix.MAP_POPULATE|unix.MAP_LOCKED) != 0 && flags&unix.MAP_NONBLOCK == 0 {
+	populate := flags&(unix.MAP_POPULATE|unix.MAP_LOCKED) != 0 || m.PopulatesNewMappings()
+	if err == nil && populate && flags&unix.MAP_NONBLOCK == 0 {
 		m.Populate(r, o.Length)
 	}
 	return r, err
@@ -159,12 +175,13 @@ func Mremap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		Fixed:     flags&unix.MREMAP_FIXED != 0,
 		DontUnmap: flags&unix.MREMAP_DONTUNMAP != 0,
 		NewAddr:   newAddr,
+		Limits:    memLimits(t),
 	})
 }
 
 // Brk implements brk(2).
 func Brk(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return t.MemoryManager().Brk(a[0].Pointer()), nil
+	return t.MemoryManager().Brk(a[0].Pointer(), memLimits(t)), nil
 }
 
 // Madvise implements madvise(2).
@@ -239,10 +256,11 @@ func lockRange(a arch.SyscallArguments) (start, length uintptr) {
 }
 
 // Mlock implements mlock(2): the pages are populated (memory is never
-// swapped, so that is all locking means here).
+// swapped, so that and RLIMIT_MEMLOCK's accounting are all locking means
+// here).
 func Mlock(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	start, length := lockRange(a)
-	return 0, t.MemoryManager().MLock(start, length, false)
+	return 0, t.MemoryManager().MLock(start, length, false, memLimits(t))
 }
 
 // Mlock2 implements mlock2(2).
@@ -252,29 +270,29 @@ func Mlock2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EINVAL
 	}
 	start, length := lockRange(a)
-	return 0, t.MemoryManager().MLock(start, length, flags&unix.MLOCK_ONFAULT != 0)
+	return 0, t.MemoryManager().MLock(start, length, flags&unix.MLOCK_ONFAULT != 0, memLimits(t))
 }
 
-// Munlock implements munlock(2): only the range is checked.
+// Munlock implements munlock(2).
 func Munlock(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	start, length := lockRange(a)
-	return 0, t.MemoryManager().CheckRange(start, length)
+	return 0, t.MemoryManager().MUnlock(start, length)
 }
 
-// Mlockall implements mlockall(2): MCL_CURRENT populates every mapping.
+// Mlockall implements mlockall(2): MCL_CURRENT locks (and, without
+// MCL_ONFAULT, populates) every mapping, MCL_FUTURE every later one.
 func Mlockall(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	flags := a[0].Int()
 	if flags == 0 || flags&^(unix.MCL_CURRENT|unix.MCL_FUTURE|unix.MCL_ONFAULT) != 0 ||
 		flags&(unix.MCL_CURRENT|unix.MCL_FUTURE) == 0 {
 		return 0, unix.EINVAL
 	}
-	if flags&unix.MCL_CURRENT != 0 && flags&unix.MCL_ONFAULT == 0 {
-		return 0, t.MemoryManager().Populate(0, arch.MaxUserAddress)
-	}
-	return 0, nil
+	return 0, t.MemoryManager().MLockAll(flags&unix.MCL_CURRENT != 0, flags&unix.MCL_FUTURE != 0,
+		flags&unix.MCL_ONFAULT != 0, memLimits(t))
 }
 
 // Munlockall implements munlockall(2).
 func Munlockall(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	t.MemoryManager().MUnlockAll()
 	return 0, nil
 }
