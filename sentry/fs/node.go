@@ -30,6 +30,15 @@ type UncachedDir interface {
 	UncachedChildren()
 }
 
+// RevalidatingDir is implemented by directories whose children may be
+// replaced behind the VFS's back (a bind mount's, which host processes
+// share): a cached child is used only while Revalidate says it is still
+// what name holds; otherwise it is dropped and looked up again. A child
+// that is a mount point is kept as it is.
+type RevalidatingDir interface {
+	Revalidate(ctx Context, name string, child Node) bool
+}
+
 // SymlinkNode is a symbolic link.
 type SymlinkNode interface {
 	Node
@@ -239,6 +248,15 @@ func (d *Dentry) lookup(ctx Context, name string, locked bool) (*Dentry, error) 
 		d.mu.Lock()
 		if c, ok := d.children[name]; ok {
 			d.mu.Unlock()
+			if rv, ok := d.node.(RevalidatingDir); ok && c.mounts.Load() == 0 && !rv.Revalidate(ctx, name, c.node) {
+				d.mu.Lock()
+				if d.children[name] == c {
+					d.gen++
+					delete(d.children, name)
+				}
+				d.mu.Unlock()
+				continue
+			}
 			return c, nil
 		}
 		gen := d.gen

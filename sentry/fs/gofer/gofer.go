@@ -18,7 +18,8 @@
 // Changes made on the host behind the sandbox's back are not noticed,
 // except on a bind mount's file system (NewMount), which host processes
 // share: it fetches attributes at every Stat and listings at every
-// Readdir (names already looked up stay cached by the VFS).
+// Readdir, and checks a cached name with the gofer at every lookup
+// (Revalidate).
 // A FIFO opens as a Sentry named pipe of its node (pipe.Named, as on
 // tmpfs), never the host's: sandboxed programs meet each other there, not
 // host processes.
@@ -306,6 +307,30 @@ func (d dirNode) Lookup(_ fs.Context, name string) (fs.Node, error) {
 		return nil, errno(err)
 	}
 	return d.fs.newNode(h, attr), nil
+}
+
+// Revalidate implements fs.RevalidatingDir. On a bind mount's file system
+// (shared with the host) it asks the gofer what name is now and keeps the
+// cached child only if it is the same file (a host program may have
+// removed it or renamed another file over it); elsewhere nothing changes
+// behind the Sentry's back.
+func (d dirNode) Revalidate(_ fs.Context, name string, child fs.Node) bool {
+	if !d.fs.shared {
+		return true
+	}
+	c, ok := nodeOf(child)
+	if !ok {
+		return true
+	}
+	h, attr, err := d.fs.client.Walk(d.h, name)
+	if err != nil {
+		return false // the lookup that follows reports it
+	}
+	go d.fs.client.Close(h) // not on the lookup's path
+	c.mu.Lock()
+	same := attr.Ino == c.attr.Ino && attr.Dev == c.attr.Dev && attr.Mode&unix.S_IFMT == c.typ
+	c.mu.Unlock()
+	return same
 }
 
 // Readdir implements fs.DirNode.

@@ -147,6 +147,24 @@ func TestNewMount(t *testing.T) {
 	if n := list(); n != 2 {
 		t.Errorf("/data lists %d entries after the host added one, want 2", n)
 	}
+	// A file the host replaces by renaming another over it (an atomic
+	// save), or removes, is looked up again.
+	if err := os.WriteFile(filepath.Join(vol, "v.tmp"), []byte("saved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(vol, "v.tmp"), filepath.Join(vol, "v")); err != nil {
+		t.Fatal(err)
+	}
+	if got := read("/data/v"); got != "saved\n" {
+		t.Errorf("/data/v reads %q after the host replaced it", got)
+	}
+	resolve("/data/w") // cached now
+	if err := os.Remove(filepath.Join(vol, "w")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: "/data/w"}); err != unix.ENOENT {
+		t.Errorf("/data/w after the host removed it: %v, want ENOENT", err)
+	}
 	if _, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/data/v"}, fs.OpenOptions{Flags: unix.O_WRONLY}); err != unix.EROFS {
 		t.Errorf("write open in the read-only volume: %v, want EROFS", err)
 	}
