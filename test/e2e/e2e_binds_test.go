@@ -22,6 +22,7 @@ const bindsScript = `
 echo "hosts: $(cat /etc/hosts)"
 echo "resolv: $(cat /etc/resolv.conf)"
 echo rw > /vol/new && echo "rw: ok"
+echo "before: $(cat /vol/data) $(cat /vol/cfg/x)"
 echo x > /ro/x 2>/dev/null || echo "ro: refused"
 touch /ro 2>/dev/null || echo "ro dir: refused"
 echo "ro read: $(cat /ro/data)"
@@ -40,6 +41,7 @@ touch /vol/ready
 while [ ! -e /vol/go ]; do sleep 0.05; done
 echo "hosts now: $(cat /etc/hosts)"
 echo "new file: $(cat /vol/from-host)"
+echo "after: $(cat /vol/data) $(cat /vol/cfg/x)"
 echo done
 `
 
@@ -89,6 +91,10 @@ func TestSpecBindMounts(t *testing.T) {
 	write(p("resolv.conf"), "nameserver 10.0.0.53\n")
 	write(p("hosts"), "10.0.0.1 first\n")
 	write(p("vol/data"), "vol\n")
+	write(p("vol/v1/x"), "one\n")
+	if err := os.Symlink("v1", p("vol/cfg")); err != nil {
+		t.Fatal(err)
+	}
 	os.MkdirAll(p("vol/nested"), 0o755) // the nested bind's mount point
 	write(p("rovol/data"), "read-only\n")
 	write(p("linked/data"), "through a link\n")
@@ -166,6 +172,18 @@ func TestSpecBindMounts(t *testing.T) {
 	}
 	write(p("hosts"), "10.0.0.2 second\n")
 	write(p("vol/from-host"), "from the host\n")
+	// An atomic save and a ConfigMap-style switch of a symlink, both by
+	// rename over the old name.
+	write(p("vol/data.tmp"), "saved\n")
+	write(p("vol/v2/x"), "two\n")
+	if err := os.Symlink("v2", p("vol/cfg.tmp")); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"data", "cfg"} {
+		if err := os.Rename(p("vol/"+n+".tmp"), p("vol/"+n)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	write(p("vol/go"), "")
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("runsc run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
@@ -188,6 +206,8 @@ func TestSpecBindMounts(t *testing.T) {
 		"esc: the sandbox's own root\n",
 		"hosts now: 10.0.0.2 second\n",
 		"new file: from the host\n",
+		"before: vol one\n",
+		"after: saved two\n",
 		"done\n",
 	} {
 		if !strings.Contains(got, want) {
