@@ -9,8 +9,11 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <linux/sockios.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,12 +114,45 @@ static void recvmmsg_timeout(void)
 	CHECK_EQ(recvmmsg(sv[1], in, 4, MSG_DONTWAIT, NULL), 2);
 }
 
+static void flags_and_queries(void)
+{
+	int sv[2];
+	CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	/* Unix sockets have no error queue: MSG_ERRQUEUE reads data. */
+	CHECK_EQ(send(sv[0], "abc", 3, MSG_EOR | MSG_MORE), 3);
+	char buf[8];
+	CHECK_EQ(recv(sv[1], buf, sizeof(buf), MSG_ERRQUEUE), 3);
+	int v = 4;
+	CHECK_SYS(setsockopt(sv[0], SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v)));
+	v = 0;
+	socklen_t l = sizeof(v);
+	CHECK_SYS(getsockopt(sv[0], SOL_SOCKET, SO_RCVLOWAT, &v, &l));
+	CHECK_EQ(v, 4);
+	CHECK_ERR(setsockopt(sv[0], SOL_SOCKET, SO_SNDLOWAT, &v, sizeof(v)), ENOPROTOOPT);
+	/* Fresh sockets: a datagram one is writable, a seqpacket one hung up. */
+	int d = CHECK_SYS(socket(AF_UNIX, SOCK_DGRAM, 0));
+	int q = CHECK_SYS(socket(AF_UNIX, SOCK_SEQPACKET, 0));
+	struct pollfd pf[2] = { { d, POLLIN | POLLOUT | POLLRDHUP, 0 }, { q, POLLIN | POLLOUT | POLLRDHUP, 0 } };
+	CHECK_EQ(poll(pf, 2, 0), 2);
+	CHECK_EQ(pf[0].revents, POLLOUT);
+	CHECK_EQ(pf[1].revents, POLLOUT | POLLHUP);
+	/* A listener: SIOCINQ is EINVAL, SIOCOUTQ 0. */
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	CHECK_SYS(bind(q, (struct sockaddr *)&a, sizeof(sa_family_t)));
+	CHECK_SYS(listen(q, 1));
+	CHECK_ERR(ioctl(q, SIOCINQ, &v), EINVAL);
+	v = -1;
+	CHECK_SYS(ioctl(q, SIOCOUTQ, &v));
+	CHECK_EQ(v, 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(readv_writev),
 	MT_CASE(datagram_across_iovecs),
 	MT_CASE(stream_trunc_and_peek),
 	MT_CASE(recvmsg_writes_back_lengths),
 	MT_CASE(recvmmsg_timeout),
+	MT_CASE(flags_and_queries),
 };
 
 MT_MAIN(cases)

@@ -497,9 +497,6 @@ func recvIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []i
 	if flags&unix.MSG_OOB != 0 {
 		return socket.RecvResult{}, unix.EOPNOTSUPP
 	}
-	if flags&unix.MSG_ERRQUEUE != 0 {
-		return socket.RecvResult{}, unix.EAGAIN
-	}
 	total := iovTotal(iovs)
 	size := min(total, maxSocketBuffer)
 	if w := writablePrefix(t, iovs); w < size && s.Type() == unix.SOCK_STREAM {
