@@ -359,7 +359,7 @@ func serve(f *flags) error {
 	if err != nil {
 		return err
 	}
-	taskapi.RegisterTTRPCTaskService(server, svc)
+	registerTaskService(server, svc)
 	go func() {
 		if err := server.Serve(ctx, fl); err != nil && !errors.Is(err, ttrpc.ErrServerClosed) {
 			log.G(ctx).WithError(err).Error("serving")

@@ -1,14 +1,20 @@
 package shim_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	taskapi "github.com/containerd/containerd/api/runtime/task/v2"
+	"github.com/containerd/ttrpc"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 const runtime = "io.containerd.runsc.v1"
@@ -151,6 +157,43 @@ func TestShim(t *testing.T) {
 		}
 	})
 
+	t.Run("exec with terminal", func(t *testing.T) {
+		if _, err := exec.LookPath("script"); err != nil {
+			t.Skip("no script(1) to give ctr a terminal")
+		}
+		id := "ttyexec1"
+		e.mustCtr(t, "run", "-d", "--runtime", runtime, imageRef, id, "sleep", "1000")
+		defer e.remove(t, id)
+		ctrCmd := "ctr -a " + e.sock + " -n " + e.ns + " task exec -t --exec-id tx1 " + id + " sh -c 'echo exec-tty; exit 9'"
+		out, err := exec.Command("script", "-qec", ctrCmd, "/dev/null").Output()
+		status := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			status = ee.ExitCode()
+		}
+		if !strings.Contains(string(out), "exec-tty\r") || status != 9 {
+			t.Errorf("ctr task exec -t: output %q, status %d (%v); want exec-tty, 9", out, status, err)
+		}
+	})
+
+	t.Run("update", func(t *testing.T) {
+		id := "update1"
+		e.mustCtr(t, "run", "-d", "--runtime", runtime, imageRef, id, "sleep", "1000")
+		defer e.remove(t, id)
+		// ctr 1.6 has no task update: call the shim itself.
+		client := e.shimClient(t, id)
+		res := &anypb.Any{
+			TypeUrl: "types.containerd.io/opencontainers/runtime-spec/1/LinuxResources",
+			Value:   []byte(`{"pids":{"limit":77}}`),
+		}
+		if _, err := client.Update(t.Context(), &taskapi.UpdateTaskRequest{ID: id, Resources: res}); err != nil {
+			t.Fatalf("Update: %v", err)
+		}
+		out := e.mustCtr(t, "task", "metrics", id)
+		if !regexp.MustCompile(`pids\.limit\s+77\b`).MatchString(out) {
+			t.Errorf("after Update, metrics do not show the pids limit 77:\n%s", out)
+		}
+	})
+
 	t.Run("binary log", func(t *testing.T) {
 		logger := filepath.Join(e.dir, "logger.sh")
 		outFile := filepath.Join(e.dir, "binary.out")
@@ -229,6 +272,22 @@ func TestShim(t *testing.T) {
 		}
 		e.checkClean(t)
 	})
+}
+
+// shimClient connects to the shim serving container id.
+func (e *env) shimClient(t *testing.T, id string) taskapi.TTRPCTaskService {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.bundle(id), "address"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("unix", strings.TrimPrefix(string(data), "unix://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := ttrpc.NewClient(conn)
+	t.Cleanup(func() { c.Close() })
+	return taskapi.NewTTRPCTaskClient(c)
 }
 
 // remove kills and deletes container id.
