@@ -240,9 +240,16 @@ func (m *MemoryManager) MProtect(addr, length uintptr, prot int, growsDown bool)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if growsDown {
-		if i := m.findVMA(addr); i >= 0 && m.vmas[i].growsDown {
-			addr = m.vmas[i].start
+		// PROT_GROWSDOWN extends the change to the start of a
+		// MAP_GROWSDOWN mapping; on any other it is EINVAL.
+		i := m.findVMA(addr)
+		if i < 0 {
+			return unix.ENOMEM
 		}
+		if !m.vmas[i].growsDown {
+			return unix.EINVAL
+		}
+		addr = m.vmas[i].start
 	}
 	// Linux fails with ENOMEM if any page is unmapped, and checks the
 	// permission of every vma before changing any.
