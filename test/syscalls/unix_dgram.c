@@ -279,8 +279,10 @@ static void seqpacket_listen_accept(void)
 	int d = CHECK_SYS(socket(AF_UNIX, SOCK_DGRAM, 0));
 	CHECK_ERR(connect(d, (struct sockaddr *)&a, alen), ECONNREFUSED);
 	CHECK_SYS(bind(d, (struct sockaddr *)&a, alen));
-	/* The peer's close reads as end of file, and sends fail. */
+	/* The peer's close reads as end of file, even not waiting, and
+	 * sends fail. */
 	CHECK_SYS(close(cli));
+	CHECK_EQ(recv(conn, buf, sizeof(buf), MSG_DONTWAIT), 0);
 	CHECK_EQ(recv(conn, buf, sizeof(buf), 0), 0);
 	CHECK_EQ(read(conn, buf, sizeof(buf)), 0);
 	CHECK_ERR(send(conn, "x", 1, MSG_NOSIGNAL), EPIPE);

@@ -476,8 +476,8 @@ func (s *Socket) takeMessageRights(m *message, peek bool, res *socket.RecvResult
 }
 
 // recvPacketOnce takes one datagram or record. Once reception is shut
-// down an empty queue reads as end of file if the caller would wait, and
-// EAGAIN if not, as Linux's datagram receive has it.
+// down an empty queue reads as end of file, except that a datagram socket
+// says EAGAIN to a caller that would not wait, as Linux has it.
 func (s *Socket) recvPacketOnce(dst []byte, peek, blocking bool, res *socket.RecvResult, from **Socket) error {
 	s.mu.Lock()
 	if s.typ == sys.SOCK_SEQPACKET && s.state != stateConnected {
@@ -491,7 +491,7 @@ func (s *Socket) recvPacketOnce(dst []byte, peek, blocking bool, res *socket.Rec
 			s.err = 0
 			return err
 		}
-		if s.rcvShutdown && blocking {
+		if s.rcvShutdown && (blocking || s.typ == sys.SOCK_SEQPACKET) {
 			return nil
 		}
 		return syserror.ErrWouldBlock
