@@ -92,6 +92,23 @@ func (ep *EventPoll) pushReady(it *item) {
 	ep.tail = it
 }
 
+// pushReadyFront is pushReady at the head of the list.
+//
+// Preconditions: ep.readyMu is locked.
+func (ep *EventPoll) pushReadyFront(it *item) {
+	if it.ready {
+		return
+	}
+	it.ready = true
+	it.prev, it.next = nil, ep.head
+	if ep.head != nil {
+		ep.head.prev = it
+	} else {
+		ep.tail = it
+	}
+	ep.head = it
+}
+
 // Preconditions: ep.readyMu is locked.
 func (ep *EventPoll) removeReady(it *item) {
 	if !it.ready {
@@ -262,10 +279,10 @@ func (ep *EventPoll) collect(max int) []Event {
 	ep.readyMu.Unlock()
 
 	var out []Event
-	var requeue []*item
+	var requeue, left []*item
 	for i, it := range list {
 		if len(out) == max {
-			requeue = append(requeue, list[i:]...)
+			left = list[i:]
 			break
 		}
 		events := it.events.Load()
@@ -284,10 +301,16 @@ func (ep *EventPoll) collect(max int) []Event {
 			requeue = append(requeue, it)
 		}
 	}
-	if len(requeue) > 0 {
+	if len(left)+len(requeue) > 0 {
+		// As Linux: what was not looked at goes back to the front,
+		// the level-triggered items just reported after it, so that a
+		// small maxevents takes turns through the ready items.
 		ep.readyMu.Lock()
-		for _, it := range requeue {
-			ep.pushReady(it)
+		for i := len(requeue) - 1; i >= 0; i-- {
+			ep.pushReadyFront(requeue[i])
+		}
+		for i := len(left) - 1; i >= 0; i-- {
+			ep.pushReadyFront(left[i])
 		}
 		ep.readyMu.Unlock()
 	}

@@ -199,3 +199,36 @@ func TestWaitBlocks(t *testing.T) {
 		t.Fatalf("no HUP in %v", evs)
 	}
 }
+
+func TestLevelTriggeredRotation(t *testing.T) {
+	ctx := fstest.NewContext()
+	epf := New()
+	defer epf.DecRef()
+	ep := FromFile(epf)
+	const n = 5
+	for i := range n {
+		r, w := pipe.NewPair(ctx, unix.O_NONBLOCK)
+		defer r.DecRef()
+		defer w.DecRef()
+		w.Write(ctx, []byte("x"))
+		if err := ep.Add(ctx, int32(3+i), r, Event{Events: unix.EPOLLIN, Data: uint64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Waits of two take turns: every item is reported before any twice.
+	var got []uint64
+	for range 5 {
+		evs, err := ep.Wait(ctx, 2, now(), true)
+		if err != nil || len(evs) != 2 {
+			t.Fatalf("wait: %v, %v", evs, err)
+		}
+		for _, e := range evs {
+			got = append(got, e.Data)
+		}
+	}
+	for i, d := range got {
+		if d != uint64(i%n) {
+			t.Fatalf("reported %v, want each of %d in turn", got, n)
+		}
+	}
+}
