@@ -294,6 +294,46 @@ static void passcred_on_stream(void)
 	CHECK_EQ(cr.pid, pid);
 }
 
+static void credentials_recorded_at_send(void)
+{
+	int sv[2];
+	CHECK_SYS(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv));
+	/* Sent while neither end asked for credentials: none were kept. */
+	CHECK_EQ(send(sv[0], "a", 1, 0), 1);
+	int on = 1;
+	CHECK_SYS(setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)));
+	CHECK_EQ(send(sv[0], "b", 1, 0), 1);
+	char data;
+	struct iovec iov = { &data, 1 };
+	union {
+		char buf[64];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr rm = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf) };
+	CHECK_EQ(recvmsg(sv[1], &rm, 0), 1);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&rm);
+	CHECK(c != NULL);
+	struct ucred cr;
+	memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+	CHECK_EQ(cr.pid, 0);
+	CHECK_EQ(cr.uid, 65534);
+	CHECK_EQ(cr.gid, 65534);
+	/* Room for the header and the pid only: cut, and cmsg_len says so. */
+	memset(&u, 0, sizeof(u));
+	rm.msg_controllen = CMSG_LEN(sizeof(pid_t));
+	CHECK_EQ(recvmsg(sv[1], &rm, 0), 1);
+	CHECK_EQ(rm.msg_flags, MSG_CTRUNC);
+	CHECK_EQ(rm.msg_controllen, CMSG_LEN(sizeof(pid_t)));
+	c = (struct cmsghdr *)u.buf;
+	CHECK_EQ(c->cmsg_len, CMSG_LEN(sizeof(pid_t)));
+	CHECK_EQ(c->cmsg_type, SCM_CREDENTIALS);
+	pid_t pid;
+	memcpy(&pid, CMSG_DATA(c), sizeof(pid));
+	CHECK_EQ(pid, getpid());
+}
+
 static void malformed_control(void)
 {
 	int sv[2];
@@ -343,6 +383,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(unread_rights_are_dropped),
 	MT_CASE(explicit_credentials),
 	MT_CASE(passcred_on_stream),
+	MT_CASE(credentials_recorded_at_send),
 	MT_CASE(malformed_control),
 };
 

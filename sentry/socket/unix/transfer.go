@@ -13,16 +13,32 @@ import (
 // message is one send: its bytes (a stream reader may take a prefix),
 // its sender and the sender's credentials, and SCM_RIGHTS files.
 type message struct {
-	data   []byte
-	off    int
-	from   *Socket
-	creds  socket.Credentials
+	data []byte
+	off  int
+	from *Socket
+	// creds are the sender's, recorded when the sender gave them or
+	// either end had SO_PASSCRED at the send (hasCreds), as Linux's
+	// maybe_add_creds.
+	creds    socket.Credentials
+	hasCreds bool
 	rights []*fs.FileDescription
 	// rightsUID is the user the rights are counted against in flight.
 	rightsUID auth.KUID
 }
 
 func (m *message) unread() int { return len(m.data) - m.off }
+
+// overflowID is the kernel's overflowuid and overflowgid.
+const overflowID = 65534
+
+// recvCreds returns what SCM_CREDENTIALS reports for m: pid 0 and the
+// overflow ids when no credentials were recorded.
+func (m *message) recvCreds() socket.Credentials {
+	if !m.hasCreds {
+		return socket.Credentials{PID: 0, UID: overflowID, GID: overflowID}
+	}
+	return m.creds
+}
 
 // discard drops an unread message: its rights go, its bytes no longer
 // count against the sender.
@@ -224,7 +240,8 @@ func (s *Socket) sendStream(ctx fs.Context, data []byte, o *socket.SendOptions, 
 			return syserror.ErrWouldBlock
 		}
 		n := min(room, len(data)-sent)
-		m := &message{data: append([]byte(nil), data[sent:sent+n]...), from: s, creds: creds}
+		m := &message{data: append([]byte(nil), data[sent:sent+n]...), from: s, creds: creds,
+			hasCreds: o.Control.Creds != nil || s.opts.PassCred() || peer.opts.PassCred()}
 		peer.mu.Lock()
 		if peer.released || peer.rcvShutdown {
 			peer.mu.Unlock()
@@ -316,7 +333,8 @@ func (s *Socket) sendPacket(ctx fs.Context, to *Socket, data []byte, o *socket.S
 			dst.mu.Unlock()
 			return syserror.ErrWouldBlock
 		}
-		m := &message{data: append([]byte(nil), data...), from: s, creds: creds}
+		m := &message{data: append([]byte(nil), data...), from: s, creds: creds,
+			hasCreds: o.Control.Creds != nil || s.opts.PassCred() || dst.opts.PassCred()}
 		if err := s.takeRights(ctx, m, o); err != nil {
 			dst.mu.Unlock()
 			return err
@@ -421,9 +439,9 @@ func (s *Socket) recvStreamOnce(dst []byte, peek bool, res *socket.RecvResult, f
 		m := s.recv.msgs[i]
 		if passCred {
 			if res.Control.Creds == nil {
-				c := m.creds
+				c := m.recvCreds()
 				res.Control.Creds = &c
-			} else if *res.Control.Creds != m.creds {
+			} else if *res.Control.Creds != m.recvCreds() {
 				stop = true
 				break
 			}
@@ -503,7 +521,7 @@ func (s *Socket) recvPacketOnce(dst []byte, peek, blocking bool, res *socket.Rec
 		res.Flags |= sys.MSG_TRUNC
 	}
 	if s.opts.PassCred() {
-		c := m.creds
+		c := m.recvCreds()
 		res.Control.Creds = &c
 	}
 	s.takeMessageRights(m, peek, res)

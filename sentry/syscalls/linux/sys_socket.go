@@ -763,14 +763,15 @@ func putControl(t *kernel.Task, addr uintptr, size uint64, c *socket.ControlMess
 		}
 		clen := uint64(cmsghdrSize + len(data))
 		b := make([]byte, clen)
+		if room := size - used; clen > room {
+			// Cut to the room left, and say so in cmsg_len too.
+			ctrunc = true
+			b, clen = b[:room], room
+		}
 		putLE64(b[0:], clen)
 		putLE32(b[8:], unix.SOL_SOCKET)
 		putLE32(b[12:], uint32(typ))
 		copy(b[cmsghdrSize:], data)
-		if room := size - used; clen > room {
-			ctrunc = true
-			b = b[:room]
-		}
 		if _, err := t.CopyOutBytes(addr+uintptr(used), b); err != nil {
 			return unix.EFAULT
 		}
