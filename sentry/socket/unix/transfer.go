@@ -21,7 +21,7 @@ type message struct {
 	// maybe_add_creds.
 	creds    socket.Credentials
 	hasCreds bool
-	rights []*fs.FileDescription
+	rights   []*fs.FileDescription
 	// rightsUID is the user the rights are counted against in flight.
 	rightsUID auth.KUID
 }
