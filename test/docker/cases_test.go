@@ -226,7 +226,7 @@ func (d *daemon) tty(c *check) {
 // interactiveTTY drives `docker run -it ... sh` through a pty, as a user
 // at a terminal: commands, and the exit status.
 func (d *daemon) interactiveTTY(c *check) {
-	p := d.startOnPTY(c, append(runArgs("--rm", "-it"), image, "sh")...)
+	p := d.startOnPTY(c, "moat-it", append(runArgs("--rm", "-it", "--name", "moat-it"), image, "sh")...)
 	defer p.close()
 	p.expect(c, "# ")
 	p.send("echo $((6*7))\r")
@@ -241,7 +241,7 @@ func (d *daemon) interactiveTTY(c *check) {
 // interactiveCtrlC: ^C typed at `docker run -it ... sh` interrupts the
 // shell's foreground job, not the shell.
 func (d *daemon) interactiveCtrlC(c *check) {
-	p := d.startOnPTY(c, append(runArgs("--rm", "-it"), image, "sh")...)
+	p := d.startOnPTY(c, "moat-it-ctrl-c", append(runArgs("--rm", "-it", "--name", "moat-it-ctrl-c"), image, "sh")...)
 	defer p.close()
 	p.expect(c, "# ")
 	p.send("sleep 30\r")
@@ -331,7 +331,7 @@ func (d *daemon) killSignals(c *check) {
 
 // exec: docker exec runs more processes in a running container.
 func (d *daemon) exec(c *check) {
-	id := d.detached(c, nil, "sh", "-c", `echo started; echo from-init > /tmp/f; while true; do sleep 0.1; done`)
+	id := d.detached(c, nil, "sh", "-c", `echo from-init > /tmp/f; echo started; exec sleep 1000`)
 	d.waitLogs(c, id, "started")
 	for _, tc := range []struct {
 		opts, cmd []string
@@ -343,7 +343,7 @@ func (d *daemon) exec(c *check) {
 		{cmd: []string{"sh", "-c", "exit 4"}, wantCode: 4},
 		{opts: []string{"-e", "A=b", "-w", "/tmp", "-u", "65534"}, cmd: []string{"sh", "-c", `echo "$A $(pwd) $(id -u)"`}, want: "b /tmp 65534\n"},
 		{opts: []string{"-i"}, cmd: []string{"cat"}, stdin: "via stdin\n", want: "via stdin\n"},
-		{cmd: []string{"sh", "-c", `ps -o comm | grep -q sleep && echo sees-init-children; [ $$ != 1 ] && echo not-pid-1`}, want: "sees-init-children\nnot-pid-1\n"},
+		{cmd: []string{"sh", "-c", `ps -o pid,comm | grep -q "^ *1 sleep" && echo sees-init; [ $$ != 1 ] && echo not-pid-1`}, want: "sees-init\nnot-pid-1\n"},
 		// Docker's status for any exec the runtime cannot start.
 		{cmd: []string{"nosuchcmd"}, wantCode: 126},
 	} {
@@ -366,7 +366,7 @@ func (d *daemon) execTTY(c *check) {
 	if r.code != 0 || r.stdout != "on-a-tty\r\n" {
 		c.Errorf("exec -t: %s", r)
 	}
-	p := d.startOnPTY(c, "exec", "-it", id, "sh")
+	p := d.startOnPTY(c, "", "exec", "-it", id, "sh")
 	defer p.close()
 	p.expect(c, "# ")
 	p.send("echo $((6*7))\r")

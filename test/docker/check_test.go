@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moat-sandbox/moat/test/internal/harness"
 )
@@ -56,10 +57,20 @@ func loadKnown(t *testing.T) *harness.Known {
 	return k
 }
 
-// runCase runs fn as subtest name. Its failures fail the test, unless the
-// case is listed as docker:<name> in known, which makes them a skip.
+// deadlineMargin is the time a case needs: one not started this long
+// before the test binary's -timeout fails instead, so that the daemons
+// still stop and their files go.
+const deadlineMargin = 3 * time.Minute
+
+// runCase runs fn as parallel subtest name. Its failures fail the test,
+// unless the case is listed as docker:<name> in known, which makes them a
+// skip.
 func runCase(t *testing.T, known *harness.Known, name string, fn func(c *check)) {
 	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		if dl, ok := t.Deadline(); ok && time.Until(dl) < deadlineMargin {
+			t.Fatalf("not run: less than %v left before the test's -timeout (run with -timeout 30m on a busy machine)", deadlineMargin)
+		}
 		c := &check{t: t}
 		func() {
 			defer func() {

@@ -13,6 +13,11 @@
 // tree; $MOAT_RUNSC_FLAGS become the runtime's runtimeArgs (runsc's logs
 // go to runsc-logs/ in the directory, which MOAT_DOCKER_KEEP=1 keeps).
 //
+// The cases run in parallel (go test's -parallel, GOMAXPROCS by default)
+// against one daemon. About 40 containers: a few minutes on a quiet
+// 2-core machine, more on a busy one, where -timeout 30m is wise; a case
+// not started 3 minutes before the timeout fails saying so.
+//
 // Cases listed in known_failures.txt (docker:<case>) may fail: they are
 // skipped with their reason when they do, and logged when they pass (a
 // failure with MOAT_STRICT_KNOWN=1), so the list only shrinks.
@@ -194,6 +199,15 @@ func (d *daemon) stop(t *testing.T) {
 	if d.containerd != nil {
 		terminate(d.containerd, 20*time.Second)
 	}
+	// Shims outlive containerd, and the sandboxes and gofers they run
+	// outlive a dockerd that could not remove a container: every process
+	// whose command line names the directory is this test's.
+	if pids := processesNaming(d.dir); len(pids) > 0 {
+		t.Errorf("processes left after the daemons stopped (killed now): %v", pids)
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 	if t.Failed() {
 		t.Logf("dockerd log (last lines):\n%s", tail(d.dockerdLog, 40))
 		// runsc's errors; its warnings (spec fields not applied) are
@@ -263,6 +277,23 @@ func runscProcesses(runsc string) []int {
 	return pids
 }
 
+// processesNaming lists the pids whose command line contains s.
+func processesNaming(s string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(s)) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // terminate sends SIGTERM to cmd's process group and waits, then SIGKILL.
 func terminate(cmd *exec.Cmd, grace time.Duration) {
 	done := make(chan struct{})
@@ -323,7 +354,7 @@ func (r result) String() string {
 	if r.err != nil {
 		s += fmt.Sprintf(" (%v)", r.err)
 	}
-	return s + fmt.Sprintf("\nstdout: %q\nstderr: %q", r.stdout, r.stderr)
+	return s + fmt.Sprintf("\nstdout: %q\nstderr: %q", clip(r.stdout), clip(r.stderr))
 }
 
 // dockerTimeout bounds every docker client call.

@@ -51,9 +51,14 @@ func openPTY() (master, replica *os.File, err error) {
 }
 
 // startOnPTY runs the docker client with args on a new pty, as the
-// foreground job of its own session.
-func (d *daemon) startOnPTY(c *check, args ...string) *ptyProc {
+// foreground job of its own session. A container it runs must be named:
+// it is removed when the case ends, as killing a client stuck at an -it
+// session does not stop its container.
+func (d *daemon) startOnPTY(c *check, container string, args ...string) *ptyProc {
 	c.Helper()
+	if container != "" {
+		c.t.Cleanup(func() { d.docker(c, "", "rm", "-f", container) })
+	}
 	master, replica, err := openPTY()
 	if err != nil {
 		c.Fatalf("pty: %v", err)
