@@ -242,6 +242,11 @@ func start(f *flags, stdin *os.File, stdout io.Writer) error {
 		return fmt.Errorf("listening on %s: %w", path, err)
 	}
 	l.SetUnlinkOnClose(false)
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		os.Remove(path)
+		return err
+	}
 	lf, err := l.File()
 	l.Close()
 	if err != nil {
