@@ -128,10 +128,6 @@ type Socket struct {
 	// server-side sockets.
 	backlog int
 	acceptQ []*Socket
-	// connecting is set while connect runs, so a second connect of the
-	// same socket fails.
-	connecting bool
-
 	// host is set once the socket is connected to a host socket (see
 	// host.go); every data operation then goes there.
 	host atomic.Pointer[hostConn]
@@ -555,7 +551,7 @@ func (s *Socket) connectStream(ctx socket.Context, o *Socket, blocking bool) err
 		switch {
 		case s.state == stateConnected:
 			return sys.EISCONN
-		case s.state == stateListening, s.connecting:
+		case s.state == stateListening:
 			return sys.EINVAL
 		}
 		if o == s {
