@@ -2,6 +2,10 @@ package kernel
 
 import (
 	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // SignalHandlers are the actions of the 64 signals, shared by the tasks
@@ -217,6 +221,42 @@ func (k *Kernel) initIgnoresLocked(t *Task, s Signal) bool {
 		t.sigHandlers.actions[s].Handler == SIG_DFL
 }
 
+// sigQueueFullLocked reports whether a real-time signal queued with info
+// for tg must fail with EAGAIN under RLIMIT_SIGPENDING: Linux counts the
+// signals queued for each user (the target's real UID), standard ones
+// included, against the target's limit, and refuses only real-time
+// signals not sent by kill(2) (those are queued anyway) nor by POSIX
+// timers (whose entries are allocated with the timer).
+//
+// Preconditions: k.mu is held.
+func (k *Kernel) sigQueueFullLocked(tg *ThreadGroup, uid auth.KUID, info *SignalInfo) bool {
+	if !info.Signo().IsRealtime() || info.Code() == SI_USER || info.Code() == SI_TIMER {
+		return false
+	}
+	lim := tg.limits.Get(unix.RLIMIT_SIGPENDING).Cur
+	if lim == RLimInfinity {
+		return false
+	}
+	var n uint64
+	for _, o := range k.threadGroups {
+		if o.exited {
+			continue
+		}
+		counted := false
+		for t := range o.tasks {
+			if t.Credentials().RealUID != uid {
+				continue
+			}
+			n += uint64(t.pending.count)
+			if !counted {
+				n += uint64(o.pending.count)
+				counted = true
+			}
+		}
+	}
+	return n+1 > lim
+}
+
 // sendSignalToTaskLocked queues info on t. Preconditions: k.mu is held.
 func (k *Kernel) sendSignalToTaskLocked(t *Task, info *SignalInfo) error {
 	s := info.Signo()
@@ -231,6 +271,9 @@ func (k *Kernel) sendSignalToTaskLocked(t *Task, info *SignalInfo) error {
 	}
 	if isIgnored(t.sigHandlers, s) && t.sigMask&SignalSetOf(s) == 0 {
 		return nil
+	}
+	if k.sigQueueFullLocked(t.tg, t.Credentials().RealUID, info) {
+		return errEAGAIN
 	}
 	if !t.pending.enqueue(info) {
 		return nil
@@ -269,6 +312,9 @@ func (k *Kernel) sendSignalToGroupLocked(tg *ThreadGroup, s Signal, info *Signal
 	}
 	if isIgnored(h, s) && !blockedByAll {
 		return nil
+	}
+	if k.sigQueueFullLocked(tg, tg.leader.Credentials().RealUID, info) {
+		return errEAGAIN
 	}
 	if !tg.pending.enqueue(info) {
 		return nil
