@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moat-sandbox/moat/shim"
 	"github.com/moat-sandbox/moat/test/internal/harness"
 )
 
@@ -40,6 +41,10 @@ type env struct {
 	runscRoot  string
 	containerd *exec.Cmd
 	logPath    string
+
+	// idsMu guards ids, the containers the test ran.
+	idsMu sync.Mutex
+	ids   []string
 
 	eventsMu  sync.Mutex
 	events    []event
@@ -152,6 +157,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 
 // ctr runs ctr against the private containerd and returns its output.
 func (e *env) ctr(ctx context.Context, args ...string) ([]byte, error) {
+	e.noteID(args)
 	full := append([]string{"-a", e.sock, "-n", e.ns}, args...)
 	return exec.CommandContext(ctx, "ctr", full...).CombinedOutput()
 }
@@ -161,6 +167,7 @@ func (e *env) ctrRun(t *testing.T, args ...string) (stdout, stderr string, statu
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	e.noteID(args)
 	cmd := exec.CommandContext(ctx, "ctr", append([]string{"-a", e.sock, "-n", e.ns}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -175,6 +182,21 @@ func (e *env) ctrRun(t *testing.T, args ...string) (stdout, stderr string, statu
 		t.Fatalf("ctr %s: %v", strings.Join(args, " "), err)
 	}
 	return out.String(), errb.String(), status
+}
+
+// noteID records the container a `ctr run` names (after the image).
+func (e *env) noteID(args []string) {
+	if len(args) == 0 || args[0] != "run" {
+		return
+	}
+	for i, a := range args {
+		if a == imageRef && i+1 < len(args) {
+			e.idsMu.Lock()
+			e.ids = append(e.ids, args[i+1])
+			e.idsMu.Unlock()
+			return
+		}
+	}
 }
 
 // mustCtr runs ctr and fails the test if it fails.
@@ -309,7 +331,20 @@ func (e *env) checkClean(t *testing.T) {
 		procs := e.leftoverProcesses()
 		mounts := mountsUnder(filepath.Join(e.dir, "state"))
 		entries, _ := os.ReadDir(e.runscRoot)
-		if len(procs) == 0 && len(mounts) == 0 && len(entries) == 0 {
+		bundles, _ := os.ReadDir(filepath.Join(e.dir, "state", "io.containerd.runtime.v2.task", e.ns))
+		for _, b := range bundles {
+			entries = append(entries, b)
+		}
+		var sockets []string
+		e.idsMu.Lock()
+		for _, id := range e.ids {
+			path := shim.SocketPath(shim.DefaultSocketDir, e.sock, e.ns, id)
+			if _, err := os.Lstat(path); err == nil {
+				sockets = append(sockets, id+": "+path)
+			}
+		}
+		e.idsMu.Unlock()
+		if len(procs) == 0 && len(mounts) == 0 && len(entries) == 0 && len(sockets) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -317,7 +352,7 @@ func (e *env) checkClean(t *testing.T) {
 			for _, d := range entries {
 				names = append(names, d.Name())
 			}
-			t.Errorf("left behind: processes %q, mounts %q, runsc state %q", procs, mounts, names)
+			t.Errorf("left behind: processes %q, mounts %q, runsc state or bundles %q, shim sockets %q", procs, mounts, names, sockets)
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
