@@ -296,3 +296,36 @@ func TestUpdateBuild(t *testing.T) {
 		})
 	}
 }
+
+func FuzzParseBytes(f *testing.F) {
+	for _, s := range []string{"1024", "1k", "512MB", "-1", "1.5g", "", "b", "1e3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseBytes(s)
+		if err == nil && v < -1 {
+			t.Errorf("parseBytes(%q) = %d: below -1", s, v)
+		}
+	})
+}
+
+func FuzzParseUser(f *testing.F) {
+	for _, s := range []string{"0", "1000:1000", "root", ":", "1:2:3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		uid, gid, err := parseUser(s)
+		if err != nil {
+			return
+		}
+		// What parses reads back the same from its canonical form.
+		canon := strconv.FormatUint(uint64(uid), 10)
+		if strings.Contains(s, ":") {
+			canon += ":" + strconv.FormatUint(uint64(gid), 10)
+		}
+		u2, g2, err := parseUser(canon)
+		if err != nil || u2 != uid || g2 != gid {
+			t.Errorf("parseUser(%q) = %d, %d; its canonical form %q gives %d, %d, %v", s, uid, gid, canon, u2, g2, err)
+		}
+	})
+}
