@@ -58,7 +58,7 @@ type event struct {
 }
 
 // startEnv starts containerd, builds the shim and imports the image.
-func startEnv(t *testing.T) *env {
+func startEnv(t testing.TB) *env {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
@@ -212,7 +212,7 @@ func (e *env) mustCtr(t *testing.T, args ...string) string {
 }
 
 // startEvents subscribes to the namespace's events for the whole test.
-func (e *env) startEvents(t *testing.T) {
+func (e *env) startEvents(t testing.TB) {
 	cmd := exec.Command("ctr", "-a", e.sock, "-n", e.ns, "events")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -285,7 +285,7 @@ func (e *env) logTail(n int) string {
 
 // stop removes what is left, stops containerd and checks that nothing of
 // the shim is left behind.
-func (e *env) stop(t *testing.T) {
+func (e *env) stop(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if out, err := e.ctr(ctx, "task", "ls", "-q"); err == nil {
@@ -324,7 +324,7 @@ func (e *env) stop(t *testing.T) {
 // checkClean fails the test if a shim, sandbox or gofer of this test's
 // namespace is still running, if a container rootfs is still mounted, or
 // if runsc still has state for the namespace.
-func (e *env) checkClean(t *testing.T) {
+func (e *env) checkClean(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
