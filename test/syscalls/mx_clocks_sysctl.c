@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/timex.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -172,6 +173,54 @@ static void realtime_set_needs_host_privilege(void)
 	CHECK_ERR(settimeofday(&badtv, NULL), EINVAL);
 }
 
+static void adjtimex_queries(void)
+{
+	/* A query (modes 0) needs no privilege; its answer depends on
+	 * whether NTP steers the host clock, so only what holds either way
+	 * is checked: a clock state from TIME_OK to TIME_ERROR, the fixed
+	 * tolerance (500 ppm scaled by 2^16), a tick, and the time. */
+	struct timex tx;
+	memset(&tx, 0, sizeof(tx));
+	struct timespec before, after;
+	CHECK_SYS(clock_gettime(CLOCK_REALTIME, &before));
+	int r = CHECK_SYS(adjtimex(&tx));
+	CHECK_SYS(clock_gettime(CLOCK_REALTIME, &after));
+	CHECK(r >= TIME_OK && r <= TIME_ERROR);
+	CHECK_EQ(tx.tolerance, 32768000);
+	CHECK_GT(tx.tick, 0);
+	CHECK_GT(tx.precision, 0);
+	CHECK_GE(tx.time.tv_sec, before.tv_sec);
+	CHECK_LE(tx.time.tv_sec, after.tv_sec);
+	/* clock_adjtime of CLOCK_REALTIME is the same query. */
+	memset(&tx, 0, sizeof(tx));
+	r = CHECK_SYS(syscall(SYS_clock_adjtime, CLOCK_REALTIME, &tx));
+	CHECK(r >= TIME_OK && r <= TIME_ERROR);
+	/* Reading the single-shot offset is a query too. */
+	memset(&tx, 0, sizeof(tx));
+	tx.modes = ADJ_OFFSET_SS_READ;
+	CHECK_SYS(adjtimex(&tx));
+	/* Changes need CAP_SYS_TIME over the host clock, which neither run
+	 * has; the single-shot bit without ADJ_OFFSET is invalid first. */
+	memset(&tx, 0, sizeof(tx));
+	tx.modes = ADJ_FREQUENCY;
+	CHECK_ERR(adjtimex(&tx), EPERM);
+	tx.modes = ADJ_OFFSET_SINGLESHOT;
+	CHECK_ERR(adjtimex(&tx), EPERM);
+	tx.modes = 0x8000;
+	CHECK_ERR(adjtimex(&tx), EINVAL);
+	tx.modes = ADJ_STATUS;
+	CHECK_ERR(syscall(SYS_clock_adjtime, CLOCK_REALTIME, &tx), EPERM);
+	/* Other clocks cannot be adjusted; unknown ones do not exist. */
+	memset(&tx, 0, sizeof(tx));
+	CHECK_ERR(syscall(SYS_clock_adjtime, CLOCK_MONOTONIC, &tx), EOPNOTSUPP);
+	CHECK_ERR(syscall(SYS_clock_adjtime, CLOCK_BOOTTIME, &tx), EOPNOTSUPP);
+	CHECK_ERR(syscall(SYS_clock_adjtime, CLOCK_PROCESS_CPUTIME_ID, &tx), EOPNOTSUPP);
+	CHECK_ERR(syscall(SYS_clock_adjtime, 100, &tx), EINVAL);
+	/* The structure is read before anything else. */
+	CHECK_ERR(syscall(SYS_adjtimex, (void *)1), EFAULT);
+	CHECK_ERR(syscall(SYS_clock_adjtime, CLOCK_MONOTONIC, (void *)1), EFAULT);
+}
+
 static void cap_last_cap_bounds_capbset(void)
 {
 	long last = read_long("/proc/sys/kernel/cap_last_cap");
@@ -265,6 +314,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(thread_cpu_clock_of_other_thread),
 	MT_CASE(clock_settime_errors),
 	MT_CASE(realtime_set_needs_host_privilege),
+	MT_CASE(adjtimex_queries),
 	MT_CASE(cap_last_cap_bounds_capbset),
 	MT_CASE(ngroups_max_bounds_setgroups),
 	MT_CASE(nr_open_bounds_nofile),

@@ -130,6 +130,8 @@ var AMD64 = &kernel.SyscallTable{Table: map[uintptr]kernel.Syscall{
 	unix.SYS_TIMER_GETOVERRUN:  full("timer_getoverrun", TimerGetoverrun),
 	unix.SYS_TIMER_DELETE:      full("timer_delete", TimerDelete),
 	unix.SYS_CLOCK_SETTIME:     full("clock_settime", ClockSettime),
+	unix.SYS_ADJTIMEX:          partial("adjtimex", Adjtimex, "queries only: the host clock is reported unsynchronised and never adjusted (EPERM)"),
+	unix.SYS_CLOCK_ADJTIME:     partial("clock_adjtime", ClockAdjtime, "queries of CLOCK_REALTIME only, as adjtimex; other clocks EOPNOTSUPP"),
 	unix.SYS_CLOCK_GETTIME:     full("clock_gettime", ClockGettime),
 	unix.SYS_CLOCK_GETRES:      full("clock_getres", ClockGetres),
 	unix.SYS_CLOCK_NANOSLEEP:   full("clock_nanosleep", ClockNanosleep),

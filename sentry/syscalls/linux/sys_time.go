@@ -457,3 +457,89 @@ func Getrusage(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	}
 	return 0, copyOutRusage(t, a[1].Pointer(), u, s, rss)
 }
+
+// timexSize is sizeof(struct timex) on amd64.
+const timexSize = 208
+
+// adjtimexMode bits (linux/timex.h).
+const (
+	adjOffset         = 0x0001
+	adjOffsetReadOnly = 0x2000
+	adjAdjtime        = 0x8000
+)
+
+// adjtimex answers struct timex at addr for the clock the Sentry keeps
+// (the host's, which it may not change): read-only queries get the
+// clock's state, an unsynchronised clock as Linux reports one that no NTP
+// daemon steers (TIME_ERROR); changes are EPERM, since the sandbox never
+// holds CAP_SYS_TIME over the host clock.
+func adjtimex(t *kernel.Task, addr uintptr) (uintptr, error) {
+	var b [timexSize]byte
+	if _, err := t.CopyInBytes(addr, b[:]); err != nil {
+		return 0, unix.EFAULT
+	}
+	le := binary.LittleEndian
+	modes := le.Uint32(b[0:])
+	if modes&adjAdjtime != 0 {
+		// adjtime(3)'s single-shot offset, which needs ADJ_OFFSET
+		// with it; only reading it is free.
+		if modes&adjOffset == 0 {
+			return 0, unix.EINVAL
+		}
+		if modes&adjOffsetReadOnly == 0 {
+			return 0, unix.EPERM
+		}
+	} else if modes != 0 {
+		return 0, unix.EPERM
+	}
+	const (
+		staUnsync     = 0x0040
+		timeError     = 5
+		ntpPhaseLimit = 16000000      // maxerror, esterror (us)
+		maxFreqScaled = 500 << 16     // tolerance: 500 ppm
+		tickUsec      = 1000000 / 100 // USER_HZ
+		shiftPLL      = 2             // time constant
+		precisionUsec = 1
+	)
+	ns, _ := t.Kernel().Clock.Now(unix.CLOCK_REALTIME)
+	le.PutUint64(b[8:], 0)                   // offset
+	le.PutUint64(b[16:], 0)                  // freq
+	le.PutUint64(b[24:], ntpPhaseLimit)      // maxerror
+	le.PutUint64(b[32:], ntpPhaseLimit)      // esterror
+	le.PutUint32(b[40:], staUnsync)          // status
+	le.PutUint64(b[48:], shiftPLL)           // constant
+	le.PutUint64(b[56:], precisionUsec)      // precision
+	le.PutUint64(b[64:], maxFreqScaled)      // tolerance
+	le.PutUint64(b[72:], uint64(ns/1e9))     // time.tv_sec
+	le.PutUint64(b[80:], uint64(ns%1e9/1e3)) // time.tv_usec
+	le.PutUint64(b[88:], tickUsec)           // tick
+	clear(b[96:160])                         // PPS fields: no PPS signal
+	le.PutUint32(b[160:], 0)                 // tai
+	if _, err := t.CopyOutBytes(addr, b[:]); err != nil {
+		return 0, unix.EFAULT
+	}
+	return timeError, nil
+}
+
+// Adjtimex implements adjtimex(2).
+func Adjtimex(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	return adjtimex(t, a[0].Pointer())
+}
+
+// ClockAdjtime implements clock_adjtime(2): CLOCK_REALTIME as adjtimex,
+// the other clocks cannot be adjusted (EOPNOTSUPP).
+func ClockAdjtime(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
+	id := a[0].Int()
+	var b [timexSize]byte
+	if _, err := t.CopyInBytes(a[1].Pointer(), b[:]); err != nil {
+		return 0, unix.EFAULT
+	}
+	switch {
+	case id == unix.CLOCK_REALTIME:
+		return adjtimex(t, a[1].Pointer())
+	case id < 0 || (id <= unix.CLOCK_TAI && id != 10): // 10: no such clock
+		return 0, unix.EOPNOTSUPP
+	default:
+		return 0, unix.EINVAL
+	}
+}
