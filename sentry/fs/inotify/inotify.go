@@ -108,7 +108,7 @@ func New(ctx fs.Context, flags uint32) (*fs.FileDescription, error) {
 	if flags&^uint32(unix.IN_NONBLOCK|unix.IN_CLOEXEC) != 0 {
 		return nil, unix.EINVAL
 	}
-	uid := ctx.Credentials().RealUID
+	uid := ctx.Credentials().EffectiveUID
 	usersMu.Lock()
 	if instances[uid] >= MaxUserInstances {
 		usersMu.Unlock()
