@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/kernel/futex"
 	"github.com/moat-sandbox/moat/sentry/mm"
@@ -44,6 +46,9 @@ type Kernel struct {
 	MemFile  *mm.MemoryFile
 	Futexes  *futex.Manager
 	Clock    *vdso.Clock
+	// bootTime is BootTime's answer, computed once.
+	bootOnce sync.Once
+	bootTime time.Time
 	Syscalls *SyscallTable
 	Log      *slog.Logger
 	// Strace, when not nil, receives one line per system call.
@@ -169,6 +174,24 @@ func (k *Kernel) SetDomainname(h string) {
 
 // StartTime is when the kernel booted.
 func (k *Kernel) StartTime() time.Time { return k.startTime }
+
+// BootTime is the wall-clock time of the boot that CLOCK_BOOTTIME counts
+// from (the host's, whose clock the sandbox reads): the origin of uptime
+// in sysinfo(2) and /proc/uptime, of btime and of process start times,
+// so that they all agree with CLOCK_BOOTTIME as on Linux. It is computed
+// once.
+func (k *Kernel) BootTime() time.Time {
+	k.bootOnce.Do(func() {
+		k.bootTime = k.startTime
+		if k.Clock == nil {
+			return
+		}
+		if ns, err := k.Clock.Now(unix.CLOCK_BOOTTIME); err == nil {
+			k.bootTime = time.Now().Add(-time.Duration(ns))
+		}
+	})
+	return k.bootTime
+}
 
 // allocID returns a free id. Preconditions: k.mu is held.
 func (k *Kernel) allocID() (ThreadID, error) {

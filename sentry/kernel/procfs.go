@@ -59,7 +59,7 @@ func (p ProcKernel) SystemInfo() proc.SystemInfo {
 		CPUInfo:     cpuInfoText(),
 		Release:     p.Release,
 		Version:     p.Version,
-		BootTime:    p.K.StartTime(),
+		BootTime:    p.K.BootTime(),
 		PIDMax:      procPIDMax,
 		NROpen:      procNROpen,
 		PipeMaxSize: pipe.MaxSize,

@@ -201,7 +201,7 @@ func (p procTask) StatText() string {
 		brk, _ = m.BrkRange()
 		argStart, argEnd, envStart, envEnd = m.ArgvStart, m.ArgvEnd, m.EnvvStart, m.EnvvEnd
 	}
-	start := t.StartTime().Sub(p.tg.k.StartTime())
+	start := t.StartTime().Sub(p.tg.k.BootTime())
 	sp := t.SchedParams()
 	pnd, shd, blk, ign, cgt, _ := signalSets(t)
 	p.tg.k.mu.Lock()

@@ -27,12 +27,17 @@ func hostMemory() uint64 {
 // sysinfoSize is sizeof(struct sysinfo) on amd64.
 const sysinfoSize = 112
 
-// Sysinfo implements sysinfo(2): uptime since the sandbox started, memory
+// Sysinfo implements sysinfo(2): uptime from CLOCK_BOOTTIME, memory
 // as the sandbox sees it (free is what the memory file has not handed
 // out), no swap, and the number of tasks. Load averages are 0.
 func Sysinfo(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	k := t.Kernel()
-	up := time.Since(k.StartTime())
+	// Uptime is CLOCK_BOOTTIME, as on Linux.
+	ns, err := k.Clock.Now(unix.CLOCK_BOOTTIME)
+	if err != nil {
+		return 0, err
+	}
+	up := time.Duration(ns)
 	// Linux rounds the uptime up to a whole second.
 	secs := uint64(up / time.Second)
 	if up%time.Second != 0 {
