@@ -32,12 +32,9 @@ const sysinfoSize = 112
 // out), no swap, and the number of tasks. Load averages are 0.
 func Sysinfo(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	k := t.Kernel()
-	// Uptime is CLOCK_BOOTTIME, as on Linux.
-	ns, err := k.Clock.Now(unix.CLOCK_BOOTTIME)
-	if err != nil {
-		return 0, err
-	}
-	up := time.Duration(ns)
+	// Uptime is CLOCK_BOOTTIME, as on Linux: the time since the boot it
+	// counts from, as /proc/uptime shows it.
+	up := time.Since(k.BootTime())
 	// Linux rounds the uptime up to a whole second.
 	secs := uint64(up / time.Second)
 	if up%time.Second != 0 {
