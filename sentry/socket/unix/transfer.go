@@ -40,18 +40,22 @@ func (m *message) recvCreds() socket.Credentials {
 	return m.creds
 }
 
-// discard drops an unread message: its rights go, its bytes no longer
-// count against the sender.
+// msgOverhead is what each queued message costs its sender's send
+// buffer besides its bytes, as a Linux skb's truesize exceeds its data: it
+// bounds the queue of tiny or empty messages.
+const msgOverhead = 512
+
+// discard drops an unread message: its rights go, its bytes and overhead
+// no longer count against the sender.
 func (m *message) discard(ns *Namespace) {
 	ns.uncountRights(m.rightsUID, len(m.rights))
 	for _, f := range m.rights {
 		f.DecRef()
 	}
 	m.rights = nil
-	if n := m.unread(); n > 0 {
-		m.off = len(m.data)
-		m.from.uncharge(n)
-	}
+	n := m.unread()
+	m.off = len(m.data)
+	m.from.uncharge(n + msgOverhead)
 }
 
 // uncharge gives n bytes back to the send buffer.
@@ -253,7 +257,7 @@ func (s *Socket) sendStream(ctx fs.Context, data []byte, o *socket.SendOptions, 
 				return err
 			}
 		}
-		s.wmem.Add(int64(n))
+		s.wmem.Add(int64(n + msgOverhead))
 		peer.recv.push(m)
 		peer.mu.Unlock()
 		peer.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
@@ -339,7 +343,7 @@ func (s *Socket) sendPacket(ctx fs.Context, to *Socket, data []byte, o *socket.S
 			dst.mu.Unlock()
 			return err
 		}
-		s.wmem.Add(int64(len(data)))
+		s.wmem.Add(int64(len(data) + msgOverhead))
 		dst.recv.push(m)
 		dst.mu.Unlock()
 		dst.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
@@ -458,11 +462,12 @@ func (s *Socket) recvStreamOnce(dst []byte, peek bool, res *socket.RecvResult, f
 		}
 		if !peek {
 			m.off += k
-			charges = append(charges, charge{m.from, k})
 			if m.unread() == 0 {
 				s.recv.pop()
 				i--
+				k += msgOverhead
 			}
+			charges = append(charges, charge{m.from, k})
 		}
 		if hadRights {
 			stop = true
@@ -532,7 +537,7 @@ func (s *Socket) recvPacketOnce(dst []byte, peek, blocking bool, res *socket.Rec
 	}
 	s.mu.Unlock()
 	if !peek {
-		m.from.uncharge(len(m.data))
+		m.from.uncharge(len(m.data) + msgOverhead)
 		// A datagram sender may wait for room in this queue.
 		s.queue.Notify(waiter.EventOut)
 	}

@@ -101,7 +101,7 @@ type Socket struct {
 	// queue is notified of this socket's readiness changes.
 	queue waiter.Queue
 	// wmem counts the bytes this socket sent that wait in a receive
-	// queue.
+	// queue, with msgOverhead for each message.
 	wmem atomic.Int64
 
 	mu       sync.Mutex

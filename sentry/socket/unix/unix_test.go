@@ -426,3 +426,28 @@ func TestConnectToHostSocket(t *testing.T) {
 		t.Errorf("recv after the host closed: %+v, %v; want EOF", r, err)
 	}
 }
+
+// TestEmptyDatagramsAreBounded checks that each queued message costs its
+// sender's buffer something, so a peer that never reads cannot be sent
+// zero-length datagrams without end.
+func TestEmptyDatagramsAreBounded(t *testing.T) {
+	ctx := newCtx()
+	fa, fb := NewPair(ctx, NewNamespace(), sys.SOCK_DGRAM, 0)
+	defer fa.DecRef()
+	defer fb.DecRef()
+	a := sockOf(t, fa)
+	sent := 0
+	for ; sent < 1<<20; sent++ {
+		if _, err := a.SendMsg(ctx, nil, socket.SendOptions{}); err == syserror.ErrWouldBlock {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := socket.DefaultBufSize / msgOverhead; sent > want+1 {
+		t.Errorf("queued %d empty datagrams, want at most %d", sent, want+1)
+	}
+	if got := a.Readiness(waiter.EventOut); got != 0 {
+		t.Errorf("sender writable with a full buffer: %#x", got)
+	}
+}
