@@ -2,11 +2,14 @@
 # Installs what building and testing Moat needs on Debian: gcc and the C
 # library headers (static test programs), man pages for syscalls, static
 # busybox, python3, sqlite3, make, tar and util-linux's flock (end-to-end
-# tests). Idempotent, and quick when
+# tests), containerd (the shim's tests drive a private containerd 1.6 with
+# ctr), docker.io (the Docker tests start a private dockerd) and runc (the
+# reference those tests and the startup benchmark compare against).
+# Idempotent, and quick when
 # everything is already there. Go itself must already be installed.
 set -euo pipefail
 
-pkgs=(busybox-static gcc libc6-dev make manpages-dev python3 sqlite3 tar util-linux)
+pkgs=(busybox-static gcc libc6-dev make manpages-dev python3 sqlite3 tar util-linux containerd docker.io runc)
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -32,7 +35,7 @@ else
 	fi
 fi
 
-for tool in go gcc /bin/busybox /usr/bin/python3; do
+for tool in go gcc /bin/busybox /usr/bin/python3 containerd ctr dockerd runc; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
 		echo "setup-deps: $tool is still missing" >&2
 		exit 1

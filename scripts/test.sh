@@ -52,10 +52,11 @@ CGO_ENABLED=0 go test -count=1 -timeout 10m ./runsc/... 2>&1 | tee -a "$log"
 step "go test ./tools/..."
 go test -timeout 5m ./tools/... 2>&1 | tee -a "$log"
 
-# Conformance (test/syscalls) and end-to-end (test/e2e) tests: every C
-# program and real program natively and under runsc.
+# Conformance (test/syscalls) and end-to-end tests: every C program and
+# real program natively and under runsc (test/e2e), containerd with our
+# shim (test/shim) and Docker with runsc as its runtime (test/docker).
 step "go test ./test/..."
-go test -count=1 -timeout 25m ./test/... 2>&1 | tee -a "$log"
+go test -count=1 -timeout 40m ./test/... 2>&1 | tee -a "$log"
 
 packages=$(grep -c -E '^ok ' "$log" || true)
 echo
