@@ -56,7 +56,7 @@ go test -timeout 5m ./tools/... 2>&1 | tee -a "$log"
 # real program natively and under runsc (test/e2e), containerd with our
 # shim (test/shim) and Docker with runsc as its runtime (test/docker).
 step "go test ./test/..."
-go test -count=1 -timeout 40m ./test/... 2>&1 | tee -a "$log"
+MOAT_REQUIRE_ALL=1 go test -count=1 -timeout 40m ./test/... 2>&1 | tee -a "$log"
 
 packages=$(grep -c -E '^ok ' "$log" || true)
 echo

@@ -79,11 +79,11 @@ var tools = []struct{ name, pkg string }{
 func startDaemon(t *testing.T) *daemon {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("dockerd needs root")
+		harness.Unavailable(t, "dockerd needs root")
 	}
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool.name); err != nil {
-			t.Skipf("%s not found (apt-get install %s): %v", tool.name, tool.pkg, err)
+			harness.Unavailable(t, "%s not found (apt-get install %s): %v", tool.name, tool.pkg, err)
 		}
 	}
 	runsc := harness.RequireRunsc(t)
@@ -130,10 +130,10 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	}
 	d.containerd, err = startLogged(filepath.Join(dir, "containerd.log"), "containerd", "--config", ctdConfig)
 	if err != nil {
-		t.Skipf("containerd cannot start: %v", err)
+		harness.Unavailable(t, "containerd cannot start: %v", err)
 	}
 	if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(ctdSock); return err == nil }); err != nil {
-		t.Skipf("containerd did not come up (%v); its log:\n%s", err, tail(filepath.Join(dir, "containerd.log"), 30))
+		harness.Unavailable(t, "containerd did not come up (%v); its log:\n%s", err, tail(filepath.Join(dir, "containerd.log"), 30))
 	}
 	d.dockerd, err = startLogged(d.dockerdLog, "dockerd",
 		"--iptables=false", "--ip6tables=false", "--bridge=none", "--ip-masq=false",
@@ -145,14 +145,14 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 		"-H", "unix://"+d.sock,
 	)
 	if err != nil {
-		t.Skipf("dockerd cannot start: %v", err)
+		harness.Unavailable(t, "dockerd cannot start: %v", err)
 	}
 	var last result
 	if err := waitFor(30*time.Second, func() bool {
 		last = d.docker(t, "", "version")
 		return last.code == 0
 	}); err != nil {
-		t.Skipf("dockerd did not come up (%v): %s\ndockerd log:\n%s", err, last, tail(d.dockerdLog, 30))
+		harness.Unavailable(t, "dockerd did not come up (%v): %s\ndockerd log:\n%s", err, last, tail(d.dockerdLog, 30))
 	}
 	d.importBusybox(t)
 	return d
@@ -396,12 +396,12 @@ func (d *daemon) importBusybox(t *testing.T) {
 	t.Helper()
 	f, err := elf.Open(busyboxPath)
 	if err != nil {
-		t.Skipf("%s: %v (apt-get install busybox-static)", busyboxPath, err)
+		harness.Unavailable(t, "%s: %v (apt-get install busybox-static)", busyboxPath, err)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
 			f.Close()
-			t.Skipf("%s is dynamically linked: the image needs a static one (apt-get install busybox-static)", busyboxPath)
+			harness.Unavailable(t, "%s is dynamically linked: the image needs a static one (apt-get install busybox-static)", busyboxPath)
 		}
 	}
 	f.Close()

@@ -61,15 +61,15 @@ type event struct {
 func startEnv(t testing.TB) *env {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+		harness.Unavailable(t, "needs root")
 	}
 	for _, bin := range []string{"containerd", "ctr"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not installed (Debian package containerd): %v", bin, err)
+			harness.Unavailable(t, "%s not installed (Debian package containerd): %v", bin, err)
 		}
 	}
 	if _, err := os.Stat("/bin/busybox"); err != nil {
-		t.Skipf("no static busybox (Debian package busybox-static): %v", err)
+		harness.Unavailable(t, "no static busybox (Debian package busybox-static): %v", err)
 	}
 	runsc := harness.RequireRunsc(t)
 	root, err := harness.RepoRoot()
@@ -130,7 +130,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	e.containerd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := e.containerd.Start(); err != nil {
 		logf.Close()
-		t.Skipf("containerd cannot start: %v", err)
+		harness.Unavailable(t, "containerd cannot start: %v", err)
 	}
 	logf.Close()
 	t.Cleanup(func() { e.stop(t) })

@@ -370,3 +370,15 @@ func nativeInit() {
 		fail("exec %s: %v", argv[0], err)
 	}
 }
+
+// Unavailable skips t because something it needs (a daemon, a package) is
+// missing here, or fails it when MOAT_REQUIRE_ALL=1, as scripts/test.sh sets
+// it: there setup-deps has installed everything, so a test that cannot run
+// is a failure, never a silent skip.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("MOAT_REQUIRE_ALL") == "1" {
+		t.Fatalf("cannot run (MOAT_REQUIRE_ALL=1): "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
