@@ -67,7 +67,7 @@ static const char *field(const char *text, const char *name)
 	return NULL;
 }
 
-static char big[1 << 16];
+static char big[1 << 20];
 
 static void self_is_getpid(void)
 {
@@ -842,27 +842,30 @@ static void only_own_processes(void)
 	CHECK_ERR(stat(path, &sst), ENOENT);
 }
 
+/* Lines of the host's mount tables (seen natively) can be long: overlay
+ * options name every lower layer. Fields are skipped, not copied, and
+ * only whole lines are looked at. */
 static void mounts_show_proc(void)
 {
 	CHECK_SYS(slurp("/proc/self/mounts", big, sizeof(big)));
 	int found = 0;
-	for (char *p = big; *p; p = strchr(p, '\n') + 1) {
-		char dev[256], dir[256], type[64], opts[256];
+	for (char *p = big, *nl; *p && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		char dir[4096], type[256];
 		int a, b;
-		CHECK_EQ(sscanf(p, "%255s %255s %63s %255s %d %d", dev, dir, type, opts, &a, &b), 6);
+		CHECK_EQ(sscanf(p, "%*s %4095s %255s %*s %d %d", dir, type, &a, &b), 4);
 		if (strcmp(dir, "/proc") == 0 && strcmp(type, "proc") == 0)
 			found = 1;
 	}
 	CHECK(found);
 	CHECK_SYS(slurp("/proc/self/mountinfo", big, sizeof(big)));
 	found = 0;
-	for (char *p = big; *p; p = strchr(p, '\n') + 1) {
+	for (char *p = big, *nl; *p && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
 		int id, parent;
 		unsigned maj, min;
-		char root[256], dir[256];
-		CHECK_EQ(sscanf(p, "%d %d %u:%u %255s %255s", &id, &parent, &maj, &min, root, dir), 6);
+		char dir[4096];
+		CHECK_EQ(sscanf(p, "%d %d %u:%u %*s %4095s", &id, &parent, &maj, &min, dir), 5);
 		char *sep = strstr(p, " - ");
-		CHECK(sep != NULL && sep < strchr(p, '\n'));
+		CHECK(sep != NULL && sep < nl);
 		if (strcmp(dir, "/proc") == 0 && strncmp(sep, " - proc ", 8) == 0)
 			found = 1;
 	}
