@@ -179,7 +179,8 @@ func (p procTask) StatusText() string {
 		boolInt(t.NoNewPrivs()), t.SeccompMode(), t.SeccompFilterCount())
 	mask, list := cpuSetText(t.Affinity(), NumCPUs())
 	fmt.Fprintf(&b, "Cpus_allowed:\t%s\nCpus_allowed_list:\t%s\nMems_allowed:\t%s\nMems_allowed_list:\t0\n", mask, list, memsAllowed)
-	fmt.Fprintf(&b, "voluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n")
+	tru := t.Rusage()
+	fmt.Fprintf(&b, "voluntary_ctxt_switches:\t%d\nnonvoluntary_ctxt_switches:\t%d\n", tru.NVCsw, tru.NIvCsw)
 	return b.String()
 }
 
@@ -217,9 +218,10 @@ func (p procTask) StatText() string {
 	// majflt cmajflt utime stime cutime cstime priority nice num_threads
 	// itrealvalue starttime vsize rss rsslim
 	ttyNr, tpgid := p.tg.ttyNumbers()
-	fmt.Fprintf(&b, "%d (%s) %c %d %d %d %d %d 4194560 0 0 0 0 %d %d %d %d %d %d %d 0 %d %d %d %d",
+	ru, cru := p.tg.Rusage(), p.tg.ChildRusage()
+	fmt.Fprintf(&b, "%d (%s) %c %d %d %d %d %d 4194560 %d %d %d %d %d %d %d %d %d %d %d 0 %d %d %d %d",
 		p.PID(), t.Name(), p.state().Letter(), p.tg.ParentID(), p.tg.ProcessGroupID(), p.tg.SessionID(),
-		ttyNr, tpgid, ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), prio, sp.Nice, len(p.tg.Tasks()),
+		ttyNr, tpgid, ru.MinFlt, cru.MinFlt, ru.MajFlt, cru.MajFlt, ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), prio, sp.Nice, len(p.tg.Tasks()),
 		start.Nanoseconds()/1e7, vsize, rss, rssLim)
 	// startcode endcode startstack kstkesp kstkeip signal blocked sigignore
 	// sigcatch wchan nswap cnswap exit_signal processor rt_priority policy

@@ -39,6 +39,8 @@ type Task struct {
 	haveSavedMask bool
 	pending       pendingSignals
 	altStack      SignalStack
+	// counters feed getrusage (rusage.go).
+	counters taskCounters
 	// sigHandlers may be shared with other thread groups (CLONE_SIGHAND
 	// without CLONE_THREAD, as vfork does).
 	sigHandlers *SignalHandlers

@@ -55,6 +55,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	t.tg.timesMu.Lock()
 	t.tg.exitedUtime += t.Utime()
 	t.tg.exitedStime += t.Stime()
+	t.tg.exitedRusage.add(t.Rusage())
 	t.tg.timesMu.Unlock()
 	m := t.MemoryManager()
 	t.tg.noteMaxRSS(m.MaxResidentSize())
@@ -246,7 +247,12 @@ func (k *Kernel) reapLocked(tg *ThreadGroup) {
 		delete(tg.parent.children, tg)
 		u, s := tg.cpuTimesLocked()
 		cu, cs := tg.childUtime, tg.childStime
+		tg.timesMu.Lock()
+		ru := tg.exitedRusage
+		ru.add(tg.childRusage)
+		tg.timesMu.Unlock()
 		tg.parent.timesMu.Lock()
+		tg.parent.childRusage.add(ru)
 		tg.parent.childUtime += time.Duration(u) + cu
 		tg.parent.childStime += time.Duration(s) + cs
 		tg.parent.childMaxRSS = max(tg.parent.childMaxRSS, tg.maxRSS, tg.childMaxRSS)

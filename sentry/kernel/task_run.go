@@ -119,6 +119,7 @@ func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 			res, code := m.HandleFault(addr, info.Code)
 			t.k.Log.Debug("fault", "tid", t.tid, "addr", addr, "rip", t.regs.Rip, "hostcode", info.Code, "result", res, "code", code)
 			if res == mm.FaultHandled {
+				t.counters.minFlt.Add(1)
 				// A read fault then a copy-on-write fault at one address
 				// is progress; the same fault again and again is not.
 				if t.lastFault == addr {
@@ -199,6 +200,8 @@ func (t *Task) BlockOn(ch <-chan struct{}, deadline time.Time, hasDeadline bool)
 			}
 		}
 	}
+	// Parking is a voluntary context switch.
+	t.counters.nvcsw.Add(1)
 	for {
 		if t.interrupted() {
 			return syserror.ErrInterrupted

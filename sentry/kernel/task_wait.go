@@ -34,6 +34,8 @@ type WaitResult struct {
 	// MaxRSS is the child's peak resident size (with its reaped
 	// descendants'), in bytes.
 	MaxRSS uint64
+	// Rusage is the child's counters, with its reaped descendants'.
+	Rusage Rusage
 }
 
 // Wait waits for a child state change. It returns (nil, nil) for WNOHANG
@@ -136,6 +138,8 @@ func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
 			r.Utime, r.Stime = time.Duration(u), time.Duration(s)
 			c.timesMu.Lock()
 			r.MaxRSS = max(c.maxRSS, c.childMaxRSS)
+			r.Rusage = c.exitedRusage
+			r.Rusage.add(c.childRusage)
 			c.timesMu.Unlock()
 			if !o.NoWait {
 				k.reapLocked(c)

@@ -73,6 +73,9 @@ type ThreadGroup struct {
 	// group left (exec, exit); childMaxRSS the largest of its reaped
 	// descendants'. Bytes.
 	maxRSS, childMaxRSS uint64
+	// exitedRusage and childRusage are the counters of exited tasks and
+	// of reaped children (rusage.go).
+	exitedRusage, childRusage Rusage
 
 	timers *groupTimers
 }

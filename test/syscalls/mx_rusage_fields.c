@@ -1,6 +1,7 @@
 //go:build ignore
 
-/* mx_rusage_fields: getrusage counters (CPU time, max RSS, faults) and
+/* mx_rusage_fields: getrusage counters (CPU time, max RSS, faults,
+ * voluntary context switches, for self, thread and children) and
  * /proc/self/stat, statm and status reporting the same counters, sizes,
  * scheduling values and start times as the syscalls. */
 #include "moattest.h"
@@ -72,6 +73,84 @@ static void stat_minflt_matches_rusage(void)
 	/* Field 12 (majflt) is the rusage majflt too. */
 	long long maj = stat_field("/proc/self/stat", 12);
 	CHECK_EQ(maj, r2.ru_majflt);
+}
+
+static void minflt_counts_touched_pages(void)
+{
+	/* Touching fresh memory faults; Linux counts one minor fault per
+	 * page, the Sentry one per chunk it fills, so only "some" is
+	 * checked, and that touching the same pages again costs less. */
+	size_t n = 256 * 4096;
+	char *p = CHECK_MAP(mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	struct rusage a, b, c;
+	CHECK_SYS(getrusage(RUSAGE_SELF, &a));
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 1;
+	CHECK_SYS(getrusage(RUSAGE_SELF, &b));
+	for (size_t i = 0; i < n; i += 4096)
+		p[i] = 2;
+	CHECK_SYS(getrusage(RUSAGE_SELF, &c));
+	CHECK_GT(b.ru_minflt, a.ru_minflt);
+	CHECK_LT(c.ru_minflt - b.ru_minflt, b.ru_minflt - a.ru_minflt);
+	/* The thread's own count saw them too. */
+	struct rusage th;
+	CHECK_SYS(getrusage(RUSAGE_THREAD, &th));
+	CHECK_GE(th.ru_minflt, b.ru_minflt - a.ru_minflt);
+	CHECK_EQ(c.ru_majflt, 0);
+	munmap(p, n);
+}
+
+static void voluntary_switches_count_sleeps(void)
+{
+	/* Each sleep gives up the CPU: a voluntary context switch, counted
+	 * for the thread and the process; /proc/self/status shows the
+	 * (main) thread's count. */
+	struct rusage a, b;
+	CHECK_SYS(getrusage(RUSAGE_THREAD, &a));
+	for (int i = 0; i < 5; i++) {
+		struct timespec ts = {0, 1000000};
+		CHECK_SYS(nanosleep(&ts, NULL));
+	}
+	CHECK_SYS(getrusage(RUSAGE_THREAD, &b));
+	CHECK_GE(b.ru_nvcsw - a.ru_nvcsw, 5);
+	struct rusage self;
+	CHECK_SYS(getrusage(RUSAGE_SELF, &self));
+	CHECK_GE(self.ru_nvcsw, b.ru_nvcsw);
+	CHECK_GE(slurp("/proc/self/status"), 0);
+	char *v = strstr(sbuf, "voluntary_ctxt_switches:");
+	CHECK(v != NULL);
+	CHECK_GE(strtoll(v + strlen("voluntary_ctxt_switches:"), NULL, 10), b.ru_nvcsw);
+}
+
+static void children_counters_after_wait(void)
+{
+	/* A reaped child's faults and switches move to RUSAGE_CHILDREN, and
+	 * wait4 reports them for the child. */
+	struct rusage before;
+	CHECK_SYS(getrusage(RUSAGE_CHILDREN, &before));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		size_t n = 128 * 4096;
+		char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHILD_CHECK(p != MAP_FAILED);
+		for (size_t i = 0; i < n; i += 4096)
+			p[i] = 1;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+		_exit(0);
+	}
+	int st;
+	struct rusage w;
+	CHECK_EQ(wait4(pid, &st, 0, &w), pid);
+	CHECK_EXITED(st, 0);
+	CHECK_GT(w.ru_minflt, 0);
+	CHECK_GT(w.ru_nvcsw, 0);
+	struct rusage after;
+	CHECK_SYS(getrusage(RUSAGE_CHILDREN, &after));
+	CHECK_GE(after.ru_minflt - before.ru_minflt, w.ru_minflt);
+	CHECK_GE(after.ru_nvcsw - before.ru_nvcsw, w.ru_nvcsw);
+	/* /proc/self/stat's cminflt (field 11) is the same count. */
+	CHECK_EQ(stat_field("/proc/self/stat", 11), after.ru_minflt);
 }
 
 static void cpu_ticks_match_rusage(void)
@@ -260,6 +339,9 @@ static void task_stat_fields(void)
 
 static const struct mt_case cases[] = {
 	MT_CASE(stat_minflt_matches_rusage),
+	MT_CASE(minflt_counts_touched_pages),
+	MT_CASE(voluntary_switches_count_sleeps),
+	MT_CASE(children_counters_after_wait),
 	MT_CASE(cpu_ticks_match_rusage),
 	MT_CASE(maxrss_grows_with_touched_memory),
 	MT_CASE(stat_sizes_match_statm),

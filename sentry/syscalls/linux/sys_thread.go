@@ -235,7 +235,7 @@ func Wait4(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 	}
 	if rusageAddr != 0 {
-		if err := copyOutRusage(t, rusageAddr, r.Utime, r.Stime, r.MaxRSS); err != nil {
+		if err := copyOutRusage(t, rusageAddr, r.Utime, r.Stime, r.MaxRSS, r.Rusage); err != nil {
 			return 0, err
 		}
 	}
@@ -305,7 +305,7 @@ func Waitid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 	}
 	if rusageAddr != 0 && r != nil {
-		if err := copyOutRusage(t, rusageAddr, r.Utime, r.Stime, r.MaxRSS); err != nil {
+		if err := copyOutRusage(t, rusageAddr, r.Utime, r.Stime, r.MaxRSS, r.Rusage); err != nil {
 			return 0, err
 		}
 	}
@@ -314,7 +314,7 @@ func Waitid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 
 // copyOutRusage writes a struct rusage with the given times and peak
 // resident size (bytes; ru_maxrss is in KiB).
-func copyOutRusage(t *kernel.Task, addr uintptr, utime, stime time.Duration, maxRSS uint64) error {
+func copyOutRusage(t *kernel.Task, addr uintptr, utime, stime time.Duration, maxRSS uint64, ru kernel.Rusage) error {
 	b := make([]byte, 144)
 	le := binary.LittleEndian
 	u, s := timevalFromNanos(int64(utime)), timevalFromNanos(int64(stime))
@@ -323,6 +323,10 @@ func copyOutRusage(t *kernel.Task, addr uintptr, utime, stime time.Duration, max
 	le.PutUint64(b[16:], uint64(s.Sec))
 	le.PutUint64(b[24:], uint64(s.Usec))
 	le.PutUint64(b[32:], maxRSS/1024)
+	le.PutUint64(b[64:], ru.MinFlt)
+	le.PutUint64(b[72:], ru.MajFlt)
+	le.PutUint64(b[128:], ru.NVCsw)
+	le.PutUint64(b[136:], ru.NIvCsw)
 	_, err := t.CopyOutBytes(addr, b)
 	return err
 }

@@ -442,20 +442,24 @@ func Times(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 func Getrusage(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	var u, s time.Duration
 	var rss uint64
+	var ru kernel.Rusage
 	switch a[0].Int() {
 	case unix.RUSAGE_SELF:
 		u, s = t.ThreadGroup().CPUTimes()
 		rss = t.ThreadGroup().MaxRSS()
+		ru = t.ThreadGroup().Rusage()
 	case unix.RUSAGE_CHILDREN:
 		u, s = t.ThreadGroup().ChildCPUTimes()
 		rss = t.ThreadGroup().ChildMaxRSS()
+		ru = t.ThreadGroup().ChildRusage()
 	case unix.RUSAGE_THREAD:
 		u, s = t.Utime(), t.Stime()
 		rss = t.ThreadGroup().MaxRSS()
+		ru = t.Rusage()
 	default:
 		return 0, unix.EINVAL
 	}
-	return 0, copyOutRusage(t, a[1].Pointer(), u, s, rss)
+	return 0, copyOutRusage(t, a[1].Pointer(), u, s, rss, ru)
 }
 
 // timexSize is sizeof(struct timex) on amd64.
