@@ -196,8 +196,9 @@ func (p procTask) StatText() string {
 		cu, cs = p.tg.ChildCPUTimes()
 	}
 	var vsize, rss uint64
-	var brk, argStart, argEnd, envStart, envEnd uintptr
+	var brk, argStart, argEnd, envStart, envEnd, startCode, endCode, startStack uintptr
 	if m := p.memory(); m != nil {
+		startCode, endCode, startStack = m.StartCode, m.EndCode, m.StartStack
 		vsize, rss = m.VirtualSize(), m.ResidentSize()/4096
 		brk, _ = m.BrkRange()
 		argStart, argEnd, envStart, envEnd = m.ArgvStart, m.ArgvEnd, m.EnvvStart, m.EnvvEnd
@@ -226,8 +227,8 @@ func (p procTask) StatText() string {
 	// startcode endcode startstack kstkesp kstkeip signal blocked sigignore
 	// sigcatch wchan nswap cnswap exit_signal processor rt_priority policy
 	// delayacct_blkio_ticks guest_time cguest_time
-	fmt.Fprintf(&b, " 0 0 0 0 0 %d %d %d %d 0 0 0 %d 0 %d %d 0 0 0",
-		uint64(pnd|shd)&0xffffffff, uint64(blk)&0xffffffff, uint64(ign)&0xffffffff, uint64(cgt)&0xffffffff,
+	fmt.Fprintf(&b, " %d %d %d 0 0 %d %d %d %d 0 0 0 %d 0 %d %d 0 0 0",
+		startCode, endCode, startStack, uint64(pnd|shd)&0xffffffff, uint64(blk)&0xffffffff, uint64(ign)&0xffffffff, uint64(cgt)&0xffffffff,
 		exitSig, sp.Priority, sp.Policy)
 	// start_data end_data start_brk arg_start arg_end env_start env_end
 	// exit_code

@@ -171,6 +171,8 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 		return nil, loader.Result{}, fs.VirtualDentry{}, err
 	}
 	nm.ArgvStart, nm.ArgvEnd, nm.EnvvStart, nm.EnvvEnd = res.ArgvStart, res.ArgvEnd, res.EnvvStart, res.EnvvEnd
+	nm.StartCode, nm.EndCode = nm.CodeRange(res.Base)
+	nm.StartStack = res.Stack
 	for _, a := range res.Auxv {
 		nm.Auxv = append(nm.Auxv, a.Key, a.Value)
 	}

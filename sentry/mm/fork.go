@@ -20,6 +20,7 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 	}()
 	c.brkStart, c.brk, c.stackLimit = m.brkStart, m.brk, m.stackLimit
 	c.ArgvStart, c.ArgvEnd, c.EnvvStart, c.EnvvEnd = m.ArgvStart, m.ArgvEnd, m.EnvvStart, m.EnvvEnd
+	c.StartCode, c.EndCode, c.StartStack = m.StartCode, m.EndCode, m.StartStack
 	c.Auxv = append([]uint64(nil), m.Auxv...)
 	c.VDSOBase = m.VDSOBase
 	c.vmas = make([]*vma, len(m.vmas))

@@ -87,6 +87,32 @@ func (m *MemoryManager) Maps() string {
 	return b.String()
 }
 
+// CodeRange returns the first run of executable file mappings at or
+// above base (where the main executable was loaded): its text, as
+// /proc/[pid]/stat's startcode and endcode show it. Both are 0 if there
+// is none.
+func (m *MemoryManager) CodeRange(base uintptr) (start, end uintptr) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for i := m.firstVMAAfter(base); i < len(m.vmas); i++ {
+		v := m.vmas[i]
+		if v.prot&unix.PROT_EXEC == 0 || v.file == nil && v.obj == nil {
+			if start != 0 {
+				break
+			}
+			continue
+		}
+		if start != 0 && v.start != end {
+			break
+		}
+		if start == 0 {
+			start = v.start
+		}
+		end = v.end
+	}
+	return start, end
+}
+
 // BrkRange returns the heap's start and current break.
 func (m *MemoryManager) BrkRange() (uintptr, uintptr) {
 	m.mu.RLock()

@@ -133,6 +133,10 @@ type MemoryManager struct {
 	Auxv                                   []uint64
 	// VDSOBase is where the vDSO is mapped, 0 if it is not.
 	VDSOBase uintptr
+
+	// StartCode and EndCode bound the main executable's text and
+	// StartStack is the initial stack pointer (/proc/[pid]/stat).
+	StartCode, EndCode, StartStack uintptr
 }
 
 // New returns an empty address space.

@@ -153,6 +153,39 @@ static void children_counters_after_wait(void)
 	CHECK_EQ(stat_field("/proc/self/stat", 11), after.ru_minflt);
 }
 
+static void code_and_stack_bounds_in_stat(void)
+{
+	/* startcode and endcode (fields 26, 27) bound the executable's
+	 * text, which holds this function; startstack (28) is the initial
+	 * stack pointer, above every frame of ours. */
+	unsigned long long sc = stat_field("/proc/self/stat", 26);
+	unsigned long long ec = stat_field("/proc/self/stat", 27);
+	unsigned long long ss = stat_field("/proc/self/stat", 28);
+	int local = 0;
+	uintptr_t fn = (uintptr_t)code_and_stack_bounds_in_stat;
+	CHECK_GT(sc, 0);
+	CHECK_LE(sc, fn);
+	CHECK_LT(fn, ec);
+	CHECK_GT(ss, (uintptr_t)&local);
+	/* It lies within the [stack] mapping of /proc/self/maps. */
+	CHECK_GE(slurp("/proc/self/maps"), 0);
+	char *line = strstr(sbuf, "[stack]");
+	CHECK(line != NULL);
+	while (line > sbuf && line[-1] != '\n')
+		line--;
+	unsigned long long lo, hi;
+	CHECK_EQ(sscanf(line, "%llx-%llx", &lo, &hi), 2);
+	CHECK(ss >= lo && ss < hi);
+	/* A forked child has the same layout. */
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(stat_field("/proc/self/stat", 26) == (long long)sc);
+		CHILD_CHECK(stat_field("/proc/self/stat", 28) == (long long)ss);
+		_exit(0);
+	}
+	CHECK_EXITED(mt_wait(pid), 0);
+}
+
 static void cpu_ticks_match_rusage(void)
 {
 	struct timespec a, b;
@@ -342,6 +375,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(minflt_counts_touched_pages),
 	MT_CASE(voluntary_switches_count_sleeps),
 	MT_CASE(children_counters_after_wait),
+	MT_CASE(code_and_stack_bounds_in_stat),
 	MT_CASE(cpu_ticks_match_rusage),
 	MT_CASE(maxrss_grows_with_touched_memory),
 	MT_CASE(stat_sizes_match_statm),
