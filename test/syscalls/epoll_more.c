@@ -8,12 +8,15 @@
 #include "moattest.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -151,6 +154,55 @@ static void maxevents_truncates_and_rotates(void)
 	CHECK_EQ(seen, 0xf);
 }
 
+struct mt_epoll_params {
+	uint32_t busy_poll_usecs;
+	uint16_t busy_poll_budget;
+	uint8_t prefer_busy_poll;
+	uint8_t pad;
+};
+#define MT_EPIOCSPARAMS _IOW(0x8A, 0x01, struct mt_epoll_params)
+#define MT_EPIOCGPARAMS _IOR(0x8A, 0x02, struct mt_epoll_params)
+
+static void busy_poll_params_ioctls(void)
+{
+	/* Linux 6.9+: an epoll file keeps busy-poll parameters. */
+	int ep = CHECK_SYS(epoll_create1(0));
+	struct mt_epoll_params p;
+	memset(&p, 0xff, sizeof(p));
+	CHECK_SYS(ioctl(ep, MT_EPIOCGPARAMS, &p));
+	CHECK_EQ(p.busy_poll_usecs, 0);
+	CHECK_EQ(p.busy_poll_budget, 0);
+	CHECK_EQ(p.prefer_busy_poll, 0);
+	struct mt_epoll_params set = {100, 8, 1, 0};
+	CHECK_SYS(ioctl(ep, MT_EPIOCSPARAMS, &set));
+	CHECK_SYS(ioctl(ep, MT_EPIOCGPARAMS, &p));
+	CHECK_EQ(p.busy_poll_usecs, 100);
+	CHECK_EQ(p.busy_poll_budget, 8);
+	CHECK_EQ(p.prefer_busy_poll, 1);
+	/* Bad values: padding, a boolean above 1, microseconds past
+	 * INT_MAX. */
+	struct mt_epoll_params bad = {1, 1, 0, 1};
+	CHECK_ERR(ioctl(ep, MT_EPIOCSPARAMS, &bad), EINVAL);
+	bad = (struct mt_epoll_params){1, 1, 2, 0};
+	CHECK_ERR(ioctl(ep, MT_EPIOCSPARAMS, &bad), EINVAL);
+	bad = (struct mt_epoll_params){0x80000000u, 1, 0, 0};
+	CHECK_ERR(ioctl(ep, MT_EPIOCSPARAMS, &bad), EINVAL);
+	CHECK_ERR(ioctl(ep, MT_EPIOCSPARAMS, (void *)1), EFAULT);
+	CHECK_ERR(ioctl(ep, MT_EPIOCGPARAMS, (void *)1), EFAULT);
+	/* A budget above 64 needs CAP_NET_ADMIN. */
+	AS_USER({
+		struct mt_epoll_params big = {1, 65, 0, 0};
+		if (ioctl(ep, MT_EPIOCSPARAMS, &big) != -1 || errno != EPERM)
+			_exit(1);
+	});
+	/* The failed calls changed nothing. */
+	CHECK_SYS(ioctl(ep, MT_EPIOCGPARAMS, &p));
+	CHECK_EQ(p.busy_poll_usecs, 100);
+	/* Other requests are EINVAL (see ioctl_generic). */
+	int n;
+	CHECK_ERR(ioctl(ep, FIONREAD, &n), EINVAL);
+}
+
 static void exclusive_add_only(void)
 {
 	int ep = CHECK_SYS(epoll_create1(0));
@@ -224,6 +276,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(registration_follows_description),
 	MT_CASE(maxevents_truncates_and_rotates),
 	MT_CASE(exclusive_add_only),
+	MT_CASE(busy_poll_params_ioctls),
 	MT_CASE(pwait_mask_lets_signal_in),
 	MT_CASE(wait_woken_by_other_thread),
 };

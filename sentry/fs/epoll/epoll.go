@@ -11,6 +11,8 @@
 package epoll
 
 import (
+	"encoding/binary"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +58,11 @@ type item struct {
 type EventPoll struct {
 	fs.FileDefaults
 	queue waiter.Queue
+
+	// params are the busy-poll parameters of EPIOCSPARAMS (struct
+	// epoll_params), kept for EPIOCGPARAMS; the Sentry does not busy
+	// poll. Guarded by mu.
+	params [8]byte
 
 	mu    sync.Mutex
 	items map[key]*item
@@ -380,4 +387,46 @@ func (ep *EventPoll) Release() {
 	for _, it := range items {
 		it.key.file.RemoveReleaseHook(it)
 	}
+}
+
+// The epoll ioctls (Linux 6.9+).
+const (
+	epiocSParams = 0x40088a01 // _IOW(0x8A, 1, struct epoll_params)
+	epiocGParams = 0x80088a02 // _IOR(0x8A, 2, struct epoll_params)
+	// napiPollWeight bounds busy_poll_budget without CAP_NET_ADMIN.
+	napiPollWeight = 64
+)
+
+// Ioctl implements fs.FileImpl.Ioctl: EPIOCSPARAMS and EPIOCGPARAMS, and
+// EINVAL for every other request, as Linux's epoll.
+func (ep *EventPoll) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
+	switch cmd {
+	case epiocSParams:
+		var p [8]byte
+		if _, err := ctx.CopyInBytes(arg, p[:]); err != nil {
+			return 0, unix.EFAULT
+		}
+		usecs := binary.LittleEndian.Uint32(p[0:])
+		budget := binary.LittleEndian.Uint16(p[4:])
+		prefer, pad := p[6], p[7]
+		if pad != 0 || usecs > math.MaxInt32 || prefer > 1 {
+			return 0, unix.EINVAL
+		}
+		if budget > napiPollWeight && !ctx.Credentials().HasCapability(unix.CAP_NET_ADMIN) {
+			return 0, unix.EPERM
+		}
+		ep.mu.Lock()
+		ep.params = p
+		ep.mu.Unlock()
+		return 0, nil
+	case epiocGParams:
+		ep.mu.Lock()
+		p := ep.params
+		ep.mu.Unlock()
+		if _, err := ctx.CopyOutBytes(arg, p[:]); err != nil {
+			return 0, unix.EFAULT
+		}
+		return 0, nil
+	}
+	return 0, unix.EINVAL
 }
