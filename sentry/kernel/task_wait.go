@@ -19,6 +19,10 @@ type WaitOptions struct {
 	NoWait bool
 	// Clone selection: __WCLONE and __WALL.
 	CloneOnly, All bool
+	// NoThread is __WNOTHREAD: only the children the calling thread
+	// forked (or inherited from a thread that exited), not those of the
+	// process's other threads.
+	NoThread bool
 }
 
 // WaitResult describes one reported child.
@@ -77,9 +81,20 @@ func (t *Task) Wait(o WaitOptions) (*WaitResult, error) {
 	}
 }
 
+// matches reports whether child c is one o selects for t.
+// Preconditions: k.mu is held.
 func (t *Task) matches(c *ThreadGroup, o WaitOptions) bool {
 	if o.PID > 0 && c.id != o.PID {
 		return false
+	}
+	if o.NoThread {
+		pt := c.parentThread
+		if pt == nil {
+			pt = t.tg.leader
+		}
+		if pt != t {
+			return false
+		}
 	}
 	if o.PGID > 0 && (c.pg == nil || c.pg.id != o.PGID) {
 		return false

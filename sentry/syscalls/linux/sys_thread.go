@@ -212,6 +212,7 @@ func Wait4(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		NoHang:    options&wNoHang != 0,
 		All:       options&wAll != 0,
 		CloneOnly: options&wClone != 0,
+		NoThread:  options&wNoThread != 0,
 	}
 	switch {
 	case pid == -1:
@@ -267,6 +268,7 @@ func Waitid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		NoWait:    options&wNoWait != 0,
 		All:       options&wAll != 0,
 		CloneOnly: options&wClone != 0,
+		NoThread:  options&wNoThread != 0,
 	}
 	switch idtype {
 	case pAll:
