@@ -96,7 +96,6 @@ static void minflt_counts_touched_pages(void)
 	struct rusage th;
 	CHECK_SYS(getrusage(RUSAGE_THREAD, &th));
 	CHECK_GE(th.ru_minflt, b.ru_minflt - a.ru_minflt);
-	CHECK_EQ(c.ru_majflt, 0);
 	munmap(p, n);
 }
 
