@@ -176,6 +176,7 @@ func (m *MemoryManager) setLockedLocked(start, end uintptr, locked bool) {
 		// The vDSO is a special mapping, which Linux never locks.
 		m.vmas[i].locked = locked && m.vmas[i].fixed == nil
 	}
+	m.mergeVMAs(start, end)
 }
 
 // MLockAll implements mlockall(2): current locks every mapping (ENOMEM if

@@ -108,3 +108,52 @@ func TestBrkLimits(t *testing.T) {
 		t.Fatalf("brk past RLIMIT_AS = %#x, want it unchanged", got)
 	}
 }
+
+func TestMProtectMergesBack(t *testing.T) {
+	m := newTestMM(t)
+	rw := unix.PROT_READ | unix.PROT_WRITE
+	addr, err := m.MMap(MMapOpts{Length: 3 * pageSize, Prot: rw, Private: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		n := 0
+		for _, v := range m.vmas {
+			if v.start < addr+3*pageSize && addr < v.end {
+				n++
+			}
+		}
+		return n
+	}
+	steps := []struct {
+		name string
+		prot int
+		want int
+	}{
+		{"split", unix.PROT_READ, 3},
+		{"merged back", rw, 1},
+	}
+	for _, s := range steps {
+		if err := m.MProtect(addr+pageSize, pageSize, s.prot, false); err != nil {
+			t.Fatal(err)
+		}
+		if got := count(); got != s.want {
+			t.Fatalf("%s: %d vmas, want %d", s.name, got, s.want)
+		}
+	}
+	// Locking the middle splits it too, and unlocking merges it back.
+	if err := m.MLock(addr+pageSize, pageSize, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != 3 {
+		t.Fatalf("locked middle: %d vmas", got)
+	}
+	if err := m.MUnlock(addr+pageSize, pageSize); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != 1 {
+		t.Fatalf("unlocked: %d vmas", got)
+	}
+}

@@ -334,6 +334,36 @@ func (m *MemoryManager) removeVMAs(start, end uintptr) {
 	m.vmas = append(m.vmas[:i], m.vmas[j:]...)
 }
 
+// mergeable reports whether vma b, which starts where a ends, can join a:
+// anonymous memory alike in every attribute, as Linux's vma_merge
+// requires (file and object mappings are left apart).
+func mergeable(a, b *vma) bool {
+	return a.end == b.start &&
+		a.file == nil && b.file == nil && a.obj == nil && b.obj == nil && a.fixed == nil && b.fixed == nil &&
+		a.private == b.private && a.prot == b.prot && a.maxProt == b.maxProt &&
+		a.growsDown == b.growsDown && a.dontFork == b.dontFork && a.wipeOnFork == b.wipeOnFork &&
+		a.locked == b.locked && a.name == b.name
+}
+
+// mergeVMAs joins the mergeable neighbours among the vmas touching
+// [start, end], after a change of attributes split them.
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) mergeVMAs(start, end uintptr) {
+	i := m.firstVMAAfter(start)
+	if i > 0 {
+		i--
+	}
+	for i+1 < len(m.vmas) && m.vmas[i].start <= end {
+		a, b := m.vmas[i], m.vmas[i+1]
+		if !mergeable(a, b) {
+			i++
+			continue
+		}
+		a.end = b.end
+		m.vmas = append(m.vmas[:i+1], m.vmas[i+2:]...)
+	}
+}
+
 // insertVMA adds v, which overlaps no vma.
 func (m *MemoryManager) insertVMA(v *vma) {
 	i := m.firstVMAAfter(v.start)

@@ -271,6 +271,7 @@ func (m *MemoryManager) MProtect(addr, length uintptr, prot int, growsDown bool)
 	// Unmap the affected pages from the stub; they are mapped again with
 	// the new protection on the next fault.
 	m.unstub(addr, end)
+	m.mergeVMAs(addr, end)
 	return nil
 }
 
