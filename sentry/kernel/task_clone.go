@@ -175,16 +175,20 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		// An inherited finite RLIMIT_CPU needs the new group's ticker.
 		nt.tg.CPULimitChanged()
 	}
+	// The child clears its vforkDone once it has closed it, so the parent
+	// waits on its own copy: reading the field after the child ran would
+	// race, and a nil channel never becomes ready.
+	vforkDone := nt.vforkDone
 	nt.Start()
 
-	if f&unix.CLONE_VFORK != 0 {
+	if vforkDone != nil {
 		// The parent sleeps until the child execs or exits; only a kill
 		// cuts that short. Other signals wait (pendingWork stays set).
 		waitStart := time.Now()
 		t.setRunState(StateDiskSleep)
 		for done := false; !done; {
 			select {
-			case <-nt.vforkDone:
+			case <-vforkDone:
 				done = true
 			case <-t.interruptCh:
 				k.mu.Lock()
