@@ -5,10 +5,12 @@
 //
 // Load builds everything and loads init without running it; Run (runsc
 // do) then runs it to its end. An OCI container's sandbox instead calls
-// Serve (control.go), which answers runsc's control calls (start, kill,
-// wait, ps, stats, state) until init has exited. process.go turns a
-// spec's process settings (Spec, Process) into init's credentials and
-// limits.
+// Serve (control.go), which answers runsc's control calls (start, exec,
+// kill, wait, ps, stats, state, pause, resume) until init has exited.
+// process.go turns a spec's process settings (Spec, Process) into init's
+// credentials and limits; exec.go starts further processes (runsc exec);
+// binds.go and specmounts.go make the spec's mounts; seccomp.go compiles
+// the spec's seccomp profile.
 //
 // Locks: controller.mu (control.go) guards the control server's own
 // state and orders start against a kill of the unstarted sandbox; the
