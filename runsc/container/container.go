@@ -202,6 +202,7 @@ func Create(a CreateArgs) (c *Container, err error) {
 		Config:   conf,
 		StateDir: dir,
 		Rootfs:   rootfs,
+		Bundle:   bundle,
 		Spec:     *bs,
 		Stdin:    a.Stdin,
 		Stdout:   a.Stdout,
