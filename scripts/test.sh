@@ -29,7 +29,7 @@ go build ./...
 # Unit tests of the kernel and the gofer, with the race detector. Packages
 # that do not exist yet are skipped, packages without tests are fine.
 unit=()
-for d in sentry gofer; do
+for d in sentry gofer shim; do
 	if [ -d "$d" ]; then
 		unit+=("./$d/...")
 	fi
