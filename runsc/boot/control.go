@@ -341,7 +341,11 @@ func (c *controller) kill(sig kernel.Signal, all bool) Response {
 		return Response{Error: "container not running"}
 	default:
 	}
-	if err := s.k.SignalInit(sig); err != nil {
+	// As runc's kill on Linux: init, the PID namespace's init signalled
+	// from an ancestor namespace, gets SIGKILL and SIGSTOP and the
+	// signals it handles or blocks; any other is dropped (docker stop of
+	// an init with no SIGTERM handler waits out its timeout).
+	if err := s.k.SignalInitFromAncestor(sig); err != nil {
 		return Response{Error: fmt.Sprintf("signalling init: %v", err)}
 	}
 	if all {

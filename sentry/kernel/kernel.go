@@ -79,9 +79,10 @@ type Kernel struct {
 	exitStatus WaitStatus
 	// liveTasks counts tasks that have not finished exiting.
 	liveTasks int
-	// hostSend is set while SignalInit sends a signal from outside the
-	// sandbox, which init's protection does not stop.
-	hostSend bool
+	// hostSend says who sends the signal being sent: while SignalInit or
+	// SignalInitFromAncestor sends one from outside the sandbox, init's
+	// protection stops less of it (see initIgnoresLocked).
+	hostSend initSender
 
 	startTime time.Time
 	stopClock chan struct{}
@@ -241,18 +242,52 @@ func (k *Kernel) ThreadGroups() []*ThreadGroup {
 	return out
 }
 
-// SignalInit sends sig to init from outside the sandbox (runsc forwarding
-// a signal it got): unlike a signal from inside, it is delivered even
-// without a handler.
+// initSender says where a signal sent to init comes from, which decides
+// how much of init's protection applies to it.
+type initSender int
+
+const (
+	// fromInside: a task of the sandbox. Init gets only the signals it
+	// handles or blocks, SIGKILL and SIGSTOP included.
+	fromInside initSender = iota
+	// fromHostForced: SignalInit. Init gets every signal, as a process
+	// without protection would.
+	fromHostForced
+	// fromAncestor: SignalInitFromAncestor. As from an ancestor PID
+	// namespace on Linux: SIGKILL and SIGSTOP always reach init, any other
+	// signal only if init handles or blocks it.
+	fromAncestor
+)
+
+// SignalInit sends sig to init from outside the sandbox with none of
+// init's protection: even a signal init neither handles nor blocks acts
+// with its default action (SIGTERM kills a plain `sleep`). This is for
+// `runsc do`, which forwards the host signals it gets (^C, SIGTERM) so
+// that a command run by hand dies of them, as it would outside a
+// sandbox. OCI kills use SignalInitFromAncestor instead.
 func (k *Kernel) SignalInit(sig Signal) error {
+	return k.signalInit(sig, fromHostForced)
+}
+
+// SignalInitFromAncestor sends sig to init as Linux does a signal from an
+// ancestor PID namespace (runc's `kill` of a container): SIGKILL and
+// SIGSTOP always act; any other signal is dropped if init has the default
+// action for it and does not block it (SIGTERM to a plain `sleep` does
+// nothing), and a blocked one with the default action is dropped when
+// unblocked. A signal init handles or ignores behaves as from anywhere.
+func (k *Kernel) SignalInitFromAncestor(sig Signal) error {
+	return k.signalInit(sig, fromAncestor)
+}
+
+func (k *Kernel) signalInit(sig Signal, from initSender) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.init == nil {
 		return nil
 	}
 	info := NewSignalInfo(sig, SI_USER)
-	info.reachesInit = true
-	k.hostSend = true
-	defer func() { k.hostSend = false }()
+	info.reachesInit = from == fromHostForced
+	k.hostSend = from
+	defer func() { k.hostSend = fromInside }()
 	return k.sendSignalToGroupLocked(k.init, sig, info)
 }

@@ -214,11 +214,22 @@ func (k *Kernel) preSendLocked(tg *ThreadGroup, s Signal) bool {
 // because that is the PID namespace's init, which gets only the signals it
 // handles or blocks when they come from inside the namespace, SIGKILL and
 // SIGSTOP included (Linux's SIGNAL_UNKILLABLE). Faults are forced and do
-// not come this way; SignalInit (from the host) is not stopped.
+// not come this way; SignalInit (from the host) is not stopped, and
+// SignalInitFromAncestor lets SIGKILL and SIGSTOP through.
 // Preconditions: k.mu is held.
 func (k *Kernel) initIgnoresLocked(t *Task, s Signal) bool {
-	return t.tg == k.init && !k.hostSend && t.sigMask&SignalSetOf(s) == 0 &&
-		t.sigHandlers.actions[s].Handler == SIG_DFL
+	if t.tg != k.init || t.sigMask&SignalSetOf(s) != 0 ||
+		t.sigHandlers.actions[s].Handler != SIG_DFL {
+		return false
+	}
+	switch k.hostSend {
+	case fromHostForced:
+		return false
+	case fromAncestor:
+		return s != SIGKILL && s != SIGSTOP
+	default:
+		return true
+	}
 }
 
 // sigQueueFullLocked reports whether a real-time signal queued with info

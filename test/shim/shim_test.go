@@ -80,18 +80,38 @@ func TestShim(t *testing.T) {
 	})
 
 	t.Run("kill", func(t *testing.T) {
+		// Init, the PID namespace's init, gets from outside only SIGKILL,
+		// SIGSTOP and the signals it handles or blocks (as with runc on
+		// Linux): TERM goes to an init that traps it; "TERM ignored"
+		// checks that a plain sleep survives it (then KILL ends it).
 		for _, tc := range []struct {
-			signal string
-			status string
-		}{{"TERM", "143"}, {"KILL", "137"}} {
-			t.Run(tc.signal, func(t *testing.T) {
-				id := "kill-" + strings.ToLower(tc.signal)
-				e.mustCtr(t, "run", "-d", "--runtime", runtime, imageRef, id, "sleep", "1000")
-				e.mustCtr(t, "task", "kill", "-s", tc.signal, id)
+			name    string
+			signals []string
+			args    []string
+			status  string
+		}{
+			{"TERM", []string{"TERM"}, []string{"sh", "-c", "trap 'exit 143' TERM; sleep 1000 & wait"}, "143"},
+			{"TERM ignored", []string{"TERM", "KILL"}, []string{"sleep", "1000"}, "137"},
+			{"KILL", []string{"KILL"}, []string{"sleep", "1000"}, "137"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				id := "kill-" + strings.ReplaceAll(strings.ToLower(tc.name), " ", "-")
+				e.mustCtr(t, append([]string{"run", "-d", "--runtime", runtime, imageRef, id}, tc.args...)...)
+				for i, sig := range tc.signals {
+					// Time for sh to set its trap, or for the earlier
+					// signal to act: it must have left init running.
+					time.Sleep(300 * time.Millisecond)
+					if i > 0 {
+						if out := e.mustCtr(t, "task", "ls"); !hasTask(out, id, "RUNNING") {
+							t.Fatalf("after SIG%s: task ls %q, want %s running", tc.signals[i-1], out, id)
+						}
+					}
+					e.mustCtr(t, "task", "kill", "-s", sig, id)
+				}
 				e.waitStatus(t, id, "STOPPED")
 				out := e.mustCtr(t, "task", "delete", id)
 				if !strings.Contains(out, tc.status) {
-					t.Errorf("task delete after SIG%s: %q, want status %s", tc.signal, out, tc.status)
+					t.Errorf("task delete after %v: %q, want status %s", tc.signals, out, tc.status)
 				}
 				e.mustCtr(t, "container", "rm", id)
 				e.waitEvents(t, id, []string{"/tasks/create", "/tasks/start", "/tasks/exit", "/tasks/delete"})
@@ -310,17 +330,21 @@ func (e *env) remove(t *testing.T, id string) {
 // waitStatus waits for container id's task to show status.
 func (e *env) waitStatus(t *testing.T, id, status string) {
 	t.Helper()
-	var last string
 	waitFor(t, id+" to be "+status, func() bool {
 		out, _ := e.ctr(t.Context(), "task", "ls")
-		last = string(out)
-		for _, line := range strings.Split(last, "\n") {
-			if f := strings.Fields(line); len(f) == 3 && f[0] == id && f[2] == status {
-				return true
-			}
-		}
-		return false
+		return hasTask(string(out), id, status)
 	})
+}
+
+// hasTask reports whether the output of `ctr task ls` shows task id with
+// status.
+func hasTask(out, id, status string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == id && f[2] == status {
+			return true
+		}
+	}
+	return false
 }
 
 // waitFor polls cond for up to 15 seconds.
