@@ -142,15 +142,22 @@ static void ftruncate_seals(void)
 
 static void ftruncate_fsize_limit(void)
 {
-	CHECK(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
-	int fd = CHECK_SYS(memfd_create("t", 0));
-	struct rlimit rl = { 4096, 4096 };
-	CHECK_SYS(setrlimit(RLIMIT_FSIZE, &rl));
-	CHECK_SYS(ftruncate(fd, 4096));
-	CHECK_ERR(ftruncate(fd, 4097), EFBIG);
-	CHECK_EQ(fsize(fd), 4096);
-	/* Shrinking is always allowed. */
-	CHECK_SYS(ftruncate(fd, 1));
+	/* In a child: the limit would outlive the case. */
+	pid_t p = CHECK_SYS(fork());
+	if (p == 0) {
+		struct rlimit rl = { 4096, 4096 };
+		int fd = memfd_create("t", 0);
+		CHILD_CHECK(fd >= 0);
+		CHILD_CHECK(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+		CHILD_CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+		CHILD_CHECK(ftruncate(fd, 4096) == 0);
+		CHILD_ERR(ftruncate(fd, 4097), EFBIG);
+		CHILD_CHECK(fsize(fd) == 4096);
+		/* Shrinking is always allowed. */
+		CHILD_CHECK(ftruncate(fd, 1) == 0);
+		_exit(0);
+	}
+	CHECK_EXITED(mt_wait(p), 0);
 }
 
 static void ftruncate_fsize_limit_signal(void)
