@@ -317,6 +317,40 @@ func TestKillCreated(t *testing.T) {
 	assertGone(t, c)
 }
 
+// TestKillInitProtected: as runc's kill on Linux, a signal from outside
+// reaches the container's init (a PID namespace's init) only if it is
+// SIGKILL or SIGSTOP or init handles or blocks it: a sleep (which sets no
+// handlers, unlike sh -c, which catches SIGINT) survives TERM, INT and
+// USR1, and dies of KILL.
+func TestKillInitProtected(t *testing.T) {
+	e := newEnv(t)
+	c, _ := e.mustCreate("prot", bundle(t, nil, "sleep", "100"))
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []unix.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGUSR1} {
+		t.Run(unix.SignalName(sig), func(t *testing.T) {
+			if err := c.Kill(sig, false); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			if got := status(t, e.conf.RootDir, "prot"); got != Running {
+				t.Errorf("after %v: %s, want running", sig, got)
+			}
+		})
+	}
+	if err := c.Kill(unix.SIGKILL, false); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := c.Wait(); err != nil || code != 128+int(unix.SIGKILL) {
+		t.Errorf("wait after SIGKILL: %d, %v; want %d", code, err, 128+int(unix.SIGKILL))
+	}
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, c)
+}
+
 func TestDeleteCreated(t *testing.T) {
 	e := newEnv(t)
 	c, _ := e.mustCreate("dc", bundle(t, nil, "true"))
