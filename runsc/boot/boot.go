@@ -255,51 +255,14 @@ func Load(cfg Config) (*Sandbox, error) {
 	}
 
 	phase("confined")
-	env := cfg.Env
-	if !hasVar(env, "PATH") {
-		env = append(env, "PATH="+defaultPath)
-	}
-	ctx := kernel.Background()
-	root := mns.Root()
-	cwd := root
-	if cfg.Cwd != "" && cfg.Cwd != "/" {
-		cwd, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: cfg.Cwd, FollowFinal: true})
-		if err != nil {
-			return nil, fmt.Errorf("working directory %q: %w", cfg.Cwd, err)
-		}
-	}
-	exe, err := lookPath(ctx, root, cwd, cfg.Argv[0], env)
-	if err != nil {
-		return nil, &ExecError{Status: 127, Err: err}
-	}
-	creds, limits, err := cfg.Process.credentials()
+	opts, err := processOptions(mns.Root(), cfg.Argv, cfg.Env, cfg.Cwd, cfg.Process)
 	if err != nil {
 		return nil, err
 	}
-	umask := uint32(0o022)
-	if cfg.Process.Umask != nil {
-		umask = *cfg.Process.Umask & 0o777
-	}
-	t, err := k.CreateInit(kernel.InitOptions{
-		Path:    exe,
-		Argv:    cfg.Argv,
-		Envv:    env,
-		Root:    root,
-		Cwd:     cwd,
-		Umask:   umask,
-		FDTable: fdt,
-		Creds:   creds,
-		Limits:  limits,
-	})
+	opts.FDTable = fdt
+	t, err := k.CreateInit(opts)
 	if err != nil {
-		// A command that cannot be executed is reported as a shell does.
-		switch {
-		case errors.Is(err, unix.ENOENT):
-			return nil, &ExecError{Status: 127, Err: err}
-		case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
-			return nil, &ExecError{Status: 126, Err: err}
-		}
-		return nil, err
+		return nil, execError(err)
 	}
 	if cfg.Process.NoNewPrivileges {
 		t.SetNoNewPrivs()

@@ -73,51 +73,15 @@ func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, 
 		}
 	}
 
-	env := spec.Env
-	if !hasVar(env, "PATH") {
-		env = append(env, "PATH="+defaultPath)
-	}
-	ctx := kernel.Background()
-	root := s.k.MountNS.Root()
-	cwd := root
-	if spec.Cwd != "" && spec.Cwd != "/" {
-		cwd, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: spec.Cwd, FollowFinal: true})
-		if err != nil {
-			return nil, fmt.Errorf("working directory %q: %w", spec.Cwd, err)
-		}
-	}
-	exe, err := lookPath(ctx, root, cwd, spec.Argv[0], env)
-	if err != nil {
-		return nil, &ExecError{Status: 127, Err: err}
-	}
-	creds, limits, err := spec.Process.credentials()
+	opts, err := processOptions(s.k.MountNS.Root(), spec.Argv, spec.Env, spec.Cwd, spec.Process)
 	if err != nil {
 		return nil, err
 	}
-	umask := uint32(0o022)
-	if spec.Process.Umask != nil {
-		umask = *spec.Process.Umask & 0o777
-	}
-	p, err = s.k.CreateProcess(kernel.InitOptions{
-		Path:    exe,
-		Argv:    spec.Argv,
-		Envv:    env,
-		Root:    root,
-		Cwd:     cwd,
-		Umask:   umask,
-		FDTable: fdt,
-		Creds:   creds,
-		Limits:  limits,
-	})
+	opts.FDTable = fdt
+	p, err = s.k.CreateProcess(opts)
 	if err != nil {
 		fdt = nil // CreateProcess dropped it
-		switch {
-		case errors.Is(err, unix.ENOENT):
-			return nil, &ExecError{Status: 127, Err: err}
-		case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
-			return nil, &ExecError{Status: 126, Err: err}
-		}
-		return nil, err
+		return nil, execError(err)
 	}
 	if spec.Process.NoNewPrivileges {
 		p.Leader().SetNoNewPrivs()

@@ -1,12 +1,14 @@
 package boot
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
@@ -123,4 +125,58 @@ func (p *Process) credentials() (*auth.Credentials, *kernel.Limits, error) {
 		}
 	}
 	return c, limits, nil
+}
+
+// processOptions resolves what a new process of the sandbox needs from its
+// argv, environment, working directory and settings: the executable found
+// along PATH (defaultPath when env has none), the working directory under
+// root, credentials, limits and umask. The caller adds the descriptor
+// table. A command that cannot be found is an *ExecError with status 127.
+func processOptions(root fs.VirtualDentry, argv, env []string, cwdPath string, p Process) (kernel.InitOptions, error) {
+	if !hasVar(env, "PATH") {
+		env = append(env, "PATH="+defaultPath)
+	}
+	ctx := kernel.Background()
+	cwd := root
+	if cwdPath != "" && cwdPath != "/" {
+		var err error
+		cwd, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: cwdPath, FollowFinal: true})
+		if err != nil {
+			return kernel.InitOptions{}, fmt.Errorf("working directory %q: %w", cwdPath, err)
+		}
+	}
+	exe, err := lookPath(ctx, root, cwd, argv[0], env)
+	if err != nil {
+		return kernel.InitOptions{}, &ExecError{Status: 127, Err: err}
+	}
+	creds, limits, err := p.credentials()
+	if err != nil {
+		return kernel.InitOptions{}, err
+	}
+	umask := uint32(0o022)
+	if p.Umask != nil {
+		umask = *p.Umask & 0o777
+	}
+	return kernel.InitOptions{
+		Path:   exe,
+		Argv:   argv,
+		Envv:   env,
+		Root:   root,
+		Cwd:    cwd,
+		Umask:  umask,
+		Creds:  creds,
+		Limits: limits,
+	}, nil
+}
+
+// execError reports a command that could not be executed as a shell
+// does: 127 when it is missing, 126 when it cannot run.
+func execError(err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return &ExecError{Status: 127, Err: err}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.ENOEXEC), errors.Is(err, unix.EISDIR):
+		return &ExecError{Status: 126, Err: err}
+	}
+	return err
 }
