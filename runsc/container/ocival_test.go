@@ -119,18 +119,23 @@ func TestParseTAPPasses(t *testing.T) {
 // (testdata/oci-validation.sh) against a fresh runsc, logs each program's
 // TAP counts, and fails when an assertion recorded in the baseline no longer
 // passes. MOAT_OCIVAL_OUT=DIR checks the TAP files of an earlier run
-// (`OUT=DIR oci-validation.sh`) instead of running the suite.
+// (`OUT=DIR oci-validation.sh`) instead of running the suite. A program
+// whose baseline assertions fail is run once more on its own (on a loaded
+// machine, cgroup programs fail now and then): only an assertion failing
+// twice fails the test.
 func TestOCIValidation(t *testing.T) {
 	outDir := os.Getenv("MOAT_OCIVAL_OUT")
+	var rerun func([]string) string
 	if outDir == "" {
-		outDir = runOCIValidation(t)
+		outDir, rerun = runOCIValidation(t)
 	}
-	checkOCIValidation(t, outDir)
+	checkOCIValidation(t, outDir, rerun)
 }
 
 // runOCIValidation runs the suite against runsc (MOAT_RUNSC or a fresh
-// build) and returns the directory holding its TAP files.
-func runOCIValidation(t *testing.T) string {
+// build) and returns the directory holding its TAP files and a function
+// that runs the given programs again into a new directory.
+func runOCIValidation(t *testing.T) (string, func([]string) string) {
 	if testing.Short() {
 		t.Skip("the OCI validation suite takes minutes; skipped with -short")
 	}
@@ -171,29 +176,33 @@ func runOCIValidation(t *testing.T) string {
 			t.Fatalf("building runsc: %v\n%s", err, out)
 		}
 	}
-	outDir := filepath.Join(tmp, "out")
-	start := time.Now()
-	cmd := exec.Command("bash", filepath.Join(root, "runsc/container/testdata/oci-validation.sh"), runsc)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "OUT="+outDir, "MOAT_CACHE="+cache)
-	out, err := cmd.CombinedOutput()
-	t.Logf("oci-validation.sh (%v):\n%s", time.Since(start).Round(time.Second), out)
-	if err != nil {
-		t.Fatalf("oci-validation.sh: %v", err)
+	n := 0
+	run := func(programs []string) string {
+		n++
+		outDir := filepath.Join(tmp, fmt.Sprintf("out%d", n))
+		start := time.Now()
+		cmd := exec.Command("bash", append([]string{filepath.Join(root, "runsc/container/testdata/oci-validation.sh"), runsc}, programs...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "OUT="+outDir, "MOAT_CACHE="+cache)
+		out, err := cmd.CombinedOutput()
+		t.Logf("oci-validation.sh %s (%v):\n%s", strings.Join(programs, " "), time.Since(start).Round(time.Second), out)
+		if err != nil {
+			t.Fatalf("oci-validation.sh: %v", err)
+		}
+		return outDir
 	}
-
-	return outDir
+	return run(nil), run
 }
 
-// checkOCIValidation compares the TAP files in outDir with the baseline.
-func checkOCIValidation(t *testing.T, outDir string) {
-	// Today's passes, as a multiset of baseline lines.
-	taps, err := filepath.Glob(filepath.Join(outDir, "*.tap"))
+// readTAPPasses reads the passes of each program's TAP file in dir as a
+// multiset of baseline lines.
+func readTAPPasses(t *testing.T, dir string) map[string]int {
+	taps, err := filepath.Glob(filepath.Join(dir, "*.tap"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(taps) == 0 {
-		t.Fatalf("oci-validation.sh wrote no TAP files to %s", outDir)
+		t.Fatalf("oci-validation.sh wrote no TAP files to %s", dir)
 	}
 	now := make(map[string]int)
 	for _, f := range taps {
@@ -209,6 +218,25 @@ func checkOCIValidation(t *testing.T, outDir string) {
 			t.Logf("%s.tap:\n%s", prog, data)
 		}
 	}
+	return now
+}
+
+// lostFrom returns the baseline lines that now does not pass, sorted.
+func lostFrom(base, now map[string]int) []string {
+	var lost []string
+	for k, n := range base {
+		if now[k] < n {
+			lost = append(lost, k)
+		}
+	}
+	sort.Strings(lost)
+	return lost
+}
+
+// checkOCIValidation compares the TAP files in outDir with the baseline;
+// rerun, if not nil, runs programs again (see TestOCIValidation).
+func checkOCIValidation(t *testing.T, outDir string, rerun func([]string) string) {
+	now := readTAPPasses(t, outDir)
 
 	base, err := readBaseline(ocivalBaseline)
 	if os.IsNotExist(err) && os.Getenv("MOAT_OCIVAL_UPDATE") == "1" {
@@ -217,18 +245,37 @@ func checkOCIValidation(t *testing.T, outDir string) {
 	if err != nil {
 		t.Fatalf("reading the baseline: %v", err)
 	}
-	var lost, gained []string
-	for k, n := range base {
-		if now[k] < n {
-			lost = append(lost, k)
+	lost := lostFrom(base, now)
+	if len(lost) > 0 && rerun != nil {
+		var progs []string
+		seen := make(map[string]bool)
+		for _, k := range lost {
+			prog, _, _ := strings.Cut(k, "\t")
+			if !seen[prog] {
+				seen[prog] = true
+				progs = append(progs, prog)
+			}
 		}
+		outDir = rerun(progs)
+		again := readTAPPasses(t, outDir)
+		// An assertion passes if it passed in either run.
+		for k, n := range now {
+			if again[k] < n {
+				again[k] = n
+			}
+		}
+		if still := lostFrom(base, again); len(still) < len(lost) {
+			t.Logf("%d baseline assertions failed once and passed when rerun", len(lost)-len(still))
+		}
+		now = again
+		lost = lostFrom(base, now)
 	}
+	var gained []string
 	for k, n := range now {
 		if base[k] < n {
 			gained = append(gained, k)
 		}
 	}
-	sort.Strings(lost)
 	sort.Strings(gained)
 	if len(gained) > 0 {
 		t.Logf("%d assertions pass that the baseline does not list (MOAT_OCIVAL_UPDATE=1 adds them):\n%s", len(gained), strings.Join(gained, "\n"))
