@@ -7,7 +7,9 @@ package eventfd
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -25,9 +27,15 @@ type File struct {
 	queue     waiter.Queue
 	semaphore bool
 
+	// id numbers the eventfd for fdinfo, as Linux's eventfd-id does.
+	id int64
+
 	mu    sync.Mutex
 	count uint64
 }
+
+// lastID is the id the newest eventfd got.
+var lastID atomic.Int64
 
 // New returns an eventfd file with initial value initval; flags may hold
 // EFD_SEMAPHORE, EFD_NONBLOCK and EFD_CLOEXEC (the caller applies the
@@ -36,7 +44,7 @@ func New(initval uint64, flags uint32) (*fs.FileDescription, error) {
 	if flags&^uint32(unix.EFD_SEMAPHORE|unix.EFD_NONBLOCK|unix.EFD_CLOEXEC) != 0 {
 		return nil, unix.EINVAL
 	}
-	f := &File{count: initval, semaphore: flags&unix.EFD_SEMAPHORE != 0}
+	f := &File{count: initval, semaphore: flags&unix.EFD_SEMAPHORE != 0, id: lastID.Add(1) - 1}
 	return fs.NewAnonFile("eventfd", f, unix.O_RDWR|flags&unix.O_NONBLOCK, fs.FDOptions{Stream: true}), nil
 }
 
@@ -110,3 +118,16 @@ func (f *File) EventRegister(e *waiter.Entry) { f.queue.EventRegister(e) }
 
 // EventUnregister implements waiter.Waitable.
 func (f *File) EventUnregister(e *waiter.Entry) { f.queue.EventUnregister(e) }
+
+// FDInfo adds eventfd's lines to /proc/[pid]/fdinfo/N, as Linux prints
+// them (the count in hex, right-aligned in 16 columns).
+func (f *File) FDInfo() string {
+	f.mu.Lock()
+	count := f.count
+	f.mu.Unlock()
+	sem := 0
+	if f.semaphore {
+		sem = 1
+	}
+	return fmt.Sprintf("eventfd-count: %16x\neventfd-id: %d\neventfd-semaphore: %d\n", count, f.id, sem)
+}
