@@ -79,10 +79,10 @@ type Kernel struct {
 	exitStatus WaitStatus
 	// liveTasks counts tasks that have not finished exiting.
 	liveTasks int
-	// hostSend says who sends the signal being sent: while SignalInit or
+	// initSignalFrom says where the signal being sent comes from: while SignalInit or
 	// SignalInitFromAncestor sends one from outside the sandbox, init's
 	// protection stops less of it (see initIgnoresLocked).
-	hostSend initSender
+	initSignalFrom initSender
 
 	startTime time.Time
 	stopClock chan struct{}
@@ -287,7 +287,7 @@ func (k *Kernel) signalInit(sig Signal, from initSender) error {
 	}
 	info := NewSignalInfo(sig, SI_USER)
 	info.reachesInit = from == fromHostForced
-	k.hostSend = from
-	defer func() { k.hostSend = fromInside }()
+	k.initSignalFrom = from
+	defer func() { k.initSignalFrom = fromInside }()
 	return k.sendSignalToGroupLocked(k.init, sig, info)
 }

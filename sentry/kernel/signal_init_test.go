@@ -89,8 +89,8 @@ func TestSignalInitSenders(t *testing.T) {
 				if got == pending && reaches != (snd.name == "host forced") {
 					t.Errorf("reachesInit %v for a %s sender", reaches, snd.name)
 				}
-				if k.hostSend != fromInside {
-					t.Errorf("hostSend left at %d", k.hostSend)
+				if k.initSignalFrom != fromInside {
+					t.Errorf("initSignalFrom left at %d", k.initSignalFrom)
 				}
 			})
 		}

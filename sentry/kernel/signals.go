@@ -222,7 +222,7 @@ func (k *Kernel) initIgnoresLocked(t *Task, s Signal) bool {
 		t.sigHandlers.actions[s].Handler != SIG_DFL {
 		return false
 	}
-	switch k.hostSend {
+	switch k.initSignalFrom {
 	case fromHostForced:
 		return false
 	case fromAncestor:
