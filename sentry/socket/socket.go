@@ -129,12 +129,6 @@ type Credentials struct {
 // NoCredentials is what an unconnected socket's SO_PEERCRED reports.
 var NoCredentials = Credentials{PID: 0, UID: auth.KUID(auth.NoID), GID: auth.KGID(auth.NoID)}
 
-// CredentialsOf returns the credentials of the calling task.
-func CredentialsOf(ctx Context) Credentials {
-	c := ctx.Credentials()
-	return Credentials{PID: ctx.ThreadGroupID(), UID: c.EffectiveUID, GID: c.EffectiveGID}
-}
-
 // ControlMessages are the control messages of one message.
 type ControlMessages struct {
 	// Rights are the files of SCM_RIGHTS, one reference each.

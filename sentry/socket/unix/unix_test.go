@@ -233,7 +233,7 @@ func TestListenConnectAccept(t *testing.T) {
 		t.Errorf("connect after accept made room: %v", err)
 	}
 	v, err := c1.GetSockOpt(ctx, sys.SOL_SOCKET, sys.SO_PEERCRED, 12)
-	if err != nil || !bytes.Equal(v, socket.EncodeCredentials(socket.CredentialsOf(ctx))) {
+	if err != nil || !bytes.Equal(v, socket.EncodeCredentials(credsOf(ctx))) {
 		t.Errorf("SO_PEERCRED = %v, %v", v, err)
 	}
 }

@@ -799,16 +799,11 @@ func putControl(t *kernel.Task, addr uintptr, size uint64, c *socket.ControlMess
 			fds = binary.LittleEndian.AppendUint32(fds, uint32(fd))
 		}
 		if i > 0 {
-			clen := uint64(cmsghdrSize + 4*i)
-			b := make([]byte, clen)
-			putLE64(b[0:], clen)
-			putLE32(b[8:], unix.SOL_SOCKET)
-			putLE32(b[12:], unix.SCM_RIGHTS)
-			copy(b[cmsghdrSize:], fds)
-			if _, err := t.CopyOutBytes(addr+uintptr(used), b); err != nil {
-				return 0, false, unix.EFAULT
+			// fdmax left room for every installed descriptor, so put
+			// writes the whole message.
+			if err := put(unix.SCM_RIGHTS, fds); err != nil {
+				return 0, false, err
 			}
-			used += min((clen+7)&^7, size-used)
 		}
 		if i < len(c.Rights) {
 			ctrunc = true
