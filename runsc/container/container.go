@@ -277,7 +277,7 @@ func Create(a CreateArgs) (c *Container, err error) {
 		return nil, fmt.Errorf("writing the state: %w", err)
 	}
 	if a.PidFile != "" {
-		if err := writePidFile(a.PidFile, created.Pid); err != nil {
+		if err := WritePidFile(a.PidFile, created.Pid); err != nil {
 			killAll()
 			return nil, err
 		}
@@ -285,8 +285,9 @@ func Create(a CreateArgs) (c *Container, err error) {
 	return c, nil
 }
 
-// writePidFile writes pid (no newline, as runc does) atomically.
-func writePidFile(path string, pid int) error {
+// WritePidFile writes pid to path atomically and without a newline, as
+// runc writes its pid files.
+func WritePidFile(path string, pid int) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return fmt.Errorf("pid file: %w", err)

@@ -1,12 +1,9 @@
 package container
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
@@ -87,7 +84,7 @@ func (c *Container) Exec(a ExecArgs) (int32, error) {
 		stdio = [3]*os.File{replica, replica, replica}
 	}
 	fds := []int{int(stdio[0].Fd()), int(stdio[1].Fd()), int(stdio[2].Fd())}
-	resp, err := callFDs(c.dir, boot.Request{Method: "exec", Exec: spec}, fds, callTimeout)
+	resp, err := sandbox.CallFDs(c.dir, boot.Request{Method: "exec", Exec: spec}, fds, callTimeout)
 	if err != nil {
 		if errors.Is(err, sandbox.ErrNoSandbox) {
 			return 0, errors.New("cannot exec in a stopped container")
@@ -135,71 +132,6 @@ func ExecSpec(p *specs.Process) (*boot.ExecSpec, error) {
 	return &boot.ExecSpec{Argv: p.Args, Env: p.Env, Cwd: p.Cwd, Process: bp, Terminal: p.Terminal}, nil
 }
 
-// callFDs is sandbox.Call for a request that carries descriptors (one
-// SCM_RIGHTS message).
-func callFDs(stateDir string, req boot.Request, fds []int, timeout time.Duration) (*boot.Response, error) {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("control socket: %w", err)
-	}
-	defer unix.Close(fd)
-	path := filepath.Join(stateDir, sandbox.ControlSocket)
-	if len(path) > 107 { // longer than a sockaddr_un holds
-		dir, err := os.Open(filepath.Dir(path))
-		if err != nil {
-			return nil, err
-		}
-		defer dir.Close()
-		path = fmt.Sprintf("/proc/self/fd/%d/%s", dir.Fd(), filepath.Base(path))
-	}
-	err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
-	if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) {
-		return nil, sandbox.ErrNoSandbox
-	}
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the sandbox: %w", err)
-	}
-	tv := unix.NsecToTimeval(timeout.Nanoseconds())
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
-	b, err := json.Marshal(&req)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.Sendmsg(fd, b, unix.UnixRights(fds...), nil, 0); err != nil {
-		if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
-			return nil, sandbox.ErrNoSandbox
-		}
-		return nil, fmt.Errorf("control call %s: %w", req.Method, err)
-	}
-	buf := make([]byte, 64<<10)
-	var n int
-	for {
-		n, _, _, _, err = unix.Recvmsg(fd, buf, nil, 0)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	switch {
-	case errors.Is(err, unix.ECONNRESET):
-		return nil, sandbox.ErrNoSandbox
-	case errors.Is(err, unix.EAGAIN):
-		return nil, fmt.Errorf("control call %s: no answer in %v", req.Method, timeout)
-	case err != nil:
-		return nil, fmt.Errorf("control call %s: %w", req.Method, err)
-	case n == 0:
-		return nil, sandbox.ErrNoSandbox
-	}
-	var resp boot.Response
-	if err := json.Unmarshal(buf[:n], &resp); err != nil {
-		return nil, fmt.Errorf("control call %s: bad answer: %w", req.Method, err)
-	}
-	if resp.Error != "" {
-		return &resp, errors.New(resp.Error)
-	}
-	return &resp, nil
-}
-
 // Pause freezes every process of a running container.
 func (c *Container) Pause() error {
 	return c.withLock(func() error {
@@ -241,7 +173,3 @@ func (c *Container) Resume() error {
 		return c.save()
 	})
 }
-
-// WritePidFile writes pid to path atomically and without a newline, as
-// runc writes its pid files.
-func WritePidFile(path string, pid int) error { return writePidFile(path, pid) }

@@ -20,6 +20,12 @@ var ErrNoSandbox = errors.New("the sandbox is not running")
 // (0: no bound, for wait). An error the sandbox answers with is returned
 // as an error.
 func Call(stateDir string, req boot.Request, timeout time.Duration) (*boot.Response, error) {
+	return CallFDs(stateDir, req, nil, timeout)
+}
+
+// CallFDs is Call for a request that carries descriptors (one SCM_RIGHTS
+// message with the request), such as exec's stdio.
+func CallFDs(stateDir string, req boot.Request, fds []int, timeout time.Duration) (*boot.Response, error) {
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("control socket: %w", err)
@@ -44,7 +50,11 @@ func Call(stateDir string, req boot.Request, timeout time.Duration) (*boot.Respo
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Sendmsg(fd, b, nil, nil, 0); err != nil {
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	if err := unix.Sendmsg(fd, b, oob, nil, 0); err != nil {
 		if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
 			return nil, ErrNoSandbox
 		}
