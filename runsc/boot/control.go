@@ -32,7 +32,7 @@ import (
 //	        is killed if the caller hangs up first.
 //	ps      Processes lists the sandbox's processes
 //	stats   Stats: process count, CPU time, memory in use
-//	state   Started, Exited, Status and Paused
+//	state   Started, Exited and Status (the host keeps paused in its own state)
 //	exec    start Exec's process (exec.go), its stdin, stdout and stderr
 //	        passed with the request as SCM_RIGHTS; PID is its pid
 //	pause   freeze every process (kernel.Pause); resume thaws them
@@ -62,7 +62,6 @@ type Request struct {
 type Response struct {
 	Error   string `json:"error,omitempty"`
 	Started bool   `json:"started,omitempty"`
-	Paused  bool   `json:"paused,omitempty"`
 	// PID is the pid of the process exec started.
 	PID int32 `json:"pid,omitempty"`
 	// ExecStatus, for an exec whose command cannot be run, is what a
@@ -272,7 +271,7 @@ func (c *controller) call(req *Request) Response {
 	case "stats":
 		return Response{Stats: s.Stats()}
 	case "state":
-		r := Response{Started: s.Started(), Paused: s.k.Paused()}
+		r := Response{Started: s.Started()}
 		select {
 		case <-s.done:
 			r.Exited, r.Status = true, s.status
