@@ -124,8 +124,11 @@ func (t *Task) Tgkill(tgid, tid int32, s Signal, info *SignalInfo) error {
 	k := t.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	// k.tasks holds every task not yet released: as on Linux, a thread
+	// that is exiting and an unreaped zombie leader are still found (a
+	// signal to them is dropped by sendSignalToTaskLocked).
 	target := k.tasks[ThreadID(tid)]
-	if target == nil || target.exitState != taskRunning || (tgid > 0 && target.tg.id != ThreadID(tgid)) {
+	if target == nil || (tgid > 0 && target.tg.id != ThreadID(tgid)) {
 		return errESRCH
 	}
 	if !mayKill(t, target.tg, s) {
