@@ -54,9 +54,12 @@ func (m *Mount) ID() int { return m.id }
 func (m *Mount) Namespace() *MountNamespace { return m.ns }
 
 // ReadOnly reports whether writes through this mount fail with EROFS:
-// the mount or its file system is read-only.
+// the mount or its file system is read-only. A nil mount (an anonymous
+// file: memfd, pipe, socket, ...) is writable, as Linux's internal
+// mounts of those files are, so /proc/self/fd/N of a memfd reopens for
+// writing.
 func (m *Mount) ReadOnly() bool {
-	return m == nil || m.flags.Load().ReadOnly || m.fs.readOnly
+	return m != nil && (m.flags.Load().ReadOnly || m.fs.readOnly)
 }
 
 // VirtualDentry is a position in the mount tree. The zero value is no

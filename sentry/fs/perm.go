@@ -50,6 +50,27 @@ func CheckPermission(creds *auth.Credentials, st *Stat, ats int) error {
 	return unix.EACCES
 }
 
+// AccessNode is implemented by nodes that let some callers in although
+// their mode bits deny them, as Linux's ->permission methods do:
+// /proc/[pid]/fd admits the process's own threads when the process is not
+// dumpable and the directory belongs to root (proc_fd_permission).
+type AccessNode interface {
+	// GrantsAccess reports whether ctx may access the node for ats that
+	// the mode bits denied.
+	GrantsAccess(ctx Context, ats int) bool
+}
+
+// nodePermission is CheckPermission for the node d, with d's own grant.
+func nodePermission(ctx Context, d *Dentry, st *Stat, ats int) error {
+	err := CheckPermission(ctx.Credentials(), st, ats)
+	if err != nil && d != nil {
+		if an, ok := d.node.(AccessNode); ok && an.GrantsAccess(ctx, ats) {
+			return nil
+		}
+	}
+	return err
+}
+
 // MayAccess checks access ats to the node at vd: EROFS for writes to a
 // regular file, directory or symlink on a read-only mount (checked first,
 // as Linux does), then the mode bits.
@@ -68,5 +89,5 @@ func mayAccessStat(ctx Context, vd VirtualDentry, st *Stat, ats int) error {
 			return unix.EROFS
 		}
 	}
-	return CheckPermission(ctx.Credentials(), st, ats)
+	return nodePermission(ctx, vd.Dentry, st, ats)
 }

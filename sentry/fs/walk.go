@@ -112,7 +112,7 @@ func (r *resolver) checkDir() error {
 	if !st.IsDir() {
 		return unix.ENOTDIR
 	}
-	return CheckPermission(r.ctx.Credentials(), &st, MayExec)
+	return nodePermission(r.ctx, r.cur.Dentry, &st, MayExec)
 }
 
 // next splits rest into its first component and what follows.

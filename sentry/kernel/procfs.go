@@ -38,6 +38,7 @@ var (
 	_ proc.ResidentTask    = procTask{}
 	_ proc.PersonalityTask = procTask{}
 	_ proc.DumpableTask    = procTask{}
+	_ proc.SameProcessTask = procTask{}
 	_ proc.MemAccessTask   = procTask{}
 	_ proc.TimerSlackTask  = procTask{}
 	_ proc.ThreadContext   = (*Task)(nil)
@@ -162,6 +163,12 @@ func (p procTask) leader() *Task {
 		return p.thread
 	}
 	return p.tg.Leader()
+}
+
+// SameProcess implements proc.SameProcessTask.
+func (p procTask) SameProcess(ctx fs.Context) bool {
+	t, ok := ctx.(*Task)
+	return ok && t.tg == p.tg
 }
 
 func (p procTask) PID() int32 {

@@ -360,6 +360,26 @@ func fileOf(t Task, name string) (*fs.FileDescription, error) {
 	return f, nil
 }
 
+// SameProcessTask is implemented by tasks, threads included, that know
+// whether the caller belongs to their process.
+type SameProcessTask interface {
+	SameProcess(ctx fs.Context) bool
+}
+
+// ownFDDir is /proc/[pid]/fd: its mode bits, and the process's own
+// threads besides, which reach it even when the process is not dumpable
+// and the directory belongs to root (Linux's proc_fd_permission).
+type ownFDDir struct {
+	*synth.DynamicDir
+	t Task
+}
+
+// GrantsAccess implements fs.AccessNode.
+func (d ownFDDir) GrantsAccess(ctx fs.Context, ats int) bool {
+	sp, ok := d.t.(SameProcessTask)
+	return ok && sp.SameProcess(ctx)
+}
+
 func fdDir(t Task, attr synth.Attr) fs.Node {
 	cache := &nodeCache{}
 	d := &synth.DynamicDir{Attr: attr, Names: func(fs.Context) []string {
@@ -389,7 +409,7 @@ func fdDir(t Task, attr synth.Attr) fs.Node {
 		}
 		return cache.get(int32(fd), f, ownerOf(t), func() fs.Node { return fdLink(t, name, f) }, live), nil
 	}
-	return d
+	return ownFDDir{DynamicDir: d, t: t}
 }
 
 // fdLink is /proc/[pid]/fd/name, a link to the descriptor's file f.
