@@ -26,6 +26,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -56,10 +57,12 @@ type Kernel struct {
 	// MountNS is the sandbox's mount namespace.
 	MountNS *fs.MountNamespace
 
-	// Hostname and Domainname are the UTS namespace's names.
-	utsMu      sync.Mutex
-	hostname   string
-	domainname string
+	// rootUTS and rootIPC are the initial UTS and IPC namespaces
+	// (uts.go); nsInodes counts the namespace inode numbers handed out.
+	rootUTS     *UTSNamespace
+	rootIPCOnce sync.Once
+	rootIPC     *IPCNamespace
+	nsInodes    atomic.Uint64
 
 	// vdsoOff and vvarOff locate the vDSO image and its data page in the
 	// memory file.
@@ -122,8 +125,7 @@ func New(c Config) (*Kernel, error) {
 		Log:           c.Log,
 		Strace:        c.Strace,
 		MountNS:       c.MountNS,
-		hostname:      c.Hostname,
-		domainname:    "(none)",
+		rootUTS:       &UTSNamespace{inode: initUTSInode, hostname: c.Hostname, domainname: "(none)"},
 		tasks:         make(map[ThreadID]*Task),
 		threadGroups:  make(map[ThreadID]*ThreadGroup),
 		processGroups: make(map[ThreadID]*ProcessGroup),
@@ -136,8 +138,8 @@ func New(c Config) (*Kernel, error) {
 	if k.Log == nil {
 		k.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if k.hostname == "" {
-		k.hostname = "moat"
+	if k.rootUTS.hostname == "" {
+		k.rootUTS.hostname = "moat"
 	}
 	if err := k.setupVDSO(); err != nil {
 		return nil, err
@@ -145,33 +147,17 @@ func New(c Config) (*Kernel, error) {
 	return k, nil
 }
 
-// Hostname returns the UTS hostname.
-func (k *Kernel) Hostname() string {
-	k.utsMu.Lock()
-	defer k.utsMu.Unlock()
-	return k.hostname
-}
+// Hostname returns the initial UTS namespace's hostname.
+func (k *Kernel) Hostname() string { return k.rootUTS.Hostname() }
 
-// SetHostname sets the UTS hostname.
-func (k *Kernel) SetHostname(h string) {
-	k.utsMu.Lock()
-	k.hostname = h
-	k.utsMu.Unlock()
-}
+// SetHostname sets the initial UTS namespace's hostname.
+func (k *Kernel) SetHostname(h string) { k.rootUTS.SetHostname(h) }
 
-// Domainname returns the UTS domain name.
-func (k *Kernel) Domainname() string {
-	k.utsMu.Lock()
-	defer k.utsMu.Unlock()
-	return k.domainname
-}
+// Domainname returns the initial UTS namespace's domain name.
+func (k *Kernel) Domainname() string { return k.rootUTS.Domainname() }
 
-// SetDomainname sets the UTS domain name.
-func (k *Kernel) SetDomainname(h string) {
-	k.utsMu.Lock()
-	k.domainname = h
-	k.utsMu.Unlock()
-}
+// SetDomainname sets the initial UTS namespace's domain name.
+func (k *Kernel) SetDomainname(h string) { k.rootUTS.SetDomainname(h) }
 
 // StartTime is when the kernel booted.
 func (k *Kernel) StartTime() time.Time { return k.startTime }

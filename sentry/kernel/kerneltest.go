@@ -16,8 +16,7 @@ func NewTestKernel(mf *mm.MemoryFile) *Kernel {
 	return &Kernel{
 		MemFile:       mf,
 		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hostname:      "moat",
-		domainname:    "(none)",
+		rootUTS:       &UTSNamespace{inode: initUTSInode, hostname: "moat", domainname: "(none)"},
 		tasks:         make(map[ThreadID]*Task),
 		threadGroups:  make(map[ThreadID]*ThreadGroup),
 		processGroups: make(map[ThreadID]*ProcessGroup),

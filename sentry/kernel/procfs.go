@@ -100,19 +100,28 @@ func (p ProcKernel) SystemStats() proc.SystemStats {
 	return st
 }
 
+// utsOf returns the UTS namespace of the task behind ctx, or the
+// initial one.
+func (p ProcKernel) utsOf(ctx fs.Context) *UTSNamespace {
+	if t, ok := ctx.(*Task); ok && t != nil {
+		return t.UTSNamespace()
+	}
+	return p.K.rootUTS
+}
+
 // Hostname implements proc.System.
-func (p ProcKernel) Hostname() string { return p.K.Hostname() }
+func (p ProcKernel) Hostname(ctx fs.Context) string { return p.utsOf(ctx).Hostname() }
 
 // Domainname implements proc.System.
-func (p ProcKernel) Domainname() string { return p.K.Domainname() }
+func (p ProcKernel) Domainname(ctx fs.Context) string { return p.utsOf(ctx).Domainname() }
 
 // SetUTSName implements proc.System. The sysctl file's mode is the only
 // check, as on Linux.
-func (p ProcKernel) SetUTSName(_ fs.Context, domain bool, name string) error {
+func (p ProcKernel) SetUTSName(ctx fs.Context, domain bool, name string) error {
 	if domain {
-		p.K.SetDomainname(name)
+		p.utsOf(ctx).SetDomainname(name)
 	} else {
-		p.K.SetHostname(name)
+		p.utsOf(ctx).SetHostname(name)
 	}
 	return nil
 }

@@ -107,6 +107,9 @@ type Task struct {
 
 	// attrs are scheduling and other per-thread attributes (task_sched.go).
 	attrs taskAttrs
+
+	// taskNamespaces are the task's UTS and IPC namespaces (uts.go).
+	taskNamespaces
 }
 
 type taskExitState int

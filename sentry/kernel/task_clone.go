@@ -19,9 +19,9 @@ type CloneOptions struct {
 	TLS        uintptr
 }
 
-// Namespace flags Moat does not create yet.
-const unsupportedCloneFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
-	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME | unix.CLONE_PIDFD
+// unsupportedCloneFlags are the clone flags Moat refuses: CLONE_PIDFD
+// (namespace kinds Moat does not make are in unsupportedNSFlags).
+const unsupportedCloneFlags = unix.CLONE_PIDFD
 
 // Clone creates a task, as clone(2) does, and returns its id.
 func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
@@ -39,8 +39,11 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		return 0, errEINVAL
 	}
 	if f&unsupportedCloneFlags != 0 {
-		t.k.Log.Info("clone: namespace and pidfd flags are not supported", "flags", f&unsupportedCloneFlags)
+		t.k.Log.Info("clone: CLONE_PIDFD is not supported", "flags", f&unsupportedCloneFlags)
 		return 0, errEINVAL
+	}
+	if err := t.cloneNamespaceCheck(f); err != nil {
+		return 0, err
 	}
 	if f&unix.CLONE_THREAD != 0 && o.ExitSignal != 0 {
 		// Linux ignores the exit signal of threads.
@@ -112,6 +115,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	nt.fsCtx.Store(fsc)
 	nt.creds.Store(t.Credentials())
 	nt.inheritAttrs(t)
+	nt.inheritNamespaces(t, f)
 	name := t.Name()
 	nt.name.Store(&name)
 	if exe := t.exePath.Load(); exe != nil {

@@ -22,9 +22,9 @@ type System interface {
 	SystemInfo() SystemInfo
 	// SystemStats returns the counters of the moment.
 	SystemStats() SystemStats
-	// Hostname and Domainname are the UTS names.
-	Hostname() string
-	Domainname() string
+	// Hostname and Domainname are the UTS names of ctx's UTS namespace.
+	Hostname(ctx fs.Context) string
+	Domainname(ctx fs.Context) string
 	// SetUTSName sets the host name (or the domain name, if domain) for
 	// a write to its sysctl file, whose mode was the access check.
 	SetUTSName(ctx fs.Context, domain bool, name string) error
@@ -260,7 +260,13 @@ func (f sysctlFile) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs
 // sysctlValue is one /proc/sys file: a value read fresh at each open and,
 // if set is not nil, a writer for root.
 func sysctlValue(get func() string, set func(ctx fs.Context, v string) error) sysctlFile {
-	f := synth.NewGenFile(0o444, func(fs.Context) ([]byte, error) { return []byte(get() + "\n"), nil })
+	return sysctlCtxValue(func(fs.Context) string { return get() }, set)
+}
+
+// sysctlCtxValue is sysctlValue for a value that depends on the reader
+// (its namespace).
+func sysctlCtxValue(get func(fs.Context) string, set func(ctx fs.Context, v string) error) sysctlFile {
+	f := synth.NewGenFile(0o444, func(ctx fs.Context) ([]byte, error) { return []byte(get(ctx) + "\n"), nil })
 	if set != nil {
 		f.Mode = 0o644
 		f.Write = func(ctx fs.Context, data []byte) (int, error) {
@@ -307,8 +313,8 @@ func sysctlDir(s System) fs.Node {
 		"poolsize":      constValue("256"),
 	})
 	kernel := synth.NewDir(0o555, map[string]fs.Node{
-		"hostname":           sysctlValue(s.Hostname, setUTS(false)),
-		"domainname":         sysctlValue(s.Domainname, setUTS(true)),
+		"hostname":           sysctlCtxValue(s.Hostname, setUTS(false)),
+		"domainname":         sysctlCtxValue(s.Domainname, setUTS(true)),
 		"ostype":             constValue("Linux"),
 		"osrelease":          sysctlValue(func() string { return info().Release }, nil),
 		"version":            sysctlValue(func() string { return info().Version }, nil),
@@ -338,6 +344,15 @@ func sysctlDir(s System) fs.Node {
 		"file-max":      constValue("9223372036854775807"),
 		"nr_open":       itoa(func(i SystemInfo) int { return i.NROpen }),
 		"pipe-max-size": itoa(func(i SystemInfo) int { return i.PipeMaxSize }),
+		// The Sentry's queue limits are Linux's defaults, fixed
+		// (sentry/fs/mqueue).
+		"mqueue": synth.NewDir(0o555, map[string]fs.Node{
+			"msg_max":         constValue("10"),
+			"msgsize_max":     constValue("8192"),
+			"msg_default":     constValue("10"),
+			"msgsize_default": constValue("8192"),
+			"queues_max":      constValue("256"),
+		}),
 		"inotify": synth.NewDir(0o555, map[string]fs.Node{
 			"max_user_watches":   constValue("8192"),
 			"max_user_instances": constValue("128"),

@@ -36,8 +36,8 @@ func (k *sysKernel) SystemStats() SystemStats {
 		User: 3 * time.Second, System: time.Second}
 }
 
-func (k *sysKernel) Hostname() string   { return k.hostname }
-func (k *sysKernel) Domainname() string { return "(none)" }
+func (k *sysKernel) Hostname(fs.Context) string   { return k.hostname }
+func (k *sysKernel) Domainname(fs.Context) string { return "(none)" }
 func (k *sysKernel) SetUTSName(_ fs.Context, domain bool, name string) error {
 	if !domain {
 		k.hostname = name

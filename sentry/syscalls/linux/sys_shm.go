@@ -28,7 +28,7 @@ const (
 )
 
 func shmRegistry(t *kernel.Task) *shm.Registry {
-	return shm.For(t.MemoryManager().MemoryFile())
+	return t.IPCNamespace().SHM()
 }
 
 // Shmget implements shmget(2).

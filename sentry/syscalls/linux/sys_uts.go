@@ -2,6 +2,8 @@ package linux
 
 import (
 	"bytes"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -27,8 +29,8 @@ const (
 
 // Uname implements uname(2).
 func Uname(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	k := t.Kernel()
-	fields := []string{UnameSysname, k.Hostname(), UnameRelease, UnameVersion, UnameMachine, k.Domainname()}
+	ns := t.UTSNamespace()
+	fields := []string{UnameSysname, ns.Hostname(), unameRelease(t), UnameVersion, UnameMachine, ns.Domainname()}
 	b := make([]byte, utsFieldLen*len(fields))
 	for i, f := range fields {
 		copy(b[i*utsFieldLen:i*utsFieldLen+utsNameLen], f)
@@ -37,6 +39,43 @@ func Uname(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EFAULT
 	}
 	return 0, nil
+}
+
+// unameRelease is the release uname(2) reports to t: under the UNAME26
+// personality a 2.6 one, as Linux's override_release makes it.
+func unameRelease(t *kernel.Task) string {
+	if t.Personality()&kernel.PersonalityUname26 != 0 {
+		return uname26Release(UnameRelease)
+	}
+	return UnameRelease
+}
+
+// uname26Release turns release into "2.6.N" followed by what comes after
+// its first three numbers, N being its minor version plus 60 (Linux
+// 6.1.0-rc1 is 2.6.61-rc1), as Linux's override_release does.
+func uname26Release(release string) string {
+	i, dots := 0, 0
+	for ; i < len(release); i++ {
+		c := release[i]
+		if c == '.' {
+			if dots++; dots >= 3 {
+				break
+			}
+		}
+		if c != '.' && (c < '0' || c > '9') {
+			break
+		}
+	}
+	minor := 0
+	if _, after, ok := strings.Cut(release, "."); ok {
+		for _, c := range after {
+			if c < '0' || c > '9' {
+				break
+			}
+			minor = minor*10 + int(c-'0')
+		}
+	}
+	return "2.6." + strconv.Itoa(minor+60) + release[i:]
 }
 
 // copyInUTSName checks and reads sethostname's and setdomainname's
@@ -65,7 +104,7 @@ func Sethostname(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	t.Kernel().SetHostname(name)
+	t.UTSNamespace().SetHostname(name)
 	return 0, nil
 }
 
@@ -75,7 +114,7 @@ func Setdomainname(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	t.Kernel().SetDomainname(name)
+	t.UTSNamespace().SetDomainname(name)
 	return 0, nil
 }
 

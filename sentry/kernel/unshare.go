@@ -1,0 +1,93 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// unshareFlags are the flags unshare(2) accepts.
+const unshareFlags = unix.CLONE_THREAD | unix.CLONE_FS | unix.CLONE_NEWNS | unix.CLONE_SIGHAND |
+	unix.CLONE_VM | unix.CLONE_FILES | unix.CLONE_SYSVSEM | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+// namespaceFlags are the CLONE_NEW* flags of every kind.
+const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWNET |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+// unsupportedNSFlags are the namespace kinds Moat does not make: network,
+// user, cgroup and time namespaces. clone and unshare refuse them with
+// EINVAL (and a log line) rather than pretend.
+const unsupportedNSFlags = unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+// Unshare implements unshare(2): the calling task leaves the sharing of
+// the resources flags names and gets namespaces of its own, as Linux's
+// ksys_unshare (the implied flags, the checks, then the changes; a
+// failure changes nothing).
+func (t *Task) Unshare(flags uint64) error {
+	if flags&^unshareFlags != 0 {
+		return errEINVAL
+	}
+	// Implied flags, as Linux.
+	if flags&unix.CLONE_NEWUSER != 0 {
+		flags |= unix.CLONE_THREAD | unix.CLONE_FS
+	}
+	if flags&unix.CLONE_VM != 0 {
+		flags |= unix.CLONE_SIGHAND
+	}
+	if flags&unix.CLONE_SIGHAND != 0 {
+		flags |= unix.CLONE_THREAD
+	}
+	if flags&unix.CLONE_NEWNS != 0 {
+		flags |= unix.CLONE_FS
+	}
+	// A process of several threads cannot stop sharing what threads
+	// share.
+	if flags&(unix.CLONE_THREAD|unix.CLONE_SIGHAND|unix.CLONE_VM) != 0 {
+		k := t.k
+		k.mu.Lock()
+		threads := len(t.tg.tasks)
+		k.mu.Unlock()
+		if threads > 1 {
+			return errEINVAL
+		}
+	}
+	if flags&unsupportedNSFlags != 0 {
+		t.k.Log.Info("unshare: network, user, cgroup and time namespaces are not supported", "flags", flags&unsupportedNSFlags)
+		return errEINVAL
+	}
+	if flags&nsKindsToCreate != 0 && !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+		return errEPERM
+	}
+	// Past the checks: nothing fails from here on.
+	if flags&unix.CLONE_FS != 0 && flags&unix.CLONE_NEWNS == 0 {
+		t.fsCtx.Store(t.FSContext().Fork())
+	}
+	if flags&unix.CLONE_FILES != 0 {
+		if old := t.FDTable(); old != nil {
+			t.fdTable.Store(old.Fork())
+			old.DecRef()
+		}
+	}
+	if flags&unix.CLONE_NEWUTS != 0 {
+		t.utsns.Store(t.UTSNamespace().clone(t.k.allocNSInode()))
+	}
+	if flags&unix.CLONE_NEWIPC != 0 {
+		t.ipcns.Store(t.k.newIPCNamespace())
+	}
+	return nil
+}
+
+// cloneNamespaceCheck applies clone's namespace checks, as Linux's
+// copy_process and copy_namespaces, in their order.
+func (t *Task) cloneNamespaceCheck(f uint64) error {
+	if f&unsupportedNSFlags != 0 {
+		t.k.Log.Info("clone: network, user, cgroup and time namespaces are not supported", "flags", f&unsupportedNSFlags)
+		return errEINVAL
+	}
+	if f&namespaceFlags != 0 && !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+		return errEPERM
+	}
+	if f&(unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM) == unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM {
+		return errEINVAL
+	}
+	return nil
+}

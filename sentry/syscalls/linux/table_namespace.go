@@ -1,0 +1,19 @@
+package linux
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel"
+)
+
+// namespaceSyscalls are the entries for namespaces (sys_namespace.go).
+var namespaceSyscalls = map[uintptr]kernel.Syscall{
+	unix.SYS_UNSHARE: {Name: "unshare", Fn: Unshare, Support: kernel.SupportPartial,
+		Note: "UTS and IPC namespaces, CLONE_FILES, CLONE_FS; network, user, cgroup and time namespaces unsupported (EINVAL)"},
+}
+
+func init() {
+	for n, s := range namespaceSyscalls {
+		AMD64.Table[n] = s
+	}
+}
