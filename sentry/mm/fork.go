@@ -57,6 +57,12 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 		}
 	}
 	c.maxRSS = c.rss
+	if err := c.unsharePinned(); err != nil {
+		c.mu.Unlock()
+		unlocked = true
+		c.DecUsers()
+		return nil, err
+	}
 	var downgrade []pma
 	for i, p := range m.pmas {
 		if p.private && p.stubProt&unix.PROT_WRITE != 0 && (!excluded || m.sharedAfterFork(p)) {

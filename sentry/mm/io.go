@@ -61,10 +61,9 @@ func (m *MemoryManager) translateLocked(addr, end uintptr, access int, fn func([
 			p := m.pmas[pi]
 			stop := min(p.end, v.end, end)
 			if access == accessWrite && p.private && v.private {
-				for pg := pageDown(a); pg < stop; pg += pageSize {
-					if m.mf.RefCount(p.off+uint64(pg-p.start)) > 1 {
-						return 0, false
-					}
+				first := p.off + uint64(pageDown(a)-p.start)
+				if m.mf.sharedPage(first, p.off+uint64(stop-p.start)-first) {
+					return 0, false
 				}
 			}
 			a = stop

@@ -28,6 +28,11 @@ type MemoryFile struct {
 	refs map[uint64]int32
 	// used is the number of allocated bytes.
 	used uint64
+	// pins are the ranges pinned for direct I/O (pin.go); deferred holds
+	// the pages that lost their last reference while pinned, freed at
+	// unpin.
+	pins     []frange
+	deferred map[uint64]struct{}
 
 	// cache shares file pages between private mappings (filecache.go).
 	cache fileCache
@@ -113,7 +118,7 @@ func (f *MemoryFile) DecRef(off, length uint64) {
 	inRun := false
 	flush := func(end uint64) {
 		if inRun {
-			f.release(runStart, end)
+			f.releaseUnpinned(runStart, end)
 			inRun = false
 		}
 	}

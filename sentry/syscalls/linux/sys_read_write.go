@@ -139,6 +139,9 @@ func vfsReadFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOption
 		return 0, unix.EBADF
 	}
 	total := iovTotal(iovs)
+	if direct(f, total) {
+		return vfsReadDirect(t, f, iovs, o)
+	}
 	// Read no more than the application can receive: Linux copies out as
 	// it consumes, so bytes behind a bad buffer stay unread.
 	if w := writablePrefix(t, iovs); w < total {
@@ -244,6 +247,9 @@ func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptio
 		if total, err = fsizeClamp(t, f, o, total); err != nil {
 			return 0, err
 		}
+	}
+	if direct(f, total) {
+		return vfsWriteDirect(t, f, iovs, total, o)
 	}
 	bp := rwBufs.Get().(*[]byte)
 	defer rwBufs.Put(bp)
