@@ -258,7 +258,7 @@ func (c *MemoryManager) unsharePinned() error {
 			c.pmas[j].obj = nil
 		}
 		// The splits moved later pmas; carry on after this one's end.
-		i = c.firstPMAAfter(p.end-1)
+		i = c.firstPMAAfter(p.end - 1)
 	}
 	return nil
 }
