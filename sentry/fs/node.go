@@ -89,6 +89,8 @@ type Filesystem struct {
 	readOnly bool
 	impl     FilesystemImpl
 	root     *Dentry
+	// info is what mountinfo shows beyond the type (fsinfo.go).
+	info atomic.Pointer[MountInfo]
 
 	// renameMu serializes renames, so dentries' parents change only under
 	// it (a rename may read them without nameMu).

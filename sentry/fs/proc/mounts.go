@@ -2,6 +2,7 @@ package proc
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -57,12 +58,31 @@ func mountOptions(m *fs.Mount) string {
 	return opts
 }
 
-// mountSource is the "device" column.
+// mountSource is the "device" column: the source the file system was
+// mounted from, else its type ("none" for a root nobody named).
 func mountSource(m *fs.Mount) string {
+	if src := m.Filesystem().MountInfo().Source; src != "" {
+		return src
+	}
 	if p, _ := m.Parent(); p == nil {
 		return "none"
 	}
 	return m.Filesystem().Type()
+}
+
+// mountRoot is mountinfo's root column: the path of m's root within its
+// file system, below the file system's own root path (a host directory
+// the gofer serves as a bind shows as that directory).
+func mountRoot(m *fs.Mount) string {
+	rootPath := "/"
+	if r := m.Root(); r != m.Filesystem().Root() {
+		// A bind mount of a subtree: its path within the file system.
+		rootPath, _ = fs.PathOf(fs.VirtualDentry{Dentry: m.Filesystem().Root()}, fs.VirtualDentry{Dentry: r})
+	}
+	if base := m.Filesystem().MountInfo().Root; base != "" {
+		rootPath = path.Join(base, rootPath)
+	}
+	return rootPath
 }
 
 // escapeMountPath escapes the characters /proc/mounts escapes.
@@ -115,11 +135,7 @@ func mountInfoText(t Task) []byte {
 			parentID = p.ID()
 		}
 		dev := m.Filesystem().Dev()
-		rootPath := "/"
-		if r := m.Root(); r != m.Filesystem().Root() {
-			// A bind mount of a subtree: its path within the file system.
-			rootPath, _ = fs.PathOf(fs.VirtualDentry{Dentry: m.Filesystem().Root()}, fs.VirtualDentry{Dentry: r})
-		}
+		rootPath := mountRoot(m)
 		super := "rw"
 		if m.Filesystem().ReadOnly() {
 			super = "ro"
