@@ -234,6 +234,11 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 	t.sigHandlers = t.sigHandlers.resetForExec()
 	t.altStack = SignalStack{Flags: SS_DISABLE}
 	k.mu.Unlock()
+	// The personality survives, but for READ_IMPLIES_EXEC, which a
+	// 64-bit program never starts with (set_personality_64bit).
+	t.attrs.mu.Lock()
+	t.attrs.personality &^= PersonalityReadImpliesExec
+	t.attrs.mu.Unlock()
 
 	// The old image's robust futexes and PI locks are released as at
 	// exit (Linux's futex_exec_release), under the id the thread now has.

@@ -242,6 +242,22 @@ func (t *Task) SetTimerSlack(ns uint64) {
 	t.attrs.timerSlack = ns
 }
 
+// Personality flags Moat acts on (linux/personality.h; golang.org/x/sys
+// does not name them).
+const (
+	// PersonalityUname26 makes uname(2) report a 2.6 release.
+	PersonalityUname26 = 0x0020000
+	// PersonalityReadImpliesExec makes readable mappings executable
+	// (mmap and mprotect). exec of a 64-bit program clears it, as
+	// x86-64 Linux's set_personality_64bit does.
+	PersonalityReadImpliesExec = 0x0400000
+)
+
+// ReadImpliesExec reports whether t's personality has READ_IMPLIES_EXEC.
+func (t *Task) ReadImpliesExec() bool {
+	return t.Personality()&PersonalityReadImpliesExec != 0
+}
+
 // Personality returns t's execution domain and flags (personality(2)).
 func (t *Task) Personality() uint32 {
 	t.attrs.mu.Lock()

@@ -136,7 +136,7 @@ func TestMProtectMergesBack(t *testing.T) {
 		{"merged back", rw, 1},
 	}
 	for _, s := range steps {
-		if err := m.MProtect(addr+pageSize, pageSize, s.prot, false); err != nil {
+		if err := m.MProtect(addr+pageSize, pageSize, s.prot, MProtectOpts{}); err != nil {
 			t.Fatal(err)
 		}
 		if got := count(); got != s.want {

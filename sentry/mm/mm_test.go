@@ -65,13 +65,13 @@ func TestFaultsAndProtections(t *testing.T) {
 	if _, err := m.CopyIn(addr+pageSize, make([]byte, 1)); err != unix.EFAULT {
 		t.Fatalf("read past mapping: %v, want EFAULT", err)
 	}
-	if err := m.MProtect(addr, pageSize, unix.PROT_READ|unix.PROT_WRITE, false); err != nil {
+	if err := m.MProtect(addr, pageSize, unix.PROT_READ|unix.PROT_WRITE, MProtectOpts{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.CopyOut(addr, []byte{1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.MProtect(addr, 2*pageSize, unix.PROT_READ, false); err != unix.ENOMEM {
+	if err := m.MProtect(addr, 2*pageSize, unix.PROT_READ, MProtectOpts{}); err != unix.ENOMEM {
 		t.Fatalf("mprotect over a hole: %v, want ENOMEM", err)
 	}
 	if _, err := m.MMap(MMapOpts{Addr: addr, Length: pageSize, Prot: unix.PROT_READ, Private: true, NoReplace: true}); err != unix.EEXIST {

@@ -236,7 +236,7 @@ func TestObjectSeals(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read-only shared mmap: %v", err)
 	}
-	if err := m.MProtect(ro, pageSize, unix.PROT_READ|unix.PROT_WRITE, false); err != unix.EACCES {
+	if err := m.MProtect(ro, pageSize, unix.PROT_READ|unix.PROT_WRITE, MProtectOpts{}); err != unix.EACCES {
 		t.Fatalf("mprotect to writable: %v", err)
 	}
 	if _, err := m.MMap(MMapOpts{Length: pageSize, Prot: unix.PROT_READ | unix.PROT_WRITE, Private: true, Object: o}); err != nil {

@@ -221,8 +221,18 @@ func (m *MemoryManager) MUnmap(addr, length uintptr) error {
 	return nil
 }
 
+// MProtectOpts are mprotect(2)'s options besides range and protection.
+type MProtectOpts struct {
+	// GrowsDown is PROT_GROWSDOWN: the change extends to the start of
+	// the MAP_GROWSDOWN mapping addr is in.
+	GrowsDown bool
+	// ReadImpliesExec (the personality flag) adds PROT_EXEC to a
+	// readable protection on each mapping that may be executable.
+	ReadImpliesExec bool
+}
+
 // MProtect changes the protection of [addr, addr+length).
-func (m *MemoryManager) MProtect(addr, length uintptr, prot int, growsDown bool) error {
+func (m *MemoryManager) MProtect(addr, length uintptr, prot int, o MProtectOpts) error {
 	if addr%pageSize != 0 {
 		return unix.EINVAL
 	}
@@ -239,7 +249,7 @@ func (m *MemoryManager) MProtect(addr, length uintptr, prot int, growsDown bool)
 	end := addr + length
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if growsDown {
+	if o.GrowsDown {
 		// PROT_GROWSDOWN extends the change to the start of a
 		// MAP_GROWSDOWN mapping; on any other it is EINVAL.
 		i := m.findVMA(addr)
@@ -258,7 +268,7 @@ func (m *MemoryManager) MProtect(addr, length uintptr, prot int, growsDown bool)
 		if i < 0 {
 			return unix.ENOMEM
 		}
-		if prot&^m.vmas[i].maxProt != 0 {
+		if vmaProt(prot, m.vmas[i], o)&^m.vmas[i].maxProt != 0 {
 			return unix.EACCES
 		}
 		a = m.vmas[i].end
@@ -266,13 +276,21 @@ func (m *MemoryManager) MProtect(addr, length uintptr, prot int, growsDown bool)
 	m.splitVMAAt(addr)
 	m.splitVMAAt(end)
 	for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
-		m.vmas[i].prot = prot
+		m.vmas[i].prot = vmaProt(prot, m.vmas[i], o)
 	}
 	// Unmap the affected pages from the stub; they are mapped again with
 	// the new protection on the next fault.
 	m.unstub(addr, end)
 	m.mergeVMAs(addr, end)
 	return nil
+}
+
+// vmaProt is the protection mprotect gives v when asked for prot.
+func vmaProt(prot int, v *vma, o MProtectOpts) int {
+	if o.ReadImpliesExec && prot&unix.PROT_READ != 0 && v.maxProt&unix.PROT_EXEC != 0 {
+		prot |= unix.PROT_EXEC
+	}
+	return prot
 }
 
 // unstub removes [start, end) from the stub without freeing pages.

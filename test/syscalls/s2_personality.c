@@ -2,12 +2,15 @@
 
 /* s2_personality: personality: the 0xffffffff query, old values, arbitrary
  * values stored as given, UNAME26's release rewrite, READ_IMPLIES_EXEC on
- * new mappings, ADDR_NO_RANDOMIZE, and inheritance by fork and threads
- * (each thread has its own).
+ * new mappings (anonymous and file) and mprotect, ADDR_NO_RANDOMIZE,
+ * inheritance by fork and threads (each thread has its own), and exec
+ * (which keeps the personality but READ_IMPLIES_EXEC on x86-64).
  * Every case restores PER_LINUX before returning. */
 #include "moattest.h"
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/utsname.h>
@@ -100,6 +103,66 @@ static void read_implies_exec(void)
 	CHECK_STREQ(p, "r--p");
 }
 
+static void read_implies_exec_mprotect_and_files(void)
+{
+	char *m = CHECK_MAP(mmap(NULL, 3 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	int fd = open(mt_data("hello.txt"), O_RDONLY);
+	CHECK_SYS(fd);
+	personality(PER_LINUX | READ_IMPLIES_EXEC);
+	int r1 = mprotect(m, 4096, PROT_READ);
+	int r2 = mprotect(m + 4096, 4096, PROT_WRITE);
+	int r3 = mprotect(m + 2 * 4096, 4096, PROT_READ | PROT_WRITE);
+	void *f = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+	personality(PER_LINUX);
+	close(fd);
+	CHECK_SYS(r1);
+	CHECK_SYS(r2);
+	CHECK_SYS(r3);
+	CHECK_MAP(f);
+	char p[5];
+	CHECK_SYS(perms_of(m, p));
+	CHECK_STREQ(p, "r-xp");
+	/* Without PROT_READ nothing is added. */
+	CHECK_SYS(perms_of(m + 4096, p));
+	CHECK_STREQ(p, "-w-p");
+	CHECK_SYS(perms_of(m + 2 * 4096, p));
+	CHECK_STREQ(p, "rwxp");
+	CHECK_SYS(perms_of(f, p));
+	CHECK_STREQ(p, "r-xp");
+	/* Once the flag is off, mprotect gives what is asked. */
+	CHECK_SYS(mprotect(m, 4096, PROT_READ));
+	CHECK_SYS(perms_of(m, p));
+	CHECK_STREQ(p, "r--p");
+}
+
+/* Exit codes of the program re-executed with --personality. */
+enum { EXEC_OK = 0, EXEC_RIE_KEPT = 2, EXEC_OTHER = 3, EXEC_UNAME = 4 };
+
+static int report_personality(void)
+{
+	unsigned long p = cur();
+	if (p & READ_IMPLIES_EXEC)
+		return EXEC_RIE_KEPT;
+	if (p != (PER_LINUX | UNAME26 | ADDR_NO_RANDOMIZE))
+		return EXEC_OTHER;
+	struct utsname u;
+	if (uname(&u) != 0 || strncmp(u.release, "2.6.", 4) != 0)
+		return EXEC_UNAME;
+	return EXEC_OK;
+}
+
+static void exec_keeps_all_but_read_implies_exec(void)
+{
+	pid_t p = CHECK_SYS(fork());
+	if (p == 0) {
+		personality(PER_LINUX | UNAME26 | ADDR_NO_RANDOMIZE | READ_IMPLIES_EXEC);
+		char *argv[] = {(char *)mt_argv0, "--personality", NULL};
+		execv(mt_argv0, argv);
+		_exit(127);
+	}
+	CHECK_EXITED(mt_wait(p), EXEC_OK);
+}
+
 static void inherited_by_fork(void)
 {
 	personality(PER_LINUX | ADDR_NO_RANDOMIZE);
@@ -141,8 +204,15 @@ static const struct mt_case cases[] = {
 	MT_CASE(arbitrary_values_stored),
 	MT_CASE(uname26_release),
 	MT_CASE(read_implies_exec),
+	MT_CASE(read_implies_exec_mprotect_and_files),
+	MT_CASE(exec_keeps_all_but_read_implies_exec),
 	MT_CASE(inherited_by_fork),
 	MT_CASE(per_thread),
 };
 
-MT_MAIN(cases)
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--personality") == 0)
+		return report_personality();
+	return mt_main(argc, argv, cases, MT_NCASES(cases));
+}

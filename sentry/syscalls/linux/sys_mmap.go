@@ -53,6 +53,12 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		GrowsDown: flags&unix.MAP_GROWSDOWN != 0,
 		NoReserve: flags&unix.MAP_NORESERVE != 0,
 	}
+	// READ_IMPLIES_EXEC: readable mappings are executable too, but
+	// for files on noexec mounts (do_mmap).
+	readImpliesExec := prot&unix.PROT_READ != 0 && t.ReadImpliesExec()
+	if readImpliesExec {
+		o.Prot |= unix.PROT_EXEC
+	}
 	if o.Fixed && addr%arch.PageSize != 0 {
 		return 0, unix.EINVAL
 	}
@@ -105,6 +111,9 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 				return 0, unix.EPERM
 			}
 			o.MaxProt &^= unix.PROT_EXEC
+			if readImpliesExec {
+				o.Prot &^= unix.PROT_EXEC
+			}
 		}
 		if off < 0 || uint64(off)+length < uint64(off) {
 			return 0, unix.EOVERFLOW
@@ -161,7 +170,10 @@ func Mprotect(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EINVAL
 	}
 	prot &^= unix.PROT_GROWSDOWN | unix.PROT_GROWSUP
-	return 0, t.MemoryManager().MProtect(a[0].Pointer(), uintptr(a[1].Uint64()), prot, growsDown)
+	return 0, t.MemoryManager().MProtect(a[0].Pointer(), uintptr(a[1].Uint64()), prot, mm.MProtectOpts{
+		GrowsDown:       growsDown,
+		ReadImpliesExec: t.ReadImpliesExec(),
+	})
 }
 
 // Mremap implements mremap(2).

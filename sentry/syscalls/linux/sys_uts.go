@@ -123,8 +123,9 @@ const personalityQuery = 0xffffffff
 
 // Personality implements personality(2): it returns the old personality
 // and, unless asked only to query, stores the new one. Like Linux it
-// accepts any value; Moat runs every program as PER_LINUX, so flags such
-// as ADDR_NO_RANDOMIZE are remembered (and inherited) but change nothing.
+// accepts any value; Moat runs every program as PER_LINUX. UNAME26
+// (uname) and READ_IMPLIES_EXEC (mmap, mprotect) act; other flags such as
+// ADDR_NO_RANDOMIZE are remembered (and inherited) but change nothing.
 func Personality(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	p := a[0].Uint()
 	if p == personalityQuery {
