@@ -343,7 +343,7 @@ func (s *Sandbox) restoreStdio() {
 	}
 }
 
-// registerFilesystems makes tmpfs, proc and sysfs mountable with mount(2)
+// registerFilesystems makes tmpfs, proc, sysfs and mqueue mountable with mount(2)
 // inside the sandbox.
 func registerFilesystems(k *kernel.Kernel) {
 	k.RegisterFilesystem("tmpfs", func(ctx fs.Context, _ string, _ bool, data string) (*fs.Filesystem, error) {
@@ -364,6 +364,7 @@ func registerFilesystems(k *kernel.Kernel) {
 	k.RegisterFilesystem("sysfs", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
 		return sys.New(kernel.NumCPUs()), nil
 	})
+	linux.RegisterMqueue(k)
 }
 
 // mountRoot returns the container's root file system: the gofer's tree,

@@ -1,0 +1,420 @@
+package mqueue
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+	"github.com/moat-sandbox/moat/sentry/syserror"
+	"github.com/moat-sandbox/moat/sentry/waiter"
+)
+
+// sigevent notify kinds (SIGEV_*).
+const (
+	SigevSignal = 0
+	SigevNone   = 1
+	SigevThread = 2
+)
+
+// Notification is an mq_notify registration.
+type Notification struct {
+	// Notify is SigevSignal or SigevNone (SIGEV_THREAD is glibc's,
+	// over a netlink socket the caller refuses).
+	Notify int
+	// Signo is the signal of SigevSignal.
+	Signo int
+	// Owner identifies the registering process (its thread group), and
+	// PID is its process ID, for the status line.
+	Owner any
+	PID   int32
+	// Deliver sends the notification, called once with the sender's
+	// process ID and user ID, with no lock held.
+	Deliver func(senderPID int32, senderUID uint32)
+}
+
+// Sender names who sends a message, for the notification it may fire.
+type Sender struct {
+	PID int32
+	UID uint32
+}
+
+type message struct {
+	prio uint32
+	data []byte
+}
+
+// Queue is a message queue: the node of a queue file.
+type Queue struct {
+	ns      *Namespace
+	ino     uint64
+	maxMsg  int64
+	msgSize int64
+	cost    uint64
+
+	// queue is notified when messages arrive (EventIn) and leave
+	// (EventOut).
+	queue waiter.Queue
+
+	mu                  sync.Mutex
+	mode                uint32
+	uid                 auth.KUID
+	gid                 auth.KGID
+	atime, mtime, ctime unix.Timespec
+	msgs                []message // priority order, highest first
+	qsize               int64     // bytes of the messages held
+	notify              *Notification
+	// receivers counts receivers waiting for a message: a message
+	// that one of them will take fires no notification.
+	receivers int
+	linked    bool
+	opens     int
+	released  bool
+}
+
+// Stat implements fs.Node.
+func (q *Queue) Stat(fs.Context) (fs.Stat, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	nlink := uint32(0)
+	if q.linked {
+		nlink = 1
+	}
+	return fs.Stat{
+		Mode: q.mode, Nlink: nlink, UID: q.uid, GID: q.gid, Ino: q.ino, Size: filentSize, Blksize: 4096,
+		Atime: q.atime, Mtime: q.mtime, Ctime: q.ctime,
+	}, nil
+}
+
+// SetAttr implements fs.SetAttrNode (chmod, chown, utimes).
+func (q *Queue) SetAttr(_ fs.Context, opts *fs.SetAttrOptions) error {
+	if opts.Mask&fs.SetAttrSize != 0 {
+		return unix.EINVAL
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if opts.Mask&fs.SetAttrMode != 0 {
+		q.mode = unix.S_IFREG | opts.Mode&0o7777
+	}
+	if opts.Mask&fs.SetAttrUID != 0 {
+		q.uid = opts.UID
+	}
+	if opts.Mask&fs.SetAttrGID != 0 {
+		q.gid = opts.GID
+	}
+	if opts.Mask&fs.SetAttrAtime != 0 {
+		q.atime = opts.Atime
+	}
+	if opts.Mask&fs.SetAttrMtime != 0 {
+		q.mtime = opts.Mtime
+	}
+	if opts.Mask&fs.SetAttrCtime != 0 {
+		q.ctime = opts.Ctime
+	}
+	return nil
+}
+
+// Attr returns the queue's attributes (Flags is left 0: it belongs to
+// the open file).
+func (q *Queue) Attr() Attr {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return Attr{MaxMsg: q.maxMsg, MsgSize: q.msgSize, CurMsgs: int64(len(q.msgs))}
+}
+
+// unlinked drops the queue's name; it goes once no file has it open.
+func (q *Queue) unlinked() {
+	q.mu.Lock()
+	q.linked = false
+	q.ctime = fs.Now()
+	gone := q.opens == 0 && !q.released
+	if gone {
+		q.released = true
+	}
+	q.mu.Unlock()
+	if gone {
+		q.ns.uncharge(q.uid, q.cost)
+	}
+}
+
+// Open implements fs.OpenNode.
+func (q *Queue) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	q.mu.Lock()
+	q.opens++
+	q.mu.Unlock()
+	return fs.NewFileDescription(&File{q: q}, vd, flags, fs.FDOptions{}), nil
+}
+
+// File is an open queue.
+type File struct {
+	fs.FileDefaults
+	q *Queue
+}
+
+// Queue returns the file's queue.
+func (f *File) Queue() *Queue { return f.q }
+
+// Read implements fs.FileImpl: the status line, from offset off.
+func (f *File) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int64) (int, error) {
+	s := f.q.Status()
+	if off >= int64(len(s)) {
+		return 0, nil
+	}
+	n := copy(dst, s[off:])
+	f.q.mu.Lock()
+	f.q.atime = fs.Now()
+	f.q.mu.Unlock()
+	return n, nil
+}
+
+// Write implements fs.FileImpl: queue files have no write (EINVAL).
+func (f *File) Write(fs.Context, *fs.FileDescription, []byte, int64) (int, error) {
+	return 0, unix.EINVAL
+}
+
+// Seek implements fs.FileImpl as Linux's default_llseek over a file of
+// filentSize bytes.
+func (f *File) Seek(_ fs.Context, _ *fs.FileDescription, cur, offset int64, whence int) (int64, error) {
+	return fs.SeekWithSize(cur, offset, whence, filentSize)
+}
+
+// Release implements fs.FileImpl.
+func (f *File) Release() {
+	q := f.q
+	q.mu.Lock()
+	q.opens--
+	gone := q.opens == 0 && !q.linked && !q.released
+	if gone {
+		q.released = true
+	}
+	q.mu.Unlock()
+	if gone {
+		q.ns.uncharge(q.uid, q.cost)
+	}
+}
+
+// Readiness implements waiter.Waitable.
+func (f *File) Readiness(mask waiter.EventMask) waiter.EventMask {
+	q := f.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var r waiter.EventMask
+	if len(q.msgs) > 0 {
+		r |= waiter.EventIn | waiter.EventRdNorm
+	}
+	if int64(len(q.msgs)) < q.maxMsg {
+		r |= waiter.EventOut | waiter.EventWrNorm
+	}
+	return r & mask
+}
+
+// EventRegister implements waiter.Waitable.
+func (f *File) EventRegister(e *waiter.Entry) { f.q.queue.EventRegister(e) }
+
+// EventUnregister implements waiter.Waitable.
+func (f *File) EventUnregister(e *waiter.Entry) { f.q.queue.EventUnregister(e) }
+
+// Status returns the line reading the queue's file gives.
+func (q *Queue) Status() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	notify, signo, pid := 0, 0, int32(0)
+	if n := q.notify; n != nil {
+		notify, pid = n.Notify, n.PID
+		if n.Notify == SigevSignal {
+			signo = n.Signo
+		}
+	}
+	return statusLine(q.qsize, notify, signo, pid)
+}
+
+// Deadline is an mq_timed* timeout: an absolute CLOCK_REALTIME time, or
+// none (wait for ever).
+type Deadline struct {
+	At  time.Time
+	Set bool
+}
+
+// wait blocks until q's queue reports mask or the deadline passes, with
+// cond checked under q.mu after registering; it returns ETIMEDOUT or
+// syserror.ErrInterrupted.
+func (q *Queue) wait(ctx fs.Context, mask waiter.EventMask, d Deadline, try func() (bool, error)) error {
+	e, ch := waiter.NewChannelEntry(mask)
+	q.queue.EventRegister(e)
+	defer q.queue.EventUnregister(e)
+	for {
+		done, err := try()
+		if done || err != nil {
+			return err
+		}
+		if err := ctx.BlockOn(ch, d.At, d.Set); err != nil {
+			return err
+		}
+	}
+}
+
+// Send implements mq_timedsend on file fd: data at priority prio (the
+// caller has checked prio < PrioMax), waiting for room unless fd is
+// non-blocking (EAGAIN). EBADF if fd is not open for writing, EMSGSIZE
+// for data longer than the queue's message size, ETIMEDOUT at the
+// deadline, syserror.ErrInterrupted for a signal.
+func Send(ctx fs.Context, fd *fs.FileDescription, data []byte, prio uint32, d Deadline, from Sender) error {
+	f, ok := fd.Impl().(*File)
+	if !ok || !fd.Writable() {
+		return unix.EBADF
+	}
+	q := f.q
+	if int64(len(data)) > q.msgSize {
+		return unix.EMSGSIZE
+	}
+	msg := message{prio: prio, data: append([]byte(nil), data...)}
+	var fire *Notification
+	try := func() (bool, error) {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if int64(len(q.msgs)) >= q.maxMsg {
+			return false, nil
+		}
+		i := len(q.msgs)
+		for i > 0 && q.msgs[i-1].prio < prio {
+			i--
+		}
+		q.msgs = append(q.msgs, message{})
+		copy(q.msgs[i+1:], q.msgs[i:])
+		q.msgs[i] = msg
+		q.qsize += int64(len(data))
+		now := fs.Now()
+		q.mtime, q.ctime = now, now
+		// Linux notifies when a message lands in an empty queue that
+		// no receiver is waiting on, and then forgets the registration.
+		if len(q.msgs) == 1 && q.receivers == 0 && q.notify != nil {
+			fire, q.notify = q.notify, nil
+		}
+		return true, nil
+	}
+	done, err := try()
+	if !done && err == nil {
+		if fd.NonBlocking() {
+			return syserror.ErrWouldBlock
+		}
+		err = q.wait(ctx, waiter.EventOut, d, try)
+	}
+	if err != nil {
+		return err
+	}
+	q.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
+	if fire != nil && fire.Deliver != nil {
+		fire.Deliver(from.PID, from.UID)
+	}
+	return nil
+}
+
+// Receive implements mq_timedreceive on file fd: the oldest message of
+// the highest priority, copied to dst, with its length and priority.
+// EBADF if fd is not open for reading, EMSGSIZE if dst is shorter than
+// the queue's message size, EAGAIN for an empty non-blocking queue,
+// ETIMEDOUT at the deadline, syserror.ErrInterrupted for a signal.
+func Receive(ctx fs.Context, fd *fs.FileDescription, dst []byte, d Deadline) (int, uint32, error) {
+	f, ok := fd.Impl().(*File)
+	if !ok || !fd.Readable() {
+		return 0, 0, unix.EBADF
+	}
+	q := f.q
+	if int64(len(dst)) < q.msgSize {
+		return 0, 0, unix.EMSGSIZE
+	}
+	var got message
+	waiting := false
+	try := func() (bool, error) {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		if len(q.msgs) == 0 {
+			if !waiting && !fd.NonBlocking() {
+				waiting = true
+				q.receivers++
+			}
+			return false, nil
+		}
+		got = q.msgs[0]
+		q.msgs[0] = message{}
+		q.msgs = q.msgs[1:]
+		q.qsize -= int64(len(got.data))
+		now := fs.Now()
+		q.atime, q.ctime = now, now
+		if waiting {
+			waiting = false
+			q.receivers--
+		}
+		return true, nil
+	}
+	done, err := try()
+	if !done && err == nil {
+		if fd.NonBlocking() {
+			return 0, 0, syserror.ErrWouldBlock
+		}
+		err = q.wait(ctx, waiter.EventIn, d, try)
+		if waiting {
+			q.mu.Lock()
+			q.receivers--
+			q.mu.Unlock()
+		}
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	q.queue.Notify(waiter.EventOut | waiter.EventWrNorm)
+	return copy(dst, got.data), got.prio, nil
+}
+
+// SetNotify implements mq_notify on file fd: n registers (EBUSY if a
+// registration exists), nil removes the registration of owner, if it is
+// owner's.
+func SetNotify(fd *fs.FileDescription, n *Notification, owner any) error {
+	f, ok := fd.Impl().(*File)
+	if !ok {
+		return unix.EBADF
+	}
+	q := f.q
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if n == nil {
+		if q.notify != nil && q.notify.Owner == owner {
+			q.notify = nil
+			now := fs.Now()
+			q.atime, q.ctime = now, now
+		}
+		return nil
+	}
+	if q.notify != nil {
+		return unix.EBUSY
+	}
+	q.notify = n
+	now := fs.Now()
+	q.atime, q.ctime = now, now
+	return nil
+}
+
+// GetSetAttr implements mq_getsetattr on file fd: it returns the queue's
+// attributes with fd's O_NONBLOCK as Flags and, if set is not nil,
+// changes fd's O_NONBLOCK to set.Flags' (EINVAL for any other flag).
+func GetSetAttr(fd *fs.FileDescription, set *Attr) (Attr, error) {
+	if set != nil && set.Flags&^unix.O_NONBLOCK != 0 {
+		return Attr{}, unix.EINVAL
+	}
+	f, ok := fd.Impl().(*File)
+	if !ok {
+		return Attr{}, unix.EBADF
+	}
+	old := f.q.Attr()
+	old.Flags = int64(fd.Flags() & unix.O_NONBLOCK)
+	if set != nil {
+		fl := fd.Flags() &^ unix.O_NONBLOCK
+		if set.Flags&unix.O_NONBLOCK != 0 {
+			fl |= unix.O_NONBLOCK
+		}
+		fd.SetStatusFlags(fl)
+	}
+	return old, nil
+}
