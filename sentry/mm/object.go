@@ -74,8 +74,8 @@ func (o *Object) Attachments() int {
 // mapping allocates (see fillObject).
 const aheadPages = 16
 
-// populateMin is the smallest write for which WriteAt commits the pages
-// before copying.
+// populateMin is the smallest write that WriteAt hands to the host
+// (pwrite to the memory file) instead of copying it itself.
 const populateMin = 4 * pageSize
 
 // MaxObjectSize is the largest size of an object (Linux's MAX_LFS_FILESIZE).
@@ -296,7 +296,11 @@ func (o *Object) writeLocked(src []byte, off int64) (int, error) {
 		return 0, unix.EPERM
 	}
 	startIdx, endIdx := uint64(off)/pageSize, (uint64(end)+pageSize-1)/pageSize
-	n, err := o.allocateLocked(startIdx, endIdx, len(src) >= populateMin)
+	// A large write goes to the memory file with pwrite, one per run of
+	// pages contiguous in it: new pages then come from the host unzeroed
+	// (a copy into the Sentry's mapping would fault each in zeroed).
+	large := len(src) >= populateMin
+	n, err := o.allocateLocked(startIdx, endIdx)
 	if n == 0 {
 		return 0, err
 	}
@@ -309,7 +313,15 @@ func (o *Object) writeLocked(src []byte, off int64) (int, error) {
 	for pos := off; pos < end; {
 		idx, inPage := uint64(pos)/pageSize, uint64(pos)%pageSize
 		chunk := min(end-pos, int64(pageSize-inPage))
-		copy(o.mf.Bytes(o.pages[idx]+inPage, uint64(chunk)), src[done:])
+		first := o.pages[idx] + inPage
+		if large {
+			for pos+chunk < end && o.pages[uint64(pos+chunk)/pageSize] == first+uint64(chunk) {
+				chunk += min(end-pos-chunk, pageSize)
+			}
+			o.mf.writeAt(src[done:done+int(chunk)], first)
+		} else {
+			copy(o.mf.Bytes(first, uint64(chunk)), src[done:])
+		}
 		done += int(chunk)
 		pos += chunk
 	}
@@ -331,11 +343,9 @@ func (o *Object) Append(src []byte) (int, int64, error) {
 
 // allocateLocked makes pages [start, end) of the object present, allocating
 // runs of missing pages at once. It returns how many pages from start are
-// present, and the error that stopped it. With commit, new pages are made
-// resident on the host at once (one host call instead of a host page fault
-// per page when the Sentry then writes them).
+// present, and the error that stopped it.
 // Preconditions: o.mu is held.
-func (o *Object) allocateLocked(start, end uint64, commit bool) (uint64, error) {
+func (o *Object) allocateLocked(start, end uint64) (uint64, error) {
 	for idx := start; idx < end; {
 		if _, ok := o.pages[idx]; ok {
 			idx++
@@ -359,9 +369,6 @@ func (o *Object) allocateLocked(start, end uint64, commit bool) (uint64, error) 
 			o.budget.uncharge(int64(run * pageSize))
 			return idx - start, unix.ENOSPC
 		}
-		if commit && run > 1 {
-			o.mf.Commit(off, run*pageSize)
-		}
 		for i := uint64(0); i < run; i++ {
 			o.pages[idx+i] = off + i*pageSize
 		}
@@ -376,7 +383,7 @@ func (o *Object) pageLocked(idx uint64) (uint64, error) {
 	if off, ok := o.pages[idx]; ok {
 		return off, nil
 	}
-	if _, err := o.allocateLocked(idx, idx+1, false); err != nil {
+	if _, err := o.allocateLocked(idx, idx+1); err != nil {
 		return 0, err
 	}
 	return o.pages[idx], nil
@@ -488,7 +495,7 @@ func (o *Object) Allocate(off, length int64, keepSize bool) error {
 		return unix.EPERM
 	}
 	start, stop := uint64(off)/pageSize, (uint64(end)+pageSize-1)/pageSize
-	if n, err := o.allocateLocked(start, stop, false); n < stop-start {
+	if n, err := o.allocateLocked(start, stop); n < stop-start {
 		return err
 	}
 	if !keepSize && end > o.size {
@@ -694,7 +701,7 @@ func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintpt
 		if !have && idx > 0 && prev {
 			limit := min(idx+aheadPages, sizePages, (v.objOff+uint64(end-v.start))/pageSize)
 			if limit > idx {
-				o.allocateLocked(idx, limit, false) // a shortfall leaves the rest to later faults
+				o.allocateLocked(idx, limit) // a shortfall leaves the rest to later faults
 			}
 		}
 	}

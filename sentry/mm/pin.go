@@ -262,3 +262,20 @@ func (c *MemoryManager) unsharePinned() error {
 	}
 	return nil
 }
+
+// writeAt copies b into the memory file at off with pwrite, falling back
+// to a copy through the Sentry's mapping for what pwrite did not take.
+func (f *MemoryFile) writeAt(b []byte, off uint64) {
+	done := 0
+	for done < len(b) {
+		n, err := unix.Pwrite(f.fd, b[done:], int64(off)+int64(done))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			break
+		}
+		done += n
+	}
+	copy(f.Bytes(off+uint64(done), uint64(len(b)-done)), b[done:])
+}
