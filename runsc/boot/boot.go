@@ -383,8 +383,9 @@ func mountRoot(cfg Config, client *proto.Client, mf *mm.MemoryFile) (*fs.Filesys
 	return overlay.New(kernel.Background(), upper, lower)
 }
 
-// mountSpecial mounts /dev, /proc and /sys where the root has directories
-// for them.
+// mountSpecial mounts /dev, /proc and /sys, making their directories
+// where the root lacks them and can be written (an image's root often
+// has no /proc; runc makes the mount points too).
 func mountSpecial(k *kernel.Kernel, mns *fs.MountNamespace, log *slog.Logger) error {
 	ctx := kernel.Background()
 	root := mns.Root()
@@ -402,6 +403,11 @@ func mountSpecial(k *kernel.Kernel, mns *fs.MountNamespace, log *slog.Logger) er
 		f    *fs.Filesystem
 	}{{"/dev", devFS}, {"/proc", procFS}, {"/sys", sysFS}} {
 		at, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: m.path, FollowFinal: true})
+		if err == unix.ENOENT {
+			if err = mkdirAll(ctx, root, m.path); err == nil {
+				at, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: m.path, FollowFinal: true})
+			}
+		}
 		if err != nil {
 			log.Info("not mounting: no mount point", "path", m.path, "err", err)
 			continue
