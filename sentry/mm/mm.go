@@ -172,6 +172,22 @@ func (m *MemoryManager) AddressSpace() (platform.AddressSpace, error) {
 // IncUsers adds a task sharing m.
 func (m *MemoryManager) IncUsers() { m.users.Add(1) }
 
+// TryIncUsers takes a reference on m unless its last user has gone (and
+// its memory with it), for a borrower such as process_vm_readv that must
+// not bring a released address space back. The caller drops it with
+// DecUsers.
+func (m *MemoryManager) TryIncUsers() bool {
+	for {
+		n := m.users.Load()
+		if n <= 0 {
+			return false
+		}
+		if m.users.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 // DecUsers drops a task; the last one frees the address space.
 func (m *MemoryManager) DecUsers() {
 	if m.users.Add(-1) > 0 {

@@ -1,9 +1,11 @@
 //go:build ignore
 
 /* s2_process_vm: process_vm_readv and process_vm_writev: own and child
- * memory, scatter/gather across iovecs, partial transfers, and the errors
- * for flags, iovec counts, missing processes, bad addresses and
- * permission. */
+ * memory, scatter/gather across iovecs, partial transfers (remote and
+ * local faults), and the errors for flags, iovec counts, missing and
+ * zombie processes, bad addresses, read-only targets and permission, in
+ * Linux's order (empty transfers succeed before the process is looked
+ * up). */
 #include "moattest.h"
 #include <grp.h>
 #include <limits.h>
@@ -127,6 +129,87 @@ static void unprivileged_eperm(void)
 	);
 }
 
+static void write_child_memory(void)
+{
+	int go[2], done[2];
+	CHECK_SYS(pipe(go));
+	CHECK_SYS(pipe(done));
+	pid_t c = CHECK_SYS(fork());
+	if (c == 0) {
+		char x = 1;
+		CHILD_CHECK(write(done[1], &x, 1) == 1);
+		CHILD_CHECK(read(go[0], &x, 1) == 1);
+		_exit(memcmp(secret, "THE QUICK", 9) == 0 ? 0 : 1);
+	}
+	char x;
+	CHECK_EQ(read(done[0], &x, 1), 1);
+	char src[] = "THE QUICK";
+	struct iovec l = { src, 9 }, r = { secret, 9 };
+	CHECK_EQ(process_vm_writev(c, &l, 1, &r, 1, 0), 9);
+	/* Only the child's copy changed. */
+	CHECK_MEMEQ(secret, "the quick", 9);
+	CHECK_EQ(write(go[1], &x, 1), 1);
+	CHECK_EXITED(mt_wait(c), 0);
+}
+
+static void readonly_target_efault(void)
+{
+	char *m = CHECK_MAP(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	char src[4] = "abc";
+	struct iovec l = { src, 4 }, r = { m, 4 };
+	CHECK_ERR(process_vm_writev(getpid(), &l, 1, &r, 1, 0), EFAULT);
+	CHECK_EQ(m[0], 0);
+	/* A read into a read-only local buffer fails the same way. */
+	char *s = secret;
+	struct iovec l2 = { m, 4 }, r2 = { s, 4 };
+	CHECK_ERR(process_vm_readv(getpid(), &l2, 1, &r2, 1, 0), EFAULT);
+	CHECK_SYS(munmap(m, 4096));
+}
+
+static void local_fault_partial(void)
+{
+	char *m = CHECK_MAP(mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	CHECK_SYS(munmap(m, 4096));
+	char buf[4];
+	struct iovec l[2] = { { buf, 4 }, { m, 4 } };
+	struct iovec r = { secret, 8 };
+	CHECK_EQ(process_vm_readv(getpid(), l, 2, &r, 1, 0), 4);
+	CHECK_MEMEQ(buf, "the ", 4);
+	/* Writing from an unmapped local buffer copies what came before. */
+	char dst[8] = "........";
+	struct iovec w[2] = { { "ABCD", 4 }, { m, 4 } };
+	struct iovec rd = { dst, 8 };
+	CHECK_EQ(process_vm_writev(getpid(), w, 2, &rd, 1, 0), 4);
+	CHECK_MEMEQ(dst, "ABCD....", 8);
+}
+
+static void empty_transfers_skip_lookup(void)
+{
+	char buf[8];
+	struct iovec l = { buf, 8 }, r = { secret, 8 };
+	struct iovec lz = { buf, 0 }, rz = { secret, 0 };
+	/* Nothing to move: no process is looked up, no remote iovec read. */
+	CHECK_EQ(process_vm_readv(4194305, &lz, 1, &r, 1, 0), 0);
+	CHECK_EQ(syscall(SYS_process_vm_readv, 4194305, &lz, 1, (void *)1, 1, 0), 0);
+	CHECK_EQ(process_vm_readv(4194305, &l, 1, &rz, 1, 0), 0);
+	CHECK_EQ(process_vm_writev(4194305, &l, 1, &r, 0, 0), 0);
+	/* But the flags are checked first. */
+	CHECK_ERR(process_vm_readv(4194305, &lz, 1, &r, 1, 2), EINVAL);
+}
+
+static void zombie_esrch(void)
+{
+	pid_t c = CHECK_SYS(fork());
+	if (c == 0)
+		_exit(0);
+	siginfo_t si;
+	CHECK_SYS(waitid(P_PID, c, &si, WEXITED | WNOWAIT));
+	char buf[8];
+	struct iovec l = { buf, 8 }, r = { secret, 8 };
+	CHECK_ERR(process_vm_readv(c, &l, 1, &r, 1, 0), ESRCH);
+	CHECK_EXITED(mt_wait(c), 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(read_own_memory),
 	MT_CASE(write_own_memory),
@@ -137,6 +220,11 @@ static const struct mt_case cases[] = {
 	MT_CASE(bad_addresses_efault),
 	MT_CASE(partial_transfer),
 	MT_CASE(unprivileged_eperm),
+	MT_CASE(write_child_memory),
+	MT_CASE(readonly_target_efault),
+	MT_CASE(local_fault_partial),
+	MT_CASE(empty_transfers_skip_lookup),
+	MT_CASE(zombie_esrch),
 };
 
 MT_MAIN(cases)

@@ -7,7 +7,8 @@ import (
 )
 
 // memorySyscalls are the entries of memfd_create (sys_memfd.go), System V
-// shared memory (sys_shm.go) and the
+// shared memory (sys_shm.go), process_vm_readv/writev (sys_process_vm.go)
+// and the
 // mmap and madvise entries (sys_mmap.go), which replace linux64.go's when
 // init merges these into AMD64 (this file's init runs after linux64.go's).
 var memorySyscalls = map[uintptr]kernel.Syscall{
@@ -20,6 +21,10 @@ var memorySyscalls = map[uintptr]kernel.Syscall{
 		Note: "one IPC namespace per sandbox; SHM_LOCK only sets the mode bit (memory is never swapped)"},
 	unix.SYS_MADVISE: {Name: "madvise", Fn: Madvise, Support: kernel.SupportPartial,
 		Note: "DONTNEED, FREE, REMOVE, POPULATE_READ/WRITE, DONTFORK/DOFORK, WIPEONFORK/KEEPONFORK act; other known advice is accepted as a hint; HWPOISON and newer advice give EINVAL"},
+	unix.SYS_PROCESS_VM_READV: {Name: "process_vm_readv", Fn: ProcessVMReadv, Support: kernel.SupportPartial,
+		Note: "as Linux without Yama; exec-only mappings count as readable"},
+	unix.SYS_PROCESS_VM_WRITEV: {Name: "process_vm_writev", Fn: ProcessVMWritev, Support: kernel.SupportPartial,
+		Note: "as Linux without Yama; exec-only mappings count as readable"},
 	unix.SYS_MMAP: {Name: "mmap", Fn: Mmap, Support: kernel.SupportPartial,
 		Note: "MAP_SHARED mappings of gofer files are snapshots of read-only files (tmpfs files and memfds are shared for real); MAP_HUGETLB unsupported"},
 }

@@ -1,0 +1,51 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/mm"
+)
+
+// MemoryForAccess returns the address space of thread tid for
+// process_vm_readv and process_vm_writev, with a reference the caller
+// drops with DecUsers: ESRCH when there is no such thread or it has no
+// address space any more (it is exiting or a zombie), EPERM when t may
+// not reach its memory (ptraceMayAttach).
+func (t *Task) MemoryForAccess(tid int32) (*mm.MemoryManager, error) {
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	target := k.tasks[ThreadID(tid)]
+	if tid <= 0 || target == nil || target.exitState != taskRunning {
+		return nil, errESRCH
+	}
+	if !ptraceMayAttach(t, target) {
+		return nil, errEPERM
+	}
+	m := target.MemoryManager()
+	if m == nil || !m.TryIncUsers() {
+		return nil, errESRCH
+	}
+	return m, nil
+}
+
+// ptraceMayAttach is Linux's ptrace access check in
+// PTRACE_MODE_ATTACH_REALCREDS mode (__ptrace_may_access), which guards
+// process_vm_readv/writev: a thread of the same process always may;
+// otherwise t's real uid and gid must equal each of target's real,
+// effective and saved ids, or t must hold CAP_SYS_PTRACE, and a
+// non-dumpable target needs CAP_SYS_PTRACE as well. There is no Yama
+// policy in the sandbox.
+func ptraceMayAttach(t, target *Task) bool {
+	if t.tg == target.tg {
+		return true
+	}
+	c, tc := t.Credentials(), target.Credentials()
+	capable := c.HasCapability(unix.CAP_SYS_PTRACE)
+	sameIDs := c.RealUID == tc.RealUID && c.RealUID == tc.EffectiveUID && c.RealUID == tc.SavedUID &&
+		c.RealGID == tc.RealGID && c.RealGID == tc.EffectiveGID && c.RealGID == tc.SavedGID
+	if !sameIDs && !capable {
+		return false
+	}
+	return target.Dumpable() || capable
+}
