@@ -36,6 +36,11 @@ import (
 //	exec    start Exec's process (exec.go), its stdin, stdout and stderr
 //	        passed with the request as SCM_RIGHTS; PID is its pid
 //	pause   freeze every process (kernel.Pause); resume thaws them
+//	addContainer
+//	        a further container joins the sandbox (subcontainer.go):
+//	        Container is its spec, and six descriptors come with the
+//	        request; from then on it answers on a control socket of its
+//	        own, with the calls above scoped to it, plus destroy
 //
 // When init has exited, the sandbox writes its status ("%d\n") to the exit
 // file (a descriptor the host opened in the state directory), answers the
@@ -56,6 +61,8 @@ type Request struct {
 	KillOnHangup bool `json:"killOnHangup,omitempty"`
 	// Exec is exec's process.
 	Exec *ExecSpec `json:"exec,omitempty"`
+	// Container is addContainer's container.
+	Container *ContainerSpec `json:"container,omitempty"`
 }
 
 // Response answers a Request. Error is empty on success.
@@ -104,7 +111,7 @@ const MaxMessage = 1 << 20
 // has exited (or a kill stopped a sandbox whose init never started), then
 // writes the status to exitFD (if >= 0) and returns it.
 func (s *Sandbox) Serve(listenFD, exitFD int) int {
-	c := &controller{s: s, stop: make(chan struct{})}
+	c := &controller{s: s, stop: make(chan struct{}), subs: make(map[string]*subContainer)}
 	go c.acceptLoop(listenFD)
 	go c.watchGofer()
 	var status int
@@ -139,6 +146,12 @@ type controller struct {
 	// execs are the processes exec started that nobody has waited for
 	// yet, by pid.
 	execs map[int32]*kernel.ExternalProcess
+
+	// sub is the container this controller answers for when it is not
+	// the root container's (subcontainer.go); subs, on the root
+	// container's controller, are the containers that joined, by id.
+	sub  *subContainer
+	subs map[string]*subContainer
 }
 
 // finish waits (briefly) for the answers in flight: waits are answered
@@ -146,9 +159,21 @@ type controller struct {
 func (c *controller) finish() {
 	c.mu.Lock()
 	c.finishing = true
+	subs := make([]*subContainer, 0, len(c.subs))
+	for _, sc := range c.subs {
+		subs = append(subs, sc)
+	}
 	c.mu.Unlock()
 	done := make(chan struct{})
-	go func() { c.inFlight.Wait(); close(done) }()
+	go func() {
+		// The other containers' processes died with init: their
+		// exit files get their status before the sandbox goes.
+		for _, sc := range subs {
+			sc.finish()
+		}
+		c.inFlight.Wait()
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(2 * time.Second):
@@ -157,13 +182,19 @@ func (c *controller) finish() {
 }
 
 func (c *controller) acceptLoop(fd int) {
+	if c.sub != nil {
+		// A joined container's socket, shut down by destroy.
+		defer unix.Close(fd)
+	}
 	for {
 		nfd, _, err := unix.Accept4(fd, unix.SOCK_CLOEXEC)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ECONNABORTED) {
 				continue
 			}
-			c.s.log.Warn("control socket: accept", "err", err)
+			if c.sub == nil || !errors.Is(err, unix.EINVAL) {
+				c.s.log.Warn("control socket: accept", "err", err)
+			}
 			return
 		}
 		c.mu.Lock()
@@ -184,7 +215,7 @@ func (c *controller) acceptLoop(fd int) {
 
 func (c *controller) handle(fd int) {
 	buf := make([]byte, 64<<10)
-	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
+	oob := make([]byte, unix.CmsgSpace(4*maxRequestFDs))
 	n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil || n == 0 {
 		return
@@ -207,6 +238,11 @@ func (c *controller) handle(fd int) {
 		fds = nil // exec owns them
 	case req.Method == "wait" && req.PID != 0:
 		resp = c.waitExec(fd, &req)
+	case req.Method == "addContainer" && c.sub == nil:
+		resp = c.addContainer(&req, fds)
+		fds = nil // addContainer owns them
+	case c.sub != nil:
+		resp = c.sub.call(&req)
 	default:
 		resp = c.call(&req)
 	}
@@ -267,9 +303,9 @@ func (c *controller) call(req *Request) Response {
 			return Response{Exited: true, Status: c.stopStatus}
 		}
 	case "ps":
-		return Response{Processes: s.Processes()}
+		return Response{Processes: s.processes(c.rootThreadGroups())}
 	case "stats":
-		return Response{Stats: s.Stats()}
+		return Response{Stats: s.stats(c.rootThreadGroups(), true)}
 	case "state":
 		r := Response{Started: s.Started()}
 		select {
@@ -349,7 +385,7 @@ func (c *controller) kill(sig kernel.Signal, all bool) Response {
 	}
 	if all {
 		seen := map[kernel.ThreadID]bool{}
-		for _, tg := range s.k.ThreadGroups() {
+		for _, tg := range c.rootThreadGroups() {
 			pg := tg.ProcessGroupID()
 			if pg == 0 || seen[pg] {
 				continue
@@ -362,17 +398,22 @@ func (c *controller) kill(sig kernel.Signal, all bool) Response {
 }
 
 // Stats returns the sandbox's resource figures.
-func (s *Sandbox) Stats() *Stats {
+func (s *Sandbox) Stats() *Stats { return s.stats(s.k.ThreadGroups(), true) }
+
+// stats returns the resource figures of the processes tgs; withInit adds
+// the times of the processes init has reaped. The memory figures are the
+// whole sandbox's.
+func (s *Sandbox) stats(tgs []*kernel.ThreadGroup, withInit bool) *Stats {
 	st := &Stats{MemoryUsage: s.k.MemFile.Used(), MemoryLimit: s.k.MemFile.Capacity()}
 	var user, sys time.Duration
-	for _, tg := range s.k.ThreadGroups() {
+	for _, tg := range tgs {
 		st.PIDs++
 		u, y := tg.CPUTimes()
 		user, sys = user+u, sys+y
 	}
 	// Reaped processes count in their reaper's children's times; all
 	// end up in init's.
-	if init := s.k.ThreadGroupByID(1); init != nil {
+	if init := s.k.ThreadGroupByID(1); init != nil && withInit {
 		u, y := init.ChildCPUTimes()
 		user, sys = user+u, sys+y
 	}
@@ -381,14 +422,21 @@ func (s *Sandbox) Stats() *Stats {
 }
 
 // Processes lists the sandbox's processes, by pid.
-func (s *Sandbox) Processes() []ProcessInfo {
+func (s *Sandbox) Processes() []ProcessInfo { return s.processes(s.k.ThreadGroups()) }
+
+// processes lists the processes tgs, by pid.
+func (s *Sandbox) processes(tgs []*kernel.ThreadGroup) []ProcessInfo {
 	pk := kernel.ProcKernel{K: s.k}
 	ctx := kernel.Background()
+	want := make(map[int32]bool, len(tgs))
+	for _, tg := range tgs {
+		want[int32(tg.ID())] = true
+	}
 	var out []ProcessInfo
 	for _, pid := range pk.PIDs(ctx) {
 		tg := s.k.ThreadGroupByID(kernel.ThreadID(pid))
 		pt, ok := pk.ThreadGroup(ctx, pid)
-		if tg == nil || !ok {
+		if tg == nil || !ok || !want[pid] {
 			continue
 		}
 		pi := ProcessInfo{PID: pid, PPID: int32(tg.ParentID())}

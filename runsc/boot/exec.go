@@ -33,7 +33,20 @@ type ExecSpec struct {
 // Exec starts spec's process in the sandbox with stdio as its stdin,
 // stdout and stderr, of which it takes ownership (closing them on error).
 // A command that cannot be found or executed gives an *ExecError.
-func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, err error) {
+func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (*kernel.ExternalProcess, error) {
+	p, err := s.loadProcess(s.k.MountNS.Root(), s.seccomp, spec, stdio)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Debug("exec", "pid", p.PID(), "argv", spec.Argv)
+	p.Start()
+	return p, nil
+}
+
+// loadProcess loads spec's process, without starting it, with root as
+// its root directory (the root of the container it belongs to) and
+// filter as its seccomp filter; it takes ownership of stdio as Exec does.
+func (s *Sandbox) loadProcess(root fs.VirtualDentry, filter *SeccompFilter, spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, err error) {
 	owned := stdio
 	defer func() {
 		for _, fd := range owned {
@@ -73,7 +86,7 @@ func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, 
 		}
 	}
 
-	opts, err := processOptions(s.k.MountNS.Root(), spec.Argv, spec.Env, spec.Cwd, spec.Process)
+	opts, err := processOptions(root, spec.Argv, spec.Env, spec.Cwd, spec.Process)
 	if err != nil {
 		return nil, err
 	}
@@ -86,15 +99,13 @@ func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, 
 	if spec.Process.NoNewPrivileges {
 		p.Leader().SetNoNewPrivs()
 	}
-	if err := s.seccomp.install(p.Leader()); err != nil {
-		// Cannot happen: the same filter went on init.
+	if err := filter.install(p.Leader()); err != nil {
+		// Cannot happen: the same filter went on the container's init.
 		return nil, err
 	}
 	if spec.Terminal {
 		tty.SetForegroundPgrp(int32(p.PID()))
 	}
-	s.log.Debug("exec", "pid", p.PID(), "argv", spec.Argv)
-	p.Start()
 	return p, nil
 }
 
@@ -106,9 +117,6 @@ func exitStatus(ws kernel.WaitStatus) int {
 	}
 	return ws.ExitCode()
 }
-
-// maxFDs bounds the descriptors one control request may carry.
-const maxFDs = 3
 
 // parseRights returns the descriptors of the SCM_RIGHTS messages in oob.
 func parseRights(oob []byte) ([]int, error) {
@@ -142,7 +150,13 @@ func (c *controller) exec(req *Request, fds []int) Response {
 	// to wait for it.
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, err := c.s.Exec(req.Exec, fds)
+	var p *kernel.ExternalProcess
+	var err error
+	if c.sub != nil {
+		p, err = c.sub.exec(req.Exec, fds)
+	} else {
+		p, err = c.s.Exec(req.Exec, fds)
+	}
 	if err != nil {
 		r := Response{Error: err.Error()}
 		var ee *ExecError

@@ -112,6 +112,9 @@ func Create(a CreateArgs) (c *Container, err error) {
 	case !term && a.ConsoleSocket != "":
 		return nil, errors.New("--console-socket was given but process.terminal is not set")
 	}
+	if sid, ok := SandboxIDOf(a.ID, spec.Annotations); ok {
+		return createSub(a, spec, bundle, rootfs, bs, sid) // subcontainer.go
+	}
 
 	root, err := filepath.Abs(a.Config.RootDir)
 	if err != nil {
@@ -489,7 +492,11 @@ func (c *Container) Start() error {
 		}
 		if h := c.rec.Hooks; h != nil {
 			if err := runHooks("startContainer", h.StartContainer, c.State()); err != nil {
-				c.rec.Sandbox.kill(unix.SIGKILL)
+				if c.isSub() {
+					c.destroySandboxSide()
+				} else {
+					c.rec.Sandbox.kill(unix.SIGKILL)
+				}
 				return err
 			}
 		}
@@ -523,7 +530,7 @@ func (c *Container) Kill(sig unix.Signal, all bool) error {
 		if errors.Is(err, sandbox.ErrNoSandbox) {
 			return errors.New("container not running")
 		}
-		if err != nil && sig == unix.SIGKILL {
+		if err != nil && sig == unix.SIGKILL && !c.isSub() {
 			// The sandbox does not answer: SIGKILL must work anyway.
 			return c.rec.Sandbox.kill(unix.SIGKILL)
 		}
@@ -613,6 +620,9 @@ func (c *Container) Delete(force bool) error {
 // destroy kills the sandbox and gofer, waits for them to go and removes
 // the state directory. Preconditions: the lock is held.
 func (c *Container) destroy() error {
+	if c.isSub() {
+		return c.destroySub()
+	}
 	procs := []hostProcess{c.rec.Sandbox, c.rec.Gofer}
 	if c.rec.Status == Creating {
 		procs = append(procs, c.rec.Creator)

@@ -1,0 +1,291 @@
+package container
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"golang.org/x/sys/unix"
+)
+
+// podRootfs returns a busybox root file system of its own holding
+// /name.txt with content name.
+func podRootfs(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	for _, d := range []string{"bin", "proc", "dev", "tmp", "etc", "sys"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	b, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin", "busybox"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, app := range []string{"sh", "echo", "sleep", "cat", "ls", "test", "ps"} {
+		os.Symlink("busybox", filepath.Join(dir, "bin", app))
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".txt"), []byte(name+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// podBundle is a bundle of a pod's container: the sandbox (pause)
+// container when sandbox is id, else one joining sandbox.
+func podBundle(t *testing.T, id, sandbox, rootfs string, args ...string) string {
+	t.Helper()
+	return bundle(t, func(s *specs.Spec) {
+		s.Root.Path = rootfs
+		s.Process.Env = append(s.Process.Env, "CONTAINER="+id)
+		typ := "container"
+		if id == sandbox {
+			typ = "sandbox"
+		}
+		s.Annotations = map[string]string{
+			annotationContainerType: typ,
+			annotationSandboxID:     sandbox,
+		}
+	}, args...)
+}
+
+// TestPod runs a pod: a root container and two that join its sandbox,
+// each with a root file system of its own.
+func TestPod(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod", podBundle(t, "pod", "pod", podRootfs(t, "pause"), "sleep", "1000"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const show = `cat /*.txt; for f in pause a b; do test -e /$f.txt || echo "no $f"; done; echo "env $CONTAINER"; echo ready; exec sleep 1000`
+	a, outA := e.mustCreate("a", podBundle(t, "a", "pod", podRootfs(t, "a"), "sh", "-c", show))
+	b, outB := e.mustCreate("b", podBundle(t, "b", "pod", podRootfs(t, "b"), "sh", "-c", show))
+	for _, c := range []*Container{a, b} {
+		if got := status(t, e.conf.RootDir, c.ID()); got != Created {
+			t.Fatalf("%s after create: %s", c.ID(), got)
+		}
+		if c.Pid() != root.Pid() {
+			t.Errorf("%s: pid %d, want the sandbox's %d", c.ID(), c.Pid(), root.Pid())
+		}
+		if err := c.Start(); err != nil {
+			t.Fatalf("start %s: %v", c.ID(), err)
+		}
+	}
+	waitOutput(t, outA, "ready")
+	waitOutput(t, outB, "ready")
+	for _, tc := range []struct {
+		out, want string
+	}{
+		{outA, "a\nno pause\nno b\nenv a\nready\n"},
+		{outB, "b\nno pause\nno a\nenv b\nready\n"},
+	} {
+		if got, _ := os.ReadFile(tc.out); string(got) != tc.want {
+			t.Errorf("output %q, want %q", got, tc.want)
+		}
+	}
+	for _, c := range []*Container{root, a, b} {
+		if got := status(t, e.conf.RootDir, c.ID()); got != Running {
+			t.Errorf("%s after start: %s", c.ID(), got)
+		}
+	}
+
+	t.Run("exec", func(t *testing.T) {
+		for _, tc := range []struct {
+			c    *Container
+			p    *specs.Process
+			st   int
+			want string
+		}{
+			{a, proc("cat", "/a.txt"), 0, "a\n"},
+			{b, proc("cat", "/b.txt"), 0, "b\n"},
+			{a, proc("cat", "/b.txt"), 1, "No such file"},
+			{b, proc("sh", "-c", "cat /pause.txt"), 1, "No such file"},
+			{root, proc("cat", "/pause.txt"), 0, "pause\n"},
+			{a, proc("ls", "/proc/self/root/"), 0, "a.txt"},
+		} {
+			st, out, err := execOut(t, tc.c, tc.p)
+			if err != nil {
+				t.Fatalf("%s: exec %v: %v", tc.c.ID(), tc.p.Args, err)
+			}
+			if st != tc.st || !strings.Contains(out, tc.want) {
+				t.Errorf("%s: exec %v: status %d output %q, want %d and %q", tc.c.ID(), tc.p.Args, st, out, tc.st, tc.want)
+			}
+		}
+	})
+
+	t.Run("ps and stats", func(t *testing.T) {
+		for _, tc := range []struct {
+			c    *Container
+			want string
+		}{{root, "sleep 1000"}, {a, "sleep 1000"}, {b, "sleep 1000"}} {
+			ps, err := tc.c.Processes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ps) != 1 || ps[0].Cmdline != tc.want {
+				t.Errorf("%s: ps %+v, want one %q", tc.c.ID(), ps, tc.want)
+			}
+			st, err := tc.c.Stats()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Sentry.PIDs != 1 {
+				t.Errorf("%s: stats count %d processes, want 1", tc.c.ID(), st.Sentry.PIDs)
+			}
+		}
+	})
+
+	t.Run("pause refused", func(t *testing.T) {
+		if err := a.Pause(); err == nil {
+			t.Error("paused one container of the pod")
+			a.Resume()
+		}
+	})
+
+	// Kill of a's processes leaves b and the root running.
+	if err := a.Kill(unix.SIGKILL, true); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := a.Wait(); err != nil || st != 128+int(unix.SIGKILL) {
+		t.Errorf("wait a: %d, %v", st, err)
+	}
+	if got := status(t, e.conf.RootDir, "a"); got != Stopped {
+		t.Errorf("a after kill: %s", got)
+	}
+	if err := a.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	assertSubGone(t, a)
+	for _, c := range []*Container{root, b} {
+		if got := status(t, e.conf.RootDir, c.ID()); got != Running {
+			t.Errorf("%s after a's delete: %s", c.ID(), got)
+		}
+	}
+	if st, out, err := execOut(t, b, proc("cat", "/b.txt")); err != nil || st != 0 || out != "b\n" {
+		t.Errorf("exec in b after a's delete: %d %q %v", st, out, err)
+	}
+
+	// Deleting the root stops the sandbox and b with it.
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
+	if got := status(t, e.conf.RootDir, "b"); got != Stopped {
+		t.Errorf("b after the root's delete: %s", got)
+	}
+	if !b.rec.Gofer.waitGone(10 * time.Second) {
+		t.Error("b's gofer outlived the sandbox")
+	}
+	if err := b.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	assertSubGone(t, b)
+	if ents, _ := os.ReadDir(e.conf.RootDir); len(ents) != 0 {
+		t.Errorf("state root still holds %v", ents)
+	}
+}
+
+// TestPodDeleteRunning: a forced delete of a running sub-container kills
+// its processes, exec'd ones included, and leaves the sandbox running.
+func TestPodDeleteRunning(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod2", podBundle(t, "pod2", "pod2", podRootfs(t, "pause"), "sleep", "1000"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c, out := e.mustCreate("c", podBundle(t, "c", "pod2", podRootfs(t, "c"), "sh", "-c", "echo ready; sleep 1000"))
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitOutput(t, out, "ready")
+	devNull, _ := os.Open(os.DevNull)
+	defer devNull.Close()
+	pid, err := c.Exec(ExecArgs{Process: proc("sleep", "999"), Stdin: devNull, Stdout: devNull, Stderr: devNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan int, 1)
+	go func() {
+		st, _ := c.WaitExec(pid, false)
+		waited <- st
+	}()
+	if err := c.Delete(false); err == nil {
+		t.Fatal("deleted a running container without force")
+	}
+	if err := c.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertSubGone(t, c)
+	select {
+	case st := <-waited:
+		if st != 128+int(unix.SIGKILL) {
+			t.Errorf("exec'd process status %d", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the exec'd process outlived its container")
+	}
+	ps, err := root.Processes()
+	if err != nil || len(ps) != 1 {
+		t.Errorf("root's processes after c's delete: %+v, %v", ps, err)
+	}
+	if got := status(t, e.conf.RootDir, "pod2"); got != Running {
+		t.Errorf("root after c's delete: %s", got)
+	}
+}
+
+// TestPodCreateErrors: a container naming a sandbox that is missing,
+// stopped or itself a sub-container, or whose command does not exist, is
+// refused and leaves nothing.
+func TestPodCreateErrors(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod3", podBundle(t, "pod3", "pod3", podRootfs(t, "pause"), "sleep", "1000"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sub, _ := e.mustCreate("s", podBundle(t, "s", "pod3", podRootfs(t, "s"), "sleep", "1000"))
+	for _, tc := range []struct {
+		name, sandbox string
+		args          []string
+		want          string
+	}{
+		{"missing sandbox", "nope", []string{"true"}, "does not exist"},
+		{"sub-container as sandbox", "s", []string{"true"}, "not a sandbox's root container"},
+		{"bad sandbox id", "../x", []string{"true"}, "annotation"},
+		{"missing command", "pod3", []string{"/nonexistent"}, "nonexistent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := e.create("x", podBundle(t, "x", tc.sandbox, podRootfs(t, "x"), tc.args...))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("create: %v, want an error with %q", err, tc.want)
+			}
+			if _, err := os.Stat(filepath.Join(e.conf.RootDir, "x")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("state directory left: %v", err)
+			}
+		})
+	}
+	if err := sub.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	assertSubGone(t, sub)
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
+}
+
+// assertSubGone checks that a sub-container left no state and no gofer.
+func assertSubGone(t *testing.T, c *Container) {
+	t.Helper()
+	if _, err := os.Stat(c.dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("state directory %s still there (%v)", c.dir, err)
+	}
+	if c.rec.Gofer.alive() {
+		t.Errorf("gofer pid %d still alive", c.rec.Gofer.Pid)
+	}
+}
