@@ -129,7 +129,8 @@ func (p *Process) credentials() (*auth.Credentials, *kernel.Limits, error) {
 
 // processOptions resolves what a new process of the sandbox needs from its
 // argv, environment, working directory and settings: the executable found
-// along PATH (defaultPath when env has none), the working directory under
+// along PATH (defaultPath when env has none), HOME from the root's
+// /etc/passwd when env has none (as runc does), the working directory under
 // root, credentials, limits and umask. The caller adds the descriptor
 // table. A command that cannot be found is an *ExecError with status 127.
 func processOptions(root fs.VirtualDentry, argv, env []string, cwdPath string, p Process) (kernel.InitOptions, error) {
@@ -144,6 +145,9 @@ func processOptions(root fs.VirtualDentry, argv, env []string, cwdPath string, p
 		if err != nil {
 			return kernel.InitOptions{}, fmt.Errorf("working directory %q: %w", cwdPath, err)
 		}
+	}
+	if !hasVar(env, "HOME") {
+		env = append(env, "HOME="+homeDir(ctx, root, p.UID))
 	}
 	exe, err := lookPath(ctx, root, cwd, argv[0], env)
 	if err != nil {
