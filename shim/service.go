@@ -321,8 +321,17 @@ func (s *service) Create(ctx context.Context, r *taskapi.CreateTaskRequest) (_ *
 		return nil, fmt.Errorf("reading runsc's pid file: %w", err)
 	}
 	pio.childStarted()
-	s.watch(p, pid)
-	undo = append(undo, func() { s.unwatch(p) })
+	if joinsSandbox(r.Bundle, r.ID) {
+		// The pid is the pod's sandbox, which outlives this container's
+		// init: runsc wait tells of its exit (group.go).
+		p.mu.Lock()
+		p.pid = pid
+		p.mu.Unlock()
+		go s.waitSub(c, p)
+	} else {
+		s.watch(p, pid)
+		undo = append(undo, func() { s.unwatch(p) })
+	}
 
 	s.mu.Lock()
 	s.containers[r.ID] = c

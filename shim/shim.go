@@ -223,7 +223,8 @@ func start(f *flags, stdin *os.File, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	path := SocketPath(sockDir, f.address, f.namespace, f.id)
+	// The containers of a pod share the server of its sandbox (group.go).
+	path := SocketPath(sockDir, f.address, f.namespace, groupID(bundle, f.id))
 	address := "unix://" + path
 	if conn, err := net.Dial("unix", path); err == nil {
 		// A shim already serves this id: hand out its address.
