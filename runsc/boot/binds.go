@@ -112,6 +112,11 @@ func mountBind(mns *fs.MountNamespace, client *proto.Client, b Bind, flags fs.Mo
 	if err != nil {
 		return err
 	}
+	if path.IsAbs(b.Source) {
+		// mountinfo shows the host directory as the mount's root, as
+		// Linux shows a bind's.
+		f.SetMountInfo(fs.MountInfo{Root: path.Clean(b.Source)})
+	}
 	st, err := f.Root().Stat(ctx)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)

@@ -10,6 +10,9 @@ import (
 
 	"github.com/moat-sandbox/moat/gofer/proto"
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/dev"
+	"github.com/moat-sandbox/moat/sentry/fs/devpts"
+	"github.com/moat-sandbox/moat/sentry/fs/tmpfs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 )
 
@@ -21,14 +24,60 @@ type SpecMount struct {
 	Options     []string `json:"options,omitempty"`
 }
 
-// providedMounts are the destinations the Sentry mounts itself at boot,
-// with the type a spec gives them: a spec mount of that type there is
-// already in place.
-var providedMounts = map[string]string{
+// bootMounts are the destinations the Sentry mounts at boot before the
+// spec's mounts (mountSpecial), with the type a spec gives them. A spec
+// mount of that type there replaces the boot's, in spec order, so that
+// mountinfo lists the spec's mounts in order, as runtimes mount them.
+var bootMounts = map[string]string{
 	"/proc":    "proc",
 	"/sys":     "sysfs",
 	"/dev":     "tmpfs",
-	"/dev/pts": "devpts",
+	"/dev/shm": "tmpfs",
+}
+
+// registerSpecFilesystems makes devpts mountable (by spec mounts and
+// mount(2)), with its mount options.
+func registerSpecFilesystems(k *kernel.Kernel) {
+	k.RegisterFilesystem(devpts.FSType, func(_ fs.Context, _ string, _ bool, data string) (*fs.Filesystem, error) {
+		o, err := devpts.ParseOptions(data, devpts.DefaultOptions())
+		if err != nil {
+			return nil, err
+		}
+		f, _ := devpts.NewFilesystem(nil, o)
+		return f, nil
+	})
+}
+
+// isDevTmpfs reports whether the spec mount m at dst is the container's
+// /dev: a tmpfs whose device nodes open the Sentry's devices, filled by
+// dev.Populate once mounted.
+func isDevTmpfs(dst string, m SpecMount) bool { return dst == "/dev" && m.Type == "tmpfs" }
+
+// newSpecFS returns a new file system for the spec mount m at dst: an
+// instance of the type's file system, recording the spec's source.
+func newSpecFS(ctx fs.Context, k *kernel.Kernel, dst string, m SpecMount, ro bool, data string) (*fs.Filesystem, error) {
+	var f *fs.Filesystem
+	if isDevTmpfs(dst, m) {
+		opts, err := tmpfs.ParseOptions(data, tmpfs.DefaultOptions(k.MemFile), k.MemFile.Capacity())
+		if err != nil {
+			return nil, err
+		}
+		opts.OpenDevice = dev.OpenDevice
+		f = tmpfs.New(k.MemFile, opts, nil)
+	} else {
+		newFS, ok := k.Filesystem(m.Type)
+		if !ok {
+			return nil, nil
+		}
+		var err error
+		if f, err = newFS(ctx, m.Source, ro, data); err != nil {
+			return nil, err
+		}
+	}
+	if m.Source != "" {
+		f.SetMountInfo(fs.MountInfo{Source: m.Source})
+	}
+	return f, nil
 }
 
 // mountOptions splits a spec mount's options into per-mount flags, the
@@ -86,16 +135,15 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 	resolve := func(p string) (fs.VirtualDentry, error) {
 		return fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true})
 	}
+	registerSpecFilesystems(k)
 	binds := make(map[int]Bind)
 	for _, b := range Binds(cfg.Mounts) {
 		binds[b.Index] = b
 	}
+	devTmpfs, ptsMounted, shmMounted := false, false, false
 	for i, m := range cfg.Mounts {
 		dst := path.Clean("/" + m.Destination)
 		flags, _, data := mountOptions(m.Options)
-		if t, ok := providedMounts[dst]; ok && t == m.Type {
-			continue
-		}
 		if IsBind(m) {
 			b, ok := binds[i]
 			if !ok {
@@ -108,14 +156,13 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 			log.Debug("bind mount", "index", i, "destination", dst, "source", m.Source, "attach", b.Attach, "ro", flags.ReadOnly)
 			continue
 		}
-		newFS, ok := k.Filesystem(m.Type)
-		if !ok {
-			log.Info("spec mount not applied: file system type not available in the sandbox", "index", i, "destination", dst, "type", m.Type)
-			continue
-		}
-		f, err := newFS(ctx, m.Source, flags.ReadOnly, data)
+		f, err := newSpecFS(ctx, k, dst, m, flags.ReadOnly, data)
 		if err != nil {
 			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, m.Type, dst, err)
+		}
+		if f == nil {
+			log.Info("spec mount not applied: file system type not available in the sandbox", "index", i, "destination", dst, "type", m.Type)
+			continue
 		}
 		at, err := resolve(dst)
 		if err == unix.ENOENT {
@@ -126,19 +173,43 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 		if err != nil {
 			return fmt.Errorf("mounts[%d] (%s on %s): mount point: %w", i, m.Type, dst, err)
 		}
-		if dst == "/dev/shm" {
-			// The spec's /dev/shm replaces the default one.
-			if old, err := fs.MountAt(at); err == nil && old.Filesystem().Type() == "tmpfs" {
+		if t, ok := bootMounts[dst]; ok && t == m.Type {
+			// The spec's mount replaces the boot's (and what is
+			// mounted below it: a new /dev has no /dev/shm yet).
+			if old, err := fs.MountAt(at); err == nil && old != root.Mount && old.Filesystem().Type() == t {
 				if err := mns.Umount(old, true); err != nil {
-					return fmt.Errorf("mounts[%d]: replacing /dev/shm: %w", i, err)
+					return fmt.Errorf("mounts[%d]: replacing %s: %w", i, dst, err)
 				}
 				if at, err = resolve(dst); err != nil {
-					return fmt.Errorf("mounts[%d]: /dev/shm: %w", i, err)
+					return fmt.Errorf("mounts[%d]: %s: %w", i, dst, err)
 				}
 			}
 		}
-		if _, err := mns.Mount(ctx, at, f, flags); err != nil {
+		nm, err := mns.Mount(ctx, at, f, flags)
+		if err != nil {
 			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, m.Type, dst, err)
+		}
+		if isDevTmpfs(dst, m) {
+			if err := dev.Populate(ctx, fs.VirtualDentry{Mount: nm, Dentry: nm.Root()}); err != nil {
+				return fmt.Errorf("mounts[%d]: %w", i, err)
+			}
+			devTmpfs = true
+		}
+		ptsMounted = ptsMounted || dst == "/dev/pts"
+		shmMounted = shmMounted || dst == "/dev/shm"
+	}
+	if devTmpfs && !ptsMounted {
+		// Without one, /dev/ptmx would lead nowhere: mount a devpts as
+		// runtimes' default specs do.
+		if err := mountDefaultPts(mns); err != nil {
+			return err
+		}
+	}
+	if devTmpfs && !shmMounted {
+		// The boot's /dev/shm went with its /dev: the sandbox keeps one,
+		// as mountSpecial makes it.
+		if err := mountDefaultShm(k, mns); err != nil {
+			return err
 		}
 	}
 	for _, p := range cfg.MaskedPaths {
@@ -159,6 +230,39 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 		if _, err := mns.BindMountRec(ctx, vd, vd, fl, true); err != nil {
 			return fmt.Errorf("readonlyPaths %s: %w", p, err)
 		}
+	}
+	return nil
+}
+
+// mountDefaultPts mounts a devpts (nosuid,noexec,ptmxmode=0666) at
+// /dev/pts.
+func mountDefaultPts(mns *fs.MountNamespace) error {
+	ctx := kernel.Background()
+	root := mns.Root()
+	at, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: "/dev/pts", FollowFinal: true})
+	if err != nil {
+		return nil
+	}
+	pts, _ := devpts.NewFilesystem(nil, devpts.Options{PtmxMode: 0o666, Mode: 0o620})
+	if _, err := mns.Mount(ctx, at, pts, fs.MountFlags{NoSUID: true, NoExec: true}); err != nil {
+		return fmt.Errorf("mounting /dev/pts: %w", err)
+	}
+	return nil
+}
+
+// mountDefaultShm mounts a tmpfs (rw,nosuid,nodev) at /dev/shm, as
+// Linux's container runtimes mount it, where /dev has a shm directory.
+func mountDefaultShm(k *kernel.Kernel, mns *fs.MountNamespace) error {
+	ctx := kernel.Background()
+	root := mns.Root()
+	at, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: "/dev/shm", FollowFinal: true})
+	if err != nil {
+		return nil
+	}
+	shm := tmpfs.New(k.MemFile, tmpfs.DefaultOptions(k.MemFile), nil)
+	shm.SetMountInfo(fs.MountInfo{Source: "shm"})
+	if _, err := mns.Mount(ctx, at, shm, fs.MountFlags{NoSUID: true, NoDev: true}); err != nil {
+		return fmt.Errorf("mounting /dev/shm: %w", err)
 	}
 	return nil
 }

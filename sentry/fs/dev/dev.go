@@ -1,8 +1,11 @@
-// Package dev is the Sentry's own /dev: the memory devices null, zero,
-// full, random and urandom, tty, the pseudo-terminals ptmx and pts/ (see
-// devpts), shm (empty for now), and the symlinks fd, stdin, stdout and
-// stderr into /proc/self/fd. It is built with the synth kit; the kernel may add
-// entries (tty, ptmx, pts) to the directory New returns.
+// Package dev is the Sentry's own /dev, laid out as container runtimes
+// lay out theirs (a tmpfs): the memory devices null, zero, full, random
+// and urandom, tty, the pseudo-terminals pts/ (a devpts instance, see
+// devpts) with ptmx a symlink to pts/ptmx, shm (empty for now), and the
+// symlinks fd, stdin, stdout and stderr into /proc/self/fd. It is built
+// with the synth kit; the kernel may add entries to the directory New
+// returns. A devpts mounted over pts/ takes over /dev/ptmx too, as on
+// Linux.
 //
 // Random bytes come from the Sentry's getrandom(2). There are no locks
 // beyond synth's.
@@ -19,6 +22,9 @@ import (
 
 // TmpfsMagic is statfs's f_type for /dev (a tmpfs on Linux).
 const TmpfsMagic = 0x01021994
+
+// FSType is /dev's type in /proc/mounts: runtimes mount a tmpfs there.
+const FSType = "tmpfs"
 
 // Device numbers of the memory devices (major 1).
 var (
@@ -73,10 +79,13 @@ type Options struct {
 // NewWithOptions is New, also returning the pseudo-terminals of /dev/pts
 // and /dev/ptmx.
 func NewWithOptions(o Options) (*fs.Filesystem, *synth.Dir, *devpts.Devpts) {
-	pts, ptmx, dp := devpts.New(o.TerminalSignals)
+	// Until a devpts is mounted over it, pts/ is an instance of this
+	// /dev's own, whose ptmx anyone may open (ptmxmode=0666, as runtimes
+	// mount it).
+	ptsFS, dp := devpts.NewFilesystem(o.TerminalSignals, devpts.Options{PtmxMode: 0o666, Mode: 0o620})
 	root := synth.NewDir(0o755, map[string]fs.Node{
-		"pts":     pts,
-		"ptmx":    ptmx,
+		"pts":     ptsFS.Root().Node(),
+		"ptmx":    synth.NewSymlink("pts/ptmx"),
 		"null":    device(NullDev, func() fs.FileImpl { return &nullFile{} }),
 		"zero":    device(ZeroDev, func() fs.FileImpl { return &zeroFile{} }),
 		"full":    device(FullDev, func() fs.FileImpl { return &fullFile{} }),
@@ -91,7 +100,7 @@ func NewWithOptions(o Options) (*fs.Filesystem, *synth.Dir, *devpts.Devpts) {
 		// look for it) but nothing can be created in it.
 		"shm": synth.NewDir(0o1777, nil),
 	})
-	return synth.NewFilesystem("devtmpfs", TmpfsMagic, root, false), root, dp
+	return synth.NewFilesystem(FSType, TmpfsMagic, root, false), root, dp
 }
 
 func device(rdev uint64, impl func() fs.FileImpl) *synth.Device {

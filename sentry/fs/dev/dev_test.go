@@ -79,3 +79,41 @@ func TestDevices(t *testing.T) {
 		t.Errorf("stderr -> %q", target)
 	}
 }
+
+// TestPtmxLayout checks /dev as runtimes lay it out: a tmpfs whose ptmx
+// is a symlink to pts/ptmx, a device anyone may open there.
+func TestPtmxLayout(t *testing.T) {
+	ctx := fstest.NewContext()
+	f, _ := New()
+	if f.Type() != "tmpfs" {
+		t.Errorf("type %q, want tmpfs", f.Type())
+	}
+	root := fs.NewMountNamespace(f, fs.MountFlags{}).Root()
+	vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: "/ptmx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target, _ := vd.Dentry.Node().(fs.SymlinkNode).Readlink(ctx); target != "pts/ptmx" {
+		t.Errorf("ptmx -> %q, want pts/ptmx", target)
+	}
+	for _, p := range []string{"/ptmx", "/pts/ptmx"} {
+		t.Run(p, func(t *testing.T) {
+			vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := vd.Stat(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Type() != unix.S_IFCHR || st.Rdev != unix.Mkdev(5, 2) || st.Mode&0o777 != 0o666 {
+				t.Errorf("mode %#o rdev %#x, want a 0666 char device 5:2", st.Mode, st.Rdev)
+			}
+			m, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true}, fs.OpenOptions{Flags: unix.O_RDWR | unix.O_NOCTTY})
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			m.DecRef()
+		})
+	}
+}

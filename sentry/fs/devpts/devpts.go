@@ -74,7 +74,8 @@ type Controller interface {
 
 // Devpts is an instance of the pseudo-terminal file system.
 type Devpts struct {
-	sig Signaller
+	sig  Signaller
+	opts Options
 
 	mu    sync.Mutex
 	terms map[int32]*Terminal
@@ -85,7 +86,11 @@ type Devpts struct {
 // ptmx device node (for /dev/ptmx). sig receives terminal signals (nil:
 // none are sent).
 func New(sig Signaller) (pts fs.Node, ptmx fs.Node, dp *Devpts) {
-	dp = &Devpts{sig: sig, terms: make(map[int32]*Terminal)}
+	return newDevpts(sig, DefaultOptions())
+}
+
+func newDevpts(sig Signaller, o Options) (pts fs.Node, ptmx fs.Node, dp *Devpts) {
+	dp = &Devpts{sig: sig, opts: o, terms: make(map[int32]*Terminal)}
 	ptmxNode := &synth.Device{Attr: synth.Attr{Mode: 0o666}, Rdev: PtmxDev, OpenFile: dp.openMaster}
 	dir := &synth.DynamicDir{Attr: synth.Attr{Mode: 0o755}}
 	dir.Names = func(fs.Context) []string {
@@ -102,7 +107,7 @@ func New(sig Signaller) (pts fs.Node, ptmx fs.Node, dp *Devpts) {
 		}
 		return names
 	}
-	ptsPtmx := &synth.Device{Attr: synth.Attr{Mode: 0}, Rdev: PtmxDev, OpenFile: dp.openMaster}
+	ptsPtmx := &synth.Device{Attr: synth.Attr{Mode: o.PtmxMode}, Rdev: PtmxDev, OpenFile: dp.openMaster}
 	dir.Get = func(_ fs.Context, name string) (fs.Node, error) {
 		if name == "ptmx" {
 			return ptsPtmx, nil
@@ -152,12 +157,12 @@ type slaveNode struct {
 }
 
 func (t *Terminal) slaveNode() *slaveNode {
-	return &slaveNode{Attr: synth.Attr{Mode: 0o620}, t: t}
+	return &slaveNode{Attr: synth.Attr{Mode: t.dp.opts.Mode}, t: t}
 }
 
 // Stat implements fs.Node.
 func (n *slaveNode) Stat(fs.Context) (fs.Stat, error) {
-	return fs.Stat{Mode: unix.S_IFCHR | 0o620, Nlink: 1, Ino: n.t.ino, Rdev: unix.Mkdev(slaveMajor, uint32(n.t.index)), Blksize: 1024}, nil
+	return fs.Stat{Mode: unix.S_IFCHR | n.t.dp.opts.Mode, Nlink: 1, Ino: n.t.ino, Rdev: unix.Mkdev(slaveMajor, uint32(n.t.index)), Blksize: 1024}, nil
 }
 
 // Open implements fs.OpenNode: EIO while locked or once the master is
