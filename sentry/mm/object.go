@@ -51,6 +51,9 @@ type Object struct {
 	// mu) after one goes, with the number left.
 	vmas     int
 	onDetach func(vmas int)
+
+	// cache is set for an object caching a file's pages (cached.go).
+	cache *fileBacking
 }
 
 // SetDetachHook arranges for f to be called, with the number of vmas
@@ -254,6 +257,21 @@ func (o *Object) ReadAt(dst []byte, off int64) (int, error) {
 		chunk := min(n-done, int(pageSize-inPage))
 		if p, ok := o.pages[idx]; ok {
 			copy(dst[done:done+chunk], o.mf.Bytes(p+inPage, uint64(chunk)))
+		} else if o.cache != nil {
+			// Not cached: the file has it. Read the run of missing
+			// pages at once.
+			for done+chunk < n {
+				if _, ok := o.pages[(pos+uint64(chunk))/pageSize]; ok {
+					break
+				}
+				chunk = min(n-done, chunk+pageSize)
+			}
+			if err := o.cache.readAt(dst[done:done+chunk], int64(pos)); err != nil {
+				if done == 0 {
+					return 0, err
+				}
+				return done, nil
+			}
 		} else {
 			clear(dst[done : done+chunk])
 		}
@@ -368,6 +386,9 @@ func (o *Object) allocateLocked(start, end uint64) (uint64, error) {
 		if err != nil {
 			o.budget.uncharge(int64(run * pageSize))
 			return idx - start, unix.ENOSPC
+		}
+		if o.cache != nil {
+			o.cache.fill(o.mf.Bytes(off, run*pageSize), int64(idx*pageSize))
 		}
 		for i := uint64(0); i < run; i++ {
 			o.pages[idx+i] = off + i*pageSize
@@ -738,6 +759,9 @@ func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintpt
 				}
 				return err
 			}
+		}
+		if o.cache != nil && v.isWritableShared() {
+			o.cache.dirty[idx] = struct{}{}
 		}
 		if runEnd == a && runEnd > runStart && runOff+uint64(a-runStart) == off {
 			runEnd += pageSize

@@ -47,8 +47,9 @@ func touched(nodes ...fs.Node) {
 
 // Mknod implements fs.MutableDir. A regular file is created with the
 // gofer's Create, whose read-write fd the node keeps for the open that
-// usually follows.
-func (d dirNode) Mknod(_ fs.Context, name string, opts fs.CreateOptions) (fs.Node, error) {
+// usually follows; the socket file of a bind(2) may be a host socket
+// (bindHost, socket.go).
+func (d dirNode) Mknod(ctx fs.Context, name string, opts fs.CreateOptions) (fs.Node, error) {
 	uid, gid := uint32(opts.UID), uint32(opts.GID)
 	perm := opts.Mode & 07777
 	switch opts.Mode & unix.S_IFMT {
@@ -61,7 +62,11 @@ func (d dirNode) Mknod(_ fs.Context, name string, opts fs.CreateOptions) (fs.Nod
 		n := d.fs.newNode(h, attr)
 		n.(*node).keepHostFD(fd)
 		return n, nil
-	case unix.S_IFIFO, unix.S_IFSOCK:
+	case unix.S_IFSOCK:
+		if n, handled, err := d.bindHost(ctx, name, opts); handled {
+			return n, err
+		}
+	case unix.S_IFIFO:
 	case unix.S_IFCHR, unix.S_IFBLK:
 		// The Sentry serves its own devices; the host gets none.
 		return nil, unix.EPERM
@@ -218,6 +223,12 @@ func (n *node) SetAttr(_ fs.Context, opts *fs.SetAttrOptions) error {
 		return errno(err)
 	}
 	n.setAttr(attr)
+	if mask&fs.SetAttrSize != 0 {
+		if o := n.cached(); o != nil {
+			defer o.DecRef()
+			return o.TruncateThrough(opts.Size, func(int64) error { return nil })
+		}
+	}
 	return nil
 }
 
@@ -231,6 +242,16 @@ func (n *node) handle() proto.Handle {
 // truncateHost sets the size through n's read-write host fd, if it has
 // one (done reports whether it did).
 func (n *node) truncateHost(size int64) (done bool, err error) {
+	c := &n.cache
+	c.mu.Lock()
+	if o := c.obj; o != nil {
+		o.IncRef()
+		c.mu.Unlock()
+		defer o.DecRef()
+		return n.truncateCached(o, size)
+	}
+	// Not while a cache is being made: it would read the old size.
+	defer c.mu.Unlock()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.hostFD < 0 || !n.hostRW {

@@ -41,6 +41,7 @@ package gofer
 import (
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -179,6 +180,9 @@ type node struct {
 	// unnamed marks an O_TMPFILE file not linked yet, whose handle
 	// cannot be reopened by name.
 	unnamed bool
+
+	// cache holds the pages of MAP_SHARED mappings (mmap.go).
+	cache nodeCache
 }
 
 // newNode returns the node of handle h, of the kind its mode says.
@@ -489,52 +493,45 @@ type regularFile struct {
 // HostFD implements HostFile.
 func (f *regularFile) HostFD() int { return f.hostFD }
 
-// Read implements fs.FileImpl with pread on the donated descriptor.
+// Read implements fs.FileImpl with pread on the donated descriptor, or
+// from the node's cache while MAP_SHARED mappings have one (mmap.go).
 func (f *regularFile) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int64) (int, error) {
-	total := 0
-	for total < len(dst) {
-		n, err := unix.Pread(f.hostFD, dst[total:], off+int64(total))
-		if err == unix.EINTR {
-			continue
+	c := &f.node.cache
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.obj != nil {
+		n, err := c.obj.ReadAt(dst, off)
+		if err == io.EOF {
+			err = nil
 		}
-		if err != nil {
-			if total > 0 {
-				return total, nil
-			}
-			return 0, err
-		}
-		if n == 0 {
-			break
-		}
-		total += n
+		return n, err
 	}
-	return total, nil
+	return preadFull(f.hostFD, dst, off)
 }
 
 // Write implements fs.FileImpl with pwrite on the donated descriptor,
-// which a file opened for writing always holds read-write.
+// which a file opened for writing always holds read-write (and to the
+// node's cache too while it has one).
 func (f *regularFile) Write(_ fs.Context, _ *fs.FileDescription, src []byte, off int64) (int, error) {
 	if !f.hostRW {
 		return 0, unix.EBADF
 	}
-	total := 0
-	for total < len(src) {
-		n, err := unix.Pwrite(f.hostFD, src[total:], off+int64(total))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			if total > 0 {
-				break
-			}
-			return 0, err
-		}
-		total += n
+	c := &f.node.cache
+	c.mu.Lock()
+	var total int
+	var err error
+	if c.obj != nil {
+		total, err = c.obj.WriteThrough(src, off, func(p []byte, off int64) (int, error) {
+			return pwriteFull(f.hostFD, p, off)
+		})
+	} else {
+		total, err = pwriteFull(f.hostFD, src, off)
 	}
+	c.mu.Unlock()
 	if total > 0 {
 		f.node.attrStale.Store(true)
 	}
-	return total, nil
+	return total, err
 }
 
 // Seek implements fs.FileImpl. On a writable file system the size is the
@@ -555,6 +552,10 @@ func (f *regularFile) Fallocate(_ fs.Context, _ *fs.FileDescription, mode uint32
 	if !f.hostRW {
 		return unix.EBADF
 	}
+	if o := f.node.cached(); o != nil {
+		defer o.DecRef()
+		return f.fallocateCached(o, mode, off, length)
+	}
 	if err := unix.Fallocate(f.hostFD, mode, off, length); err != nil {
 		return err
 	}
@@ -564,6 +565,9 @@ func (f *regularFile) Fallocate(_ fs.Context, _ *fs.FileDescription, mode uint32
 
 // Sync implements fs.Syncer on the donated descriptor.
 func (f *regularFile) Sync(_ fs.Context, _ *fs.FileDescription, dataOnly bool) error {
+	if err := f.node.writeback(); err != nil {
+		return unix.EIO
+	}
 	if dataOnly {
 		return unix.Fdatasync(f.hostFD)
 	}
@@ -571,4 +575,7 @@ func (f *regularFile) Sync(_ fs.Context, _ *fs.FileDescription, dataOnly bool) e
 }
 
 // Release implements fs.FileImpl.
-func (f *regularFile) Release() { f.node.release() }
+func (f *regularFile) Release() {
+	f.node.writeback()
+	f.node.release()
+}

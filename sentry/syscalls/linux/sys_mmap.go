@@ -121,6 +121,14 @@ func Mmap(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if mo, ok := f.Impl().(mm.Mappable); ok {
 			// tmpfs files and memfds: map the object's own pages.
 			o.Object = mo.MemoryObject()
+		} else if so, ok := f.Impl().(mm.SharedMappable); ok && !private {
+			// Gofer files: the pages of the file's cache, written back.
+			obj, err := so.SharedObject(t.MemoryManager().MemoryFile())
+			if err != nil {
+				return 0, err
+			}
+			defer obj.DecRef()
+			o.Object = obj
 		} else {
 			o.File = kernel.MappableFile(f)
 		}
@@ -240,9 +248,12 @@ func Msync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EINVAL
 	}
 	length = (length + arch.PageSize - 1) &^ (arch.PageSize - 1)
-	// Nothing writes back: gofer file mappings are of read-only files, and
-	// tmpfs files and memfds are their pages.
-	return 0, t.MemoryManager().CheckRange(addr, length)
+	// Shared mappings of gofer files write their dirty pages back; tmpfs
+	// files and memfds are their pages.
+	if err := t.MemoryManager().CheckRange(addr, length); err != nil {
+		return 0, err
+	}
+	return 0, t.MemoryManager().SyncRange(addr, length)
 }
 
 // Mincore implements mincore(2).

@@ -26,7 +26,7 @@ var memorySyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_PROCESS_VM_WRITEV: {Name: "process_vm_writev", Fn: ProcessVMWritev, Support: kernel.SupportPartial,
 		Note: "as Linux without Yama; exec-only mappings count as readable"},
 	unix.SYS_MMAP: {Name: "mmap", Fn: Mmap, Support: kernel.SupportPartial,
-		Note: "MAP_SHARED mappings of gofer files are snapshots of read-only files (tmpfs files and memfds are shared for real); MAP_HUGETLB unsupported"},
+		Note: "MAP_SHARED mappings of gofer files share a page cache with read/write of the file in the sandbox and are written back at msync, fsync, close, the last munmap and every 5 s (host processes changing the file meanwhile are not seen); MAP_HUGETLB unsupported"},
 }
 
 func init() {
