@@ -170,6 +170,11 @@ func Validate(spec *specs.Spec, bundle string) error {
 				return fmt.Errorf("linux.namespaces[%d]: namespace %q given twice", i, ns.Type)
 			}
 			seen[ns.Type] = true
+			if ns.Path != "" {
+				if err := checkNamespacePath(ns.Type, ns.Path); err != nil {
+					return fmt.Errorf("linux.namespaces[%d]: %w", i, err)
+				}
+			}
 		}
 	}
 	if spec.Hostname != "" && spec.Linux != nil && !hasNamespace(spec, specs.UTSNamespace) {
