@@ -39,8 +39,9 @@
 // rejects negative counts with EINVAL; FUTEX_WAKE_OP sign-extends its 12-bit
 // arguments, compares as signed, and fails an unknown comparison with ENOSYS
 // only after applying the operation; FUTEX_WAKE of a futex with PI waiters
-// is EINVAL. Decoding futex_op, timeouts and clocks, and refusing the
-// requeue-PI operations are the syscall handler's job.
+// is EINVAL, and so are FUTEX_WAKE, FUTEX_WAKE_OP and FUTEX_REQUEUE of a
+// futex with FUTEX_WAIT_REQUEUE_PI waiters (requeuepi.go). Decoding
+// futex_op, timeouts and clocks are the syscall handler's job.
 package futex
 
 import (
@@ -141,6 +142,9 @@ type Waiter struct {
 	key Key
 	// bitset is the FUTEX_WAIT_BITSET mask.
 	bitset uint32
+	// requeuePI is set for a FUTEX_WAIT_REQUEUE_PI wait: the PI futex
+	// FUTEX_CMP_REQUEUE_PI may move it to (requeuepi.go).
+	requeuePI *RequeuePIWaiter
 	// prev and next link the bucket's queue.
 	prev, next *Waiter
 }
@@ -235,13 +239,18 @@ func (b *bucket) wake(w *Waiter) {
 
 // wakeKey wakes the waiters on key whose bitset intersects bitset, oldest
 // first. Like Linux it wakes at least one matching waiter even when n <= 0.
-// It returns how many it woke.
+// It returns how many it woke, and EINVAL if it met a FUTEX_WAIT_REQUEUE_PI
+// waiter, which only FUTEX_CMP_REQUEUE_PI may move (those woken before it
+// stay woken, as on Linux).
 //
 // Preconditions: b.mu is held; b is key's bucket.
-func (b *bucket) wakeKey(key Key, bitset uint32, n int) int {
+func (b *bucket) wakeKey(key Key, bitset uint32, n int) (int, error) {
 	done := 0
 	for w := b.head; w != nil; {
 		next := w.next
+		if w.key == key && w.requeuePI != nil {
+			return done, unix.EINVAL
+		}
 		if w.key == key && w.bitset&bitset != 0 {
 			b.wake(w)
 			done++
@@ -251,7 +260,7 @@ func (b *bucket) wakeKey(key Key, bitset uint32, n int) int {
 		}
 		w = next
 	}
-	return done
+	return done, nil
 }
 
 // Manager holds the futex wait queues of a kernel. Private keys carry the
@@ -407,7 +416,7 @@ func (m *Manager) Wake(t Target, addr uintptr, private bool, bitset uint32, n in
 	if b.hasPIWaiters(k) {
 		return 0, unix.EINVAL
 	}
-	return b.wakeKey(k, bitset, n), nil
+	return b.wakeKey(k, bitset, n)
 }
 
 // Requeue implements FUTEX_REQUEUE: it wakes up to nwake waiters on the
@@ -460,6 +469,11 @@ func (m *Manager) requeue(t Target, addr, naddr uintptr, private bool, nwake, nr
 		next := w.next
 		if done-nwake >= nreq {
 			break
+		}
+		if w.key == k1 && w.requeuePI != nil {
+			// FUTEX_WAIT_REQUEUE_PI pairs with FUTEX_CMP_REQUEUE_PI
+			// only; what was moved before stays moved, as on Linux.
+			return 0, unix.EINVAL
 		}
 		if w.key == k1 {
 			done++

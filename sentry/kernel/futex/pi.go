@@ -20,9 +20,8 @@ import (
 //
 // The Sentry does not schedule by priority, so there is nothing to inherit:
 // every waiter has the same priority, and Linux orders equal priorities
-// first come, first served, as done here. FUTEX_WAIT_REQUEUE_PI and
-// FUTEX_CMP_REQUEUE_PI (PI condition variables, which glibc no longer uses)
-// are not implemented.
+// first come, first served, as done here. FUTEX_CMP_REQUEUE_PI turns
+// FUTEX_WAIT_REQUEUE_PI waiters into waiters of a piState (requeuepi.go).
 //
 // A lock whose owner is not a live thread fails with ESRCH, so the Manager
 // keeps the set of live thread IDs (ThreadStarted, ThreadExited). Its lock,
@@ -47,7 +46,8 @@ type PIWaiter struct {
 	c chan struct{}
 
 	// bucket is where the waiter is queued, nil when it is not; only the
-	// waiting thread sets and reads it.
+	// waiting thread sets and reads it, but for FUTEX_CMP_REQUEUE_PI,
+	// which sets it before the waiting thread may look (requeuepi.go).
 	bucket *bucket
 	// The fields below are guarded by the mu of bucket.
 	state *piState

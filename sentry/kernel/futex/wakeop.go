@@ -105,11 +105,12 @@ func (m *Manager) WakeOp(t Target, addr1, addr2 uintptr, private bool, nwake1, n
 	if !ok {
 		return 0, unix.ENOSYS
 	}
-	n := b1.wakeKey(k1, BitsetMatchAny, nwake1)
-	if cond {
-		n += b2.wakeKey(k2, BitsetMatchAny, nwake2)
+	n, err := b1.wakeKey(k1, BitsetMatchAny, nwake1)
+	if err != nil || !cond {
+		return n, err
 	}
-	return n, nil
+	n2, err := b2.wakeKey(k2, BitsetMatchAny, nwake2)
+	return n + n2, err
 }
 
 // do applies d to the word at addr atomically and returns its old value.

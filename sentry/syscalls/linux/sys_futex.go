@@ -89,10 +89,15 @@ func Futex(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, futexLockPI(t, mgr, target, addr, private, true, time.Time{}, false)
 	case futex.CmdUnlockPI:
 		return 0, mgr.UnlockPI(target, addr, private, uint32(t.ThreadID()))
-	case futex.CmdWaitRequeuePI, futex.CmdCmpRequeuePI:
-		// PI condition variables: glibc has not used them since 2.25.
-		t.Log().Info("futex: requeue-PI operations are not supported", "op", cmd)
-		return 0, unix.ENOSYS
+	case futex.CmdWaitRequeuePI:
+		var dl time.Time
+		if hasTimeout {
+			dl = deadline(unix.CLOCK_MONOTONIC)
+		}
+		return 0, futexWaitRequeuePI(t, mgr, target, addr, a[4].Pointer(), private, val, dl, hasTimeout)
+	case futex.CmdCmpRequeuePI:
+		n, err := mgr.CmpRequeuePI(target, addr, a[4].Pointer(), private, int(int32(val)), int(int32(a[3].Uint())), a[5].Uint())
+		return uintptr(n), err
 	default:
 		return 0, unix.ENOSYS
 	}
@@ -133,6 +138,40 @@ func futexLockPI(t *kernel.Task, mgr *futex.Manager, target futex.Target, addr u
 			return berr
 		}
 	}
+}
+
+// futexWaitRequeuePI waits on the futex at addr until FUTEX_CMP_REQUEUE_PI
+// gives t the PI futex at addr2, directly or after a wait for it there.
+// As on Linux: a timeout is ETIMEDOUT; a signal before the requeue
+// restarts the call, after it is EAGAIN (the word has changed, so a
+// restart would say so anyway).
+func futexWaitRequeuePI(t *kernel.Task, mgr *futex.Manager, target futex.Target, addr, addr2 uintptr, private bool, val uint32, deadline time.Time, has bool) error {
+	rw := futex.NewRequeuePIWaiter()
+	if err := mgr.WaitRequeuePIPrepare(rw, target, addr, addr2, private, val, uint32(t.ThreadID())); err != nil {
+		return err
+	}
+	berr := t.BlockOn(rw.C, deadline, has)
+	switch mgr.WaitRequeuePIComplete(rw) {
+	case futex.RequeuePILocked:
+		return nil
+	case futex.RequeuePINotRequeued:
+		switch berr {
+		case unix.ETIMEDOUT:
+			return unix.ETIMEDOUT
+		case syserror.ErrInterrupted:
+			return syserror.ERESTARTNOINTR
+		}
+		return unix.EAGAIN
+	}
+	switch berr {
+	case nil:
+		// The owner died and the lock could not be handed over: take
+		// it as FUTEX_LOCK_PI would.
+		return futexLockPI(t, mgr, target, addr2, private, false, deadline, has)
+	case syserror.ErrInterrupted:
+		return unix.EAGAIN
+	}
+	return berr
 }
 
 func futexWait(t *kernel.Task, mgr *futex.Manager, target futex.Target, addr uintptr, private bool, val, bitset uint32, deadline time.Time, has bool) error {
