@@ -16,8 +16,9 @@
 // sockets, regular files; devices are EPERM), Symlink, Link, Unlink,
 // Rename (renameat2 flags), Setattr, the xattr calls (user.* and
 // trusted.*), Fsync, Fallocate, Bind and Connect of unix sockets (only
-// with Config.HostUDS, else EPERM: a socket in the tree may lead to a host
-// daemon), and Open for writing. A read-only server answers them with
+// with Config.HostUDS, or HostUDSBind and HostUDSConnect for one each,
+// else EPERM: a socket in the tree may lead to a host daemon), and Open
+// for writing. A read-only server answers them with
 // EROFS (Getxattr, Listxattr, Fsync and Connect excepted, which change
 // nothing).
 //

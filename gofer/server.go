@@ -23,6 +23,9 @@ type Config struct {
 	// tree, reaching (or offered to) host processes. Without it both
 	// fail with EPERM.
 	HostUDS bool
+	// HostUDSConnect and HostUDSBind serve one of the two each
+	// (runsc's --host-uds=open and =create).
+	HostUDSConnect, HostUDSBind bool
 	// Mounts are further attach points (bind mounts): Mounts[i] is
 	// attach point i+1 (Tattach.Mount).
 	Mounts []Mount
@@ -50,8 +53,12 @@ func Serve(cfg Config) error {
 		unix.Close(cfg.ConnFD)
 		return err
 	}
-	if cfg.HostUDS {
-		s.AllowHostUDS()
+	if cfg.HostUDS || cfg.HostUDSConnect || cfg.HostUDSBind {
+		if err := s.AllowHostUDSOps(cfg.HostUDS || cfg.HostUDSConnect, cfg.HostUDS || cfg.HostUDSBind); err != nil {
+			s.Close()
+			unix.Close(cfg.ConnFD)
+			return err
+		}
 	}
 	defer s.Close()
 	return s.ServeConn(cfg.ConnFD)
@@ -68,14 +75,15 @@ type Server struct {
 	mounts []*node
 	// readOnly says every attach point is read-only.
 	readOnly bool
-	hostUDS  bool
+	// hostConnect and hostBind serve Tconnect and Tbind.
+	hostConnect, hostBind bool
 	idx      nameIndex      // where the non-directory nodes were found
 	conns    sync.WaitGroup // connections being served
 
 	// cwdMu serialises the operations that must name a socket by path
 	// (bind, connect have no *at form): they fchdir into the directory,
 	// act, and fchdir back to cwdFD, an O_PATH fd of the starting working
-	// directory (-1 on a read-only server).
+	// directory (-1 on a read-only server without host sockets).
 	cwdMu sync.Mutex
 	cwdFD int
 }
@@ -180,7 +188,26 @@ func (s *Server) openMount(i int, m Mount) (*node, error) {
 
 // AllowHostUDS makes the server serve Tbind and Tconnect (Config.HostUDS).
 // Call it before serving.
-func (s *Server) AllowHostUDS() { s.hostUDS = true }
+func (s *Server) AllowHostUDS() {
+	if err := s.AllowHostUDSOps(true, true); err != nil {
+		panic(fmt.Sprintf("gofer: %v", err))
+	}
+}
+
+// AllowHostUDSOps makes the server serve Tconnect (connect) and Tbind
+// (bind). Call it before serving. A read-only server then keeps a
+// working directory fd too, to come back to after naming a socket.
+func (s *Server) AllowHostUDSOps(connect, bind bool) error {
+	if (connect || bind) && s.cwdFD < 0 {
+		fd, err := unix.Open(".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("gofer: open working directory: %w", err)
+		}
+		s.cwdFD = fd
+	}
+	s.hostConnect, s.hostBind = connect, bind
+	return nil
+}
 
 // Close waits for every connection to end, then releases the root.
 func (s *Server) Close() {

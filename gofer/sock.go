@@ -5,7 +5,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Unix sockets on host paths, served only with Config.HostUDS: a socket
+// Unix sockets on host paths, served only with Config.HostUDS (or
+// HostUDSBind for bind, HostUDSConnect for connect): a socket
 // in the tree may lead to a host daemon. bind(2) and connect(2) take a path, not a
 // directory fd and a name, so the gofer moves its working directory into
 // the directory's O_PATH fd (fchdir), names the socket by its single
@@ -41,7 +42,7 @@ func (s *Server) inDir(dir *node, fn func() error) error {
 
 // bind serves Tbind: a new socket bound to name in dir.
 func (s *Server) bind(dir *node, m *proto.Tbind) (any, error) {
-	if !s.hostUDS {
+	if !s.hostBind {
 		return nil, unix.EPERM
 	}
 	if err := checkSockType(m.SockType); err != nil {
@@ -76,7 +77,7 @@ func (s *Server) bind(dir *node, m *proto.Tbind) (any, error) {
 // connect serves Tconnect: a new socket connected to the socket file name
 // in dir.
 func (s *Server) connect(dir *node, m *proto.Tconnect) (any, error) {
-	if !s.hostUDS {
+	if !s.hostConnect {
 		return nil, unix.EPERM
 	}
 	if err := checkSockType(m.SockType); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/config"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
+	"github.com/moat-sandbox/moat/sentry/fs/gofer"
 )
 
 // Boot is `runsc boot` (internal): the sandbox process, which confines
@@ -64,6 +65,8 @@ func (b *Boot) SetFlags(f *flag.FlagSet) {
 // Execute implements subcommands.Command.
 func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcommands.ExitStatus {
 	conf, log := Globals(args)
+	// Unix sockets on host paths of the gofer's file systems (--host-uds).
+	gofer.SetDefaultHostUDS(gofer.HostUDS{Connect: conf.HostUDS.AllowOpen(), Bind: conf.HostUDS.AllowCreate()})
 	if b.specFD >= 0 {
 		return b.container(conf, log, f)
 	}

@@ -44,6 +44,12 @@ type Config struct {
 	// OverlayNone serves the root read-write, so the sandbox's changes
 	// reach the host directory.
 	Overlay Overlay
+	// HostUDS says which unix sockets on host paths (of bind mounts, or
+	// of the root with --overlay=none) the sandbox may use (--host-uds):
+	// HostUDSNone (the default), HostUDSOpen (connect to host sockets),
+	// HostUDSCreate (bind sockets that host processes connect to) or
+	// HostUDSAll, as gVisor's runsc names them.
+	HostUDS HostUDS
 	// SeccompDebug replaces the kill of unlisted syscalls in runsc's own
 	// seccomp filters by "trap" or "log", to discover missing entries
 	// (--seccomp-debug, hidden; never for real workloads).
@@ -82,6 +88,44 @@ func (o *Overlay) Set(v string) error {
 // IsBoolFlag lets --overlay stand alone, as runc callers pass it.
 func (o *Overlay) IsBoolFlag() bool { return true }
 
+// HostUDS is the value of --host-uds.
+type HostUDS string
+
+// HostUDS values.
+const (
+	HostUDSNone   HostUDS = "" // shown and given as "none"
+	HostUDSOpen   HostUDS = "open"
+	HostUDSCreate HostUDS = "create"
+	HostUDSAll    HostUDS = "all"
+)
+
+// String implements flag.Value.
+func (h *HostUDS) String() string {
+	if *h == HostUDSNone {
+		return "none"
+	}
+	return string(*h)
+}
+
+// Set implements flag.Value.
+func (h *HostUDS) Set(v string) error {
+	if v == "none" {
+		v = ""
+	}
+	switch HostUDS(v) {
+	case HostUDSNone, HostUDSOpen, HostUDSCreate, HostUDSAll:
+		*h = HostUDS(v)
+		return nil
+	}
+	return fmt.Errorf("invalid host-uds %q: want none, open, create or all", v)
+}
+
+// AllowOpen reports whether sandbox sockets may connect to host sockets.
+func (h HostUDS) AllowOpen() bool { return h == HostUDSOpen || h == HostUDSAll }
+
+// AllowCreate reports whether bind(2) makes host sockets.
+func (h HostUDS) AllowCreate() bool { return h == HostUDSCreate || h == HostUDSAll }
+
 // WritableRoot reports whether the container's root is served
 // read-write, so that its changes reach the host.
 func (c *Config) WritableRoot() bool { return c.Overlay == OverlayNone }
@@ -118,6 +162,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Network, "network", d.Network, "network mode: none (loopback only); sandbox and host are not supported yet")
 	c.Overlay = d.Overlay
 	fs.Var(&c.Overlay, "overlay", "what lies over the container's root: memory (the default, also --overlay alone: writes stay in the sandbox) or none (the root is writable and changes reach the host)")
+	c.HostUDS = d.HostUDS
+	fs.Var(&c.HostUDS, "host-uds", "unix sockets on host paths the sandbox may use: none, open (connect to host sockets), create (bind sockets host processes connect to) or all")
 	fs.StringVar(&c.SeccompDebug, "seccomp-debug", d.SeccompDebug, "internal: trap or log instead of killing on syscalls runsc's own seccomp filters do not list")
 }
 

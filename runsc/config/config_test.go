@@ -215,3 +215,41 @@ func TestOverlayFlag(t *testing.T) {
 		})
 	}
 }
+
+func TestHostUDSFlag(t *testing.T) {
+	tests := []struct {
+		args                []string
+		want                HostUDS
+		wantOpen, wantCreat bool
+		wantErr             bool
+	}{
+		{nil, HostUDSNone, false, false, false},
+		{[]string{"--host-uds=none"}, HostUDSNone, false, false, false},
+		{[]string{"--host-uds=open"}, HostUDSOpen, true, false, false},
+		{[]string{"--host-uds=create"}, HostUDSCreate, false, true, false},
+		{[]string{"--host-uds=all"}, HostUDSAll, true, true, false},
+		{[]string{"--host-uds=yes"}, "", false, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			c, err := parse(t, tc.args...)
+			if tc.wantErr {
+				if err == nil {
+					t.Fatalf("parsed %v, want an error", tc.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.HostUDS != tc.want || c.HostUDS.AllowOpen() != tc.wantOpen || c.HostUDS.AllowCreate() != tc.wantCreat {
+				t.Errorf("host-uds %q open %v create %v, want %q %v %v", c.HostUDS, c.HostUDS.AllowOpen(), c.HostUDS.AllowCreate(), tc.want, tc.wantOpen, tc.wantCreat)
+			}
+			// Children get the same setting back.
+			back, err := parse(t, c.ToFlags()...)
+			if err != nil || back.HostUDS != c.HostUDS {
+				t.Errorf("round trip of %q: %q %v", c.ToFlags(), back.HostUDS, err)
+			}
+		})
+	}
+}

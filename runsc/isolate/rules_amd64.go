@@ -183,6 +183,9 @@ var sentryRules = Rules{
 	// A container's control socket: runsc create binds and listens on
 	// it and hands the sandbox the listening descriptor (boot/control.go).
 	unix.SYS_ACCEPT4: Allow,
+	// A socket bound on a host path (--host-uds=create) listens when
+	// the application's does (sentry/socket/unix/host.go).
+	unix.SYS_LISTEN: Allow,
 	// Memory: the memory file and its mappings.
 	unix.SYS_MEMFD_CREATE: Allow,
 	unix.SYS_MSYNC:        Allow,

@@ -85,7 +85,8 @@ func RunGofer(conf *config.Config, root string, connFD int, binds []gofer.Mount,
 		return fmt.Errorf("gofer: %w", err)
 	}
 	log.Debug("gofer confined, serving", "root", root, "fd", connFD, "seccomp", conf.SeccompMode(), "writable", writable, "binds", len(binds))
-	return gofer.Serve(gofer.Config{Root: servedRoot, ConnFD: connFD, ReadOnly: !writable, Mounts: served})
+	return gofer.Serve(gofer.Config{Root: servedRoot, ConnFD: connFD, ReadOnly: !writable, Mounts: served,
+		HostUDSConnect: conf.HostUDS.AllowOpen(), HostUDSBind: conf.HostUDS.AllowCreate()})
 }
 
 // ConfineSandbox is the first step of `runsc boot`, before the kernel is

@@ -12,15 +12,151 @@ import (
 
 // HostSocketNode is implemented by socket files that a host process may
 // be listening on: socket files of a gofer mount served with host Unix
-// sockets (issue #3). connect(2) to such a file that no sandbox socket is
-// bound to asks the node for a host socket connected to it, and the
-// sandbox socket then carries its data to and from that host socket.
+// sockets (issue #3, --host-uds=open). connect(2) to such a file that no
+// sandbox socket is bound to asks the node for a host socket connected
+// to it, and the sandbox socket then carries its data to and from that
+// host socket.
 type HostSocketNode interface {
 	fs.Node
 	// ConnectHostSocket returns a host socket of sockType connected to
-	// the host socket this node names; the caller owns the descriptor.
-	// Errors are connect(2)'s (ECONNREFUSED, EPROTOTYPE...).
-	ConnectHostSocket(ctx fs.Context, sockType int) (int, error)
+	// the host socket this node names, the entry name of directory dir;
+	// the caller owns the descriptor. Errors are connect(2)'s
+	// (ECONNREFUSED, EPROTOTYPE...).
+	ConnectHostSocket(ctx fs.Context, dir fs.Node, name string, sockType int) (int, error)
+}
+
+// HostBoundNode is implemented by socket files that bind(2) made as host
+// sockets (a gofer mount served with --host-uds=create): the node holds
+// the bound host socket until the binding sandbox socket takes it.
+type HostBoundNode interface {
+	fs.Node
+	// TakeBoundHostSocket returns the bound host socket, once; the
+	// caller owns it.
+	TakeBoundHostSocket() (int, bool)
+}
+
+// BindingContext is the context bind(2) makes a socket file with: file
+// systems that can make host sockets (see HostBoundNode) learn the
+// socket's type from it.
+type BindingContext interface {
+	fs.Context
+	// UnixSocketType is the type of the socket being bound.
+	UnixSocketType() int
+}
+
+type bindingContext struct {
+	socket.Context
+	typ int
+}
+
+// UnixSocketType implements BindingContext.
+func (c bindingContext) UnixSocketType() int { return c.typ }
+
+// hostTarget is a socket file no sandbox socket is bound to that a host
+// process may be: the node, and its directory and name in it.
+type hostTarget struct {
+	node HostSocketNode
+	dir  fs.Node
+	name string
+}
+
+// hostTargetOf returns the host target at vd, or nil.
+func hostTargetOf(vd fs.VirtualDentry) *hostTarget {
+	hn, ok := vd.Dentry.Node().(HostSocketNode)
+	if !ok {
+		return nil
+	}
+	parent := vd.Dentry.Parent()
+	if parent == nil {
+		return nil
+	}
+	return &hostTarget{node: hn, dir: parent.Node(), name: vd.Dentry.Name()}
+}
+
+// hostListener is the host side of a sandbox socket bound to a host
+// path: a host socket bound there, on which host processes connect. It
+// listens when the sandbox socket does, and its connections are accepted
+// as sandbox sockets carrying their data over the accepted host sockets
+// (hostConn). Sandbox sockets connecting to the path reach the sandbox
+// socket itself, as for any bound socket.
+type hostListener struct {
+	raw  int                 // the bound host socket
+	file *fs.FileDescription // a host file of a duplicate of raw: readiness
+	fwd  *waiter.Entry
+}
+
+// hostListenerOf returns the host listener of s, nil if s has none.
+func (s *Socket) hostListenerOf() *hostListener { return s.hostL.Load() }
+
+// attachHostListener makes s own the bound host socket fd.
+//
+// Preconditions: s.mu is held; s was just bound.
+func (s *Socket) attachHostListener(fd int) error {
+	dup, err := sys.Dup(fd)
+	if err != nil {
+		sys.Close(fd)
+		return hostErr(err)
+	}
+	f, err := host.NewFile(dup, host.Options{Name: "socket"})
+	if err != nil {
+		sys.Close(dup)
+		sys.Close(fd)
+		return sys.EIO
+	}
+	l := &hostListener{raw: fd, file: f}
+	l.fwd = &waiter.Entry{Mask: waiter.EventIn, Callback: func(_ *waiter.Entry, m waiter.EventMask) { s.queue.Notify(m) }}
+	f.EventRegister(l.fwd)
+	s.hostL.Store(l)
+	return nil
+}
+
+// listen makes the host socket listen too.
+func (l *hostListener) listen(backlog int) error {
+	if err := sys.Listen(l.raw, backlog); err != nil {
+		return hostErr(err)
+	}
+	return nil
+}
+
+// pending reports whether a host connection waits to be accepted.
+func (l *hostListener) pending() bool {
+	return l.file.Readiness(waiter.EventIn) != 0
+}
+
+// accept takes a host connection, if one waits, as a new connected
+// sandbox socket of listener s (syserror.ErrWouldBlock if none).
+//
+// Preconditions: s.mu is held.
+func (l *hostListener) accept(s *Socket) (*Socket, error) {
+	fd, sa, err := sys.Accept4(l.raw, sys.SOCK_CLOEXEC|sys.SOCK_NONBLOCK)
+	if err != nil {
+		if err == sys.EINTR || err == sys.ECONNABORTED {
+			return nil, syserror.ErrWouldBlock
+		}
+		return nil, hostErr(err)
+	}
+	peer := unboundAddress()
+	// Go names an unnamed peer "@" (its leading NUL); it is the
+	// far commoner case than an abstract name of length 0.
+	if u, ok := sa.(*sys.SockaddrUnix); ok && u.Name != "" && u.Name != "@" {
+		if u.Name[0] == '@' {
+			peer = address{abstract: true, name: u.Name[1:]}.encode()
+		} else {
+			peer = address{name: u.Name}.encode()
+		}
+	}
+	srv := newSocket(s.ns, s.typ)
+	srv.addr = append([]byte(nil), s.addr...)
+	if err := srv.attachHost(fd, peer); err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+func (l *hostListener) release() {
+	l.file.EventUnregister(l.fwd)
+	l.file.DecRef()
+	sys.Close(l.raw)
 }
 
 // hostConn is the host side of a sandbox socket connected to a host

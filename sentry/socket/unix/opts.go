@@ -126,7 +126,8 @@ func (s *Socket) Readiness(mask waiter.EventMask) waiter.EventMask {
 	if s.rcvShutdown {
 		r |= waiter.EventRdHUp | waiter.EventIn | waiter.EventRdNorm
 	}
-	if s.recv.len() > 0 || (s.state == stateListening && len(s.acceptQ) > 0) {
+	listening := s.state == stateListening
+	if s.recv.len() > 0 || (listening && len(s.acceptQ) > 0) || (listening && s.hostL.Load() != nil && s.hostL.Load().pending()) {
 		r |= waiter.EventIn | waiter.EventRdNorm
 	}
 	if s.connectionOriented() && s.state == stateUnconnected {

@@ -131,6 +131,9 @@ type Socket struct {
 	// host is set once the socket is connected to a host socket (see
 	// host.go); every data operation then goes there.
 	host atomic.Pointer[hostConn]
+	// hostL is set when the socket is bound to a host socket, on which
+	// host processes connect (see host.go).
+	hostL atomic.Pointer[hostListener]
 }
 
 // ValidType reports whether typ is a socket type Unix sockets have.
@@ -242,7 +245,7 @@ func unboundAddress() []byte { return []byte{byte(sys.AF_UNIX), byte(sys.AF_UNIX
 // ECONNREFUSED for a node that is not a bound socket. A socket file no
 // sandbox socket is bound to but a host process may be (HostSocketNode)
 // is returned as the second result.
-func (ns *Namespace) lookupPath(ctx socket.Context, path string) (*Socket, HostSocketNode, error) {
+func (ns *Namespace) lookupPath(ctx socket.Context, path string) (*Socket, *hostTarget, error) {
 	fsc := ctx.FSContext()
 	root, cwd := fsc.RootAndCwd()
 	vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: cwd, Path: path, FollowFinal: true})
@@ -267,8 +270,8 @@ func (ns *Namespace) lookupPath(ctx socket.Context, path string) (*Socket, HostS
 	if o != nil {
 		return o, nil, nil
 	}
-	if hn, ok := vd.Dentry.Node().(HostSocketNode); ok {
-		return nil, hn, nil
+	if ht := hostTargetOf(vd); ht != nil {
+		return nil, ht, nil
 	}
 	return nil, nil, sys.ECONNREFUSED
 }
@@ -285,7 +288,7 @@ func (s *Socket) find(ctx socket.Context, a address) (*Socket, error) {
 }
 
 // findOrHost is find that may also return a host socket node.
-func (s *Socket) findOrHost(ctx socket.Context, a address) (*Socket, HostSocketNode, error) {
+func (s *Socket) findOrHost(ctx socket.Context, a address) (*Socket, *hostTarget, error) {
 	var o *Socket
 	if a.abstract {
 		s.ns.mu.Lock()
@@ -295,7 +298,7 @@ func (s *Socket) findOrHost(ctx socket.Context, a address) (*Socket, HostSocketN
 			return nil, nil, sys.ECONNREFUSED
 		}
 	} else {
-		var hn HostSocketNode
+		var hn *hostTarget
 		var err error
 		if o, hn, err = s.ns.lookupPath(ctx, a.name); err != nil || hn != nil {
 			return nil, hn, err
@@ -335,9 +338,16 @@ func (s *Socket) Bind(ctx socket.Context, b []byte) error {
 	}
 	fsc := ctx.FSContext()
 	root, cwd := fsc.RootAndCwd()
-	vd, err := fs.MknodSocket(ctx, &fs.Lookup{Root: root, Start: cwd, Path: a.name}, 0o777&^fsc.Umask())
+	vd, err := fs.MknodSocket(bindingContext{ctx, s.typ}, &fs.Lookup{Root: root, Start: cwd, Path: a.name}, 0o777&^fsc.Umask())
 	if err != nil {
 		return err
+	}
+	if hb, ok := vd.Dentry.Node().(HostBoundNode); ok {
+		if fd, ok := hb.TakeBoundHostSocket(); ok {
+			if err := s.attachHostListener(fd); err != nil {
+				return err
+			}
+		}
 	}
 	st, err := vd.Stat(ctx)
 	if err != nil {
@@ -401,6 +411,12 @@ func (s *Socket) Listen(ctx socket.Context, backlog int) error {
 		s.mu.Unlock()
 		return sys.EINVAL
 	}
+	if l := s.hostListenerOf(); l != nil {
+		if err := l.listen(backlog); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
 	s.backlog = backlog
 	s.state = stateListening
 	s.peerCred, s.hasPeerCred = credsOf(ctx), true
@@ -427,6 +443,11 @@ func (s *Socket) Accept(ctx socket.Context, flags uint32, blocking bool) (*fs.Fi
 				// shutdown(2) of a listener ends its accepts.
 				return sys.EINVAL
 			}
+			if l := s.hostListenerOf(); l != nil {
+				var err error
+				srv, err = l.accept(s)
+				return err
+			}
 			return syserror.ErrWouldBlock
 		}
 		srv = s.acceptQ[0]
@@ -439,6 +460,9 @@ func (s *Socket) Accept(ctx socket.Context, flags uint32, blocking bool) (*fs.Fi
 	}
 	// Room for another connector.
 	s.queue.Notify(waiter.EventOut)
+	if h := srv.hostConnOf(); h != nil {
+		return socket.NewFile(ctx, srv, flags), append([]byte(nil), h.addr...), nil
+	}
 	srv.mu.Lock()
 	peer := srv.peer
 	srv.mu.Unlock()
@@ -491,7 +515,7 @@ func (s *Socket) Connect(ctx socket.Context, b []byte, blocking bool) error {
 }
 
 // connectHost connects s to the host socket of node hn.
-func (s *Socket) connectHost(ctx socket.Context, hn HostSocketNode, a address) error {
+func (s *Socket) connectHost(ctx socket.Context, hn *hostTarget, a address) error {
 	s.mu.Lock()
 	switch {
 	case s.state == stateConnected || s.host.Load() != nil:
@@ -502,7 +526,7 @@ func (s *Socket) connectHost(ctx socket.Context, hn HostSocketNode, a address) e
 		return sys.EINVAL
 	}
 	s.mu.Unlock()
-	fd, err := hn.ConnectHostSocket(ctx, s.typ)
+	fd, err := hn.node.ConnectHostSocket(ctx, hn.dir, hn.name, s.typ)
 	if err != nil {
 		return err
 	}
@@ -677,6 +701,9 @@ func (s *Socket) release(embryo bool) {
 	}
 	if h := s.hostConnOf(); h != nil {
 		h.release()
+	}
+	if l := s.hostListenerOf(); l != nil {
+		l.release()
 	}
 	s.queue.Notify(waiter.EventIn | waiter.EventOut | waiter.EventHUp)
 }

@@ -326,7 +326,7 @@ func (n *hostSockNode) Stat(fs.Context) (fs.Stat, error) {
 	return fs.Stat{Mode: sys.S_IFSOCK | 0o777, Nlink: 1, Ino: 77}, nil
 }
 
-func (n *hostSockNode) ConnectHostSocket(_ fs.Context, typ int) (int, error) {
+func (n *hostSockNode) ConnectHostSocket(_ fs.Context, _ fs.Node, _ string, typ int) (int, error) {
 	fd, err := sys.Socket(sys.AF_UNIX, typ|sys.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, err

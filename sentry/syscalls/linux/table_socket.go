@@ -15,11 +15,11 @@ const socketNote = "AF_UNIX only (stream, datagram, seqpacket); other families a
 var socketSyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_SOCKET:      partial("socket", Socket, socketNote),
 	unix.SYS_SOCKETPAIR:  partial("socketpair", Socketpair, "AF_UNIX only; AF_INET, AF_INET6 and AF_NETLINK are EOPNOTSUPP as on Linux"),
-	unix.SYS_BIND:        partial("bind", Bind, socketNote+"; paths on the host side of a gofer mount cannot be connected to from the host"),
+	unix.SYS_BIND:        partial("bind", Bind, socketNote+"; on a gofer mount (a bind mount, or the root with --overlay=none) a stream or seqpacket socket is a host socket host processes can connect to only with --host-uds=create or all; datagram sockets never are"),
 	unix.SYS_LISTEN:      partial("listen", Listen, socketNote),
 	unix.SYS_ACCEPT:      partial("accept", Accept, socketNote),
 	unix.SYS_ACCEPT4:     partial("accept4", Accept4, socketNote),
-	unix.SYS_CONNECT:     partial("connect", Connect, socketNote+"; sockets bound by host processes are not reachable (ECONNREFUSED)"),
+	unix.SYS_CONNECT:     partial("connect", Connect, socketNote+"; sockets host processes bound on a gofer mount are reachable only with --host-uds=open or all (else ECONNREFUSED), without passing descriptors or credentials; a full host backlog gives EAGAIN instead of waiting"),
 	unix.SYS_GETSOCKNAME: partial("getsockname", Getsockname, socketNote),
 	unix.SYS_GETPEERNAME: partial("getpeername", Getpeername, socketNote),
 	unix.SYS_SHUTDOWN:    partial("shutdown", Shutdown, socketNote),
