@@ -25,7 +25,7 @@ type MemoryFile struct {
 	// free holds freed page ranges, sorted by start, coalesced.
 	free []frange
 	// refs counts references per page index.
-	refs map[uint64]int32
+	refs pageRefs
 	// used is the number of allocated bytes.
 	used uint64
 	// pins are the ranges pinned for direct I/O (pin.go); deferred holds
@@ -55,7 +55,7 @@ func NewMemoryFile() (*MemoryFile, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("mapping the memory file: %w", err)
 	}
-	return &MemoryFile{fd: fd, mapping: m, refs: make(map[uint64]int32)}, nil
+	return &MemoryFile{fd: fd, mapping: m}, nil
 }
 
 // CanCommit reports whether a request for length more bytes of private
@@ -94,7 +94,7 @@ func (f *MemoryFile) Allocate(length uint64) (uint64, error) {
 		f.next += length
 	}
 	for p := off / pageSize; p < (off+length)/pageSize; p++ {
-		f.refs[p] = 1
+		f.refs.set(p, 1)
 	}
 	f.used += length
 	return off, nil
@@ -104,7 +104,7 @@ func (f *MemoryFile) Allocate(length uint64) (uint64, error) {
 func (f *MemoryFile) IncRef(off, length uint64) {
 	f.mu.Lock()
 	for p := off / pageSize; p < (off+length)/pageSize; p++ {
-		f.refs[p]++
+		f.refs.set(p, f.refs.get(p)+1)
 	}
 	f.mu.Unlock()
 }
@@ -123,13 +123,13 @@ func (f *MemoryFile) DecRef(off, length uint64) {
 		}
 	}
 	for p := off / pageSize; p < (off+length)/pageSize; p++ {
-		n := f.refs[p] - 1
+		n := f.refs.get(p) - 1
 		if n > 0 {
-			f.refs[p] = n
+			f.refs.set(p, n)
 			flush(p * pageSize)
 			continue
 		}
-		delete(f.refs, p)
+		f.refs.set(p, 0)
 		if !inRun {
 			runStart, inRun = p*pageSize, true
 		}
@@ -161,7 +161,7 @@ func (f *MemoryFile) release(start, end uint64) {
 func (f *MemoryFile) RefCount(off uint64) int32 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.refs[off/pageSize]
+	return f.refs.get(off / pageSize)
 }
 
 // onlyReference reports whether every page of [off, off+length) has
@@ -170,7 +170,7 @@ func (f *MemoryFile) onlyReference(off, length uint64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for p := off / pageSize; p < (off+length)/pageSize; p++ {
-		if f.refs[p] != 1 {
+		if f.refs.get(p) != 1 {
 			return false
 		}
 	}

@@ -214,7 +214,7 @@ func (f *MemoryFile) sharedPage(off, length uint64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for pg := off / pageSize; pg*pageSize < off+length; pg++ {
-		if f.refs[pg] > 1 {
+		if f.refs.get(pg) > 1 {
 			return true
 		}
 	}
