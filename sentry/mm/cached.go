@@ -16,16 +16,18 @@ import (
 // writes go to the file and to the pages the object holds
 // (WriteThrough), truncation to both (TruncateThrough).
 //
-// Dirty pages: a page becomes dirty when it is mapped into a shared
-// vma that may be writable (the stub then writes it without the Sentry
-// seeing), and stays dirty while such vmas exist; the writeback after
-// the last of them is gone cleans every page.
+// Dirty pages: a page becomes dirty when the stub maps it writable (the
+// application then writes it without the Sentry seeing) or the Sentry
+// writes it for the application (a read(2) into the mapping). Writeback
+// cleans the pages it writes and maps them read-only in every address
+// space first, so a later write faults and dirties its page again: a
+// mapping written once is not written back again and again.
 //
 // Locks: ioMu (one file change or writeback at a time, so a writeback
 // never writes a page's old bytes over a write that went straight to the
-// file) is taken before Object.mu, and never while holding an address
-// space's mu or calling into one (it may be taken with mu held: munmap's
-// writeback).
+// file) is taken before Object.mu and never while holding an address
+// space's mu or calling into one; it may be taken with an address space's
+// mu held (munmap's writeback of an object nothing can write any more).
 
 // Backing is the file a cached object holds pages of.
 type Backing interface {
@@ -83,63 +85,110 @@ func (b *fileBacking) fill(p []byte, off int64) {
 }
 
 // Writeback writes the dirty pages of the object range [off, off+length)
-// back to its file. Bytes past the file's end (in its last page) are not
-// written. It reports the first error the file gave; the pages stay dirty
-// then.
+// (length -1: to the end) back to its file. Bytes past the file's end (in
+// its last page) are not written. It reports the first error the file
+// gave; the pages stay dirty then.
+//
+// Preconditions: no address space's mu is held, unless no shared
+// writable mapping of o is left.
 func (o *Object) Writeback(off, length int64) error {
 	b := o.cache
 	if b == nil {
 		return nil
 	}
-	b.ioMu.Lock()
-	defer b.ioMu.Unlock()
-	return o.writebackLocked(off, length)
-}
-
-// writebackLocked is Writeback. Preconditions: o.cache.ioMu is held.
-func (o *Object) writebackLocked(off, length int64) error {
-	b := o.cache
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if len(b.dirty) == 0 {
-		return nil
-	}
 	start := uint64(off) / pageSize
-	end := uint64(off+length+pageSize-1) / pageSize
-	if length < 0 || off+length < off {
-		end = ^uint64(0)
+	end := ^uint64(0)
+	if length >= 0 && off+length >= off {
+		end = uint64(off+length+pageSize-1) / pageSize
 	}
-	idxs := make([]uint64, 0, len(b.dirty))
+	o.mu.Lock()
+	var idxs []uint64
 	for idx := range b.dirty {
 		if idx >= start && idx < end {
 			idxs = append(idxs, idx)
+			delete(b.dirty, idx)
 		}
 	}
+	var mappers []*MemoryManager
+	if o.writable > 0 && len(idxs) > 0 {
+		mappers = o.mappersLocked()
+	}
+	o.mu.Unlock()
+	if len(idxs) == 0 {
+		return nil
+	}
+	// Clean before writing: a write from now on faults and marks its
+	// page again, and one made before lands in what is written below.
+	for _, m := range mappers {
+		m.writeProtectObject(o, start*pageSize, end*pageSize)
+	}
 	sort.Slice(idxs, func(i, j int) bool { return idxs[i] < idxs[j] })
+	b.ioMu.Lock()
+	defer b.ioMu.Unlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	var firstErr error
 	for _, idx := range idxs {
 		pos := int64(idx * pageSize)
-		if pos >= b.size {
-			delete(b.dirty, idx)
-			continue
-		}
 		p, ok := o.pages[idx]
-		if !ok {
-			delete(b.dirty, idx)
-			continue
+		if !ok || pos >= b.size {
+			continue // truncated meanwhile
 		}
 		n := min(int64(pageSize), b.size-pos)
 		if err := writeAll(b.file, o.mf.Bytes(p, uint64(n)), pos); err != nil {
+			b.dirty[idx] = struct{}{}
 			if firstErr == nil {
 				firstErr = err
 			}
-			continue
-		}
-		if o.writable == 0 {
-			delete(b.dirty, idx)
 		}
 	}
 	return firstErr
+}
+
+// markDirty marks the pages of the object range [off, off+length) dirty.
+func (o *Object) markDirty(off, length uint64) {
+	o.mu.Lock()
+	for idx := off / pageSize; idx*pageSize < off+length; idx++ {
+		o.cache.dirty[idx] = struct{}{}
+	}
+	o.mu.Unlock()
+}
+
+// writeProtectObject maps the pages of the object range [start, end) of
+// o read-only in m's shared mappings of it that the stub has writable.
+func (m *MemoryManager) writeProtectObject(o *Object, start, end uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.as == nil {
+		return
+	}
+	for _, v := range m.vmas {
+		if v.obj != o || v.private {
+			continue
+		}
+		vs, ve := v.objOff, v.objOff+uint64(v.end-v.start)
+		s, e := max(vs, start), min(ve, end)
+		if s >= e {
+			continue
+		}
+		as, ae := v.start+uintptr(s-vs), v.start+uintptr(e-vs)
+		m.splitPMAAt(as)
+		m.splitPMAAt(ae)
+		for i := m.firstPMAAfter(as); i < len(m.pmas) && m.pmas[i].start < ae; i++ {
+			p := &m.pmas[i]
+			if p.stubProt&unix.PROT_WRITE == 0 || p.obj != o {
+				continue
+			}
+			prot := p.stubProt &^ unix.PROT_WRITE
+			if err := m.as.MapFile(p.start, p.off, p.end-p.start, prot); err != nil {
+				// Leave it unmapped: the next access faults it in.
+				m.as.Unmap(p.start, p.end-p.start)
+				prot = 0
+			}
+			p.stubProt = prot
+		}
+		m.mergePMAs(as, ae)
+	}
 }
 
 func writeAll(f Backing, p []byte, off int64) error {

@@ -192,3 +192,44 @@ func TestCachedObjectReadOnlyMapping(t *testing.T) {
 	}
 	m.MUnmap(addr, pageSize)
 }
+
+// Writeback cleans what it writes: a second one writes only pages
+// written since.
+func TestCachedObjectWritebackCleans(t *testing.T) {
+	m := newTestMM(t)
+	defer m.DecUsers()
+	file := &memBacking{data: make([]byte, 4*pageSize)}
+	o := NewCachedObject(m.mf, 4*pageSize, file)
+	defer o.DecRef()
+	rw := unix.PROT_READ | unix.PROT_WRITE
+	addr, err := m.MMap(MMapOpts{Length: 4 * pageSize, Prot: rw, MaxProt: rw, Object: o})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		writeAt    []uintptr
+		wantWrites int
+	}{
+		{"two pages written", []uintptr{0, 2 * pageSize}, 2},
+		{"nothing written since", nil, 0},
+		{"one page written again", []uintptr{2*pageSize + 7}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, a := range tc.writeAt {
+				if _, err := m.CopyOut(addr+a, []byte("w")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := file.writes
+			if err := m.SyncRange(addr, 4*pageSize); err != nil {
+				t.Fatal(err)
+			}
+			if got := file.writes - before; got != tc.wantWrites {
+				t.Fatalf("%d page writes, want %d", got, tc.wantWrites)
+			}
+		})
+	}
+	m.MUnmap(addr, 4*pageSize)
+}

@@ -125,6 +125,12 @@ func (m *MemoryManager) mapPMARange(v *vma, pi int, addr uintptr) (int, int32) {
 	for runEnd < end && m.effectiveProt(v, &p, runEnd) == prot {
 		runEnd += pageSize
 	}
+	cached := p.obj != nil && p.obj.cache != nil && !p.private && prot&unix.PROT_WRITE != 0
+	if cached && p.stubProt != 0 {
+		// A write to a page of a cached file that writeback made
+		// read-only (cached.go): only this page becomes dirty.
+		runStart, runEnd = page, page+pageSize
+	}
 	m.splitPMAAt(runStart)
 	m.splitPMAAt(runEnd)
 	pi = m.findPMA(page)
@@ -133,6 +139,10 @@ func (m *MemoryManager) mapPMARange(v *vma, pi int, addr uintptr) (int, int32) {
 		return FaultSIGBUS, BUS_ADRERR
 	}
 	q.stubProt = prot
+	if cached {
+		// The stub writes these pages without the Sentry seeing.
+		q.obj.markDirty(v.objOff+uint64(q.start-v.start), uint64(q.end-q.start))
+	}
 	return FaultHandled, 0
 }
 

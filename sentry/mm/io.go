@@ -111,6 +111,9 @@ func (m *MemoryManager) translateLocked(addr, end uintptr, access int, fn func([
 			stop = min(stop, pageDown(a)+pageSize)
 		}
 		off := p.off + uint64(a-p.start)
+		if access == accessWrite && p.obj != nil && p.obj.cache != nil && !v.private {
+			p.obj.markDirty(v.objOff+uint64(a-v.start), uint64(stop-a))
+		}
 		fn(m.mf.Bytes(off, uint64(stop-a)))
 		done += int(stop - a)
 		a = stop

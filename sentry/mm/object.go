@@ -760,9 +760,6 @@ func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintpt
 				return err
 			}
 		}
-		if o.cache != nil && v.isWritableShared() {
-			o.cache.dirty[idx] = struct{}{}
-		}
 		if runEnd == a && runEnd > runStart && runOff+uint64(a-runStart) == off {
 			runEnd += pageSize
 		} else {
