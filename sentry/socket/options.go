@@ -3,6 +3,7 @@ package socket
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -20,11 +21,14 @@ const (
 // Options are the SOL_SOCKET options every family keeps the same way.
 // The zero value is not ready: use NewOptions.
 type Options struct {
+	// rcvTimeo and sndTimeo (Timeout values) are atomic: every blocking
+	// call reads them, and none should take mu for it.
+	rcvTimeo atomic.Int64
+	sndTimeo atomic.Int64
+
 	mu       sync.Mutex
 	sndBuf   int
 	rcvBuf   int
-	rcvTimeo Timeout
-	sndTimeo Timeout
 	passCred bool
 	bools    map[int]bool
 	linger   [8]byte
@@ -73,25 +77,13 @@ func (o *Options) PassCred() bool {
 }
 
 // RcvTimeout returns SO_RCVTIMEO.
-func (o *Options) RcvTimeout() Timeout {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.rcvTimeo
-}
+func (o *Options) RcvTimeout() Timeout { return Timeout(o.rcvTimeo.Load()) }
 
 // Timeouts returns SO_RCVTIMEO and SO_SNDTIMEO.
-func (o *Options) Timeouts() (rcv, snd Timeout) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.rcvTimeo, o.sndTimeo
-}
+func (o *Options) Timeouts() (rcv, snd Timeout) { return o.RcvTimeout(), o.SndTimeout() }
 
 // SndTimeout returns SO_SNDTIMEO.
-func (o *Options) SndTimeout() Timeout {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.sndTimeo
-}
+func (o *Options) SndTimeout() Timeout { return Timeout(o.sndTimeo.Load()) }
 
 // Int encodes an int option value.
 func Int(v int) []byte {
@@ -167,9 +159,9 @@ func (o *Options) Get(name int) (val []byte, ok bool) {
 	case unix.SO_RCVBUF:
 		return Int(o.rcvBuf), true
 	case unix.SO_RCVTIMEO:
-		return encodeTimeout(o.rcvTimeo), true
+		return encodeTimeout(o.RcvTimeout()), true
 	case unix.SO_SNDTIMEO:
-		return encodeTimeout(o.sndTimeo), true
+		return encodeTimeout(o.SndTimeout()), true
 	case unix.SO_PASSCRED:
 		return Bool(o.passCred), true
 	case unix.SO_LINGER:
@@ -203,13 +195,11 @@ func (o *Options) Set(name int, val []byte, privileged bool) (ok bool, err error
 		if err != nil {
 			return true, err
 		}
-		o.mu.Lock()
 		if name == unix.SO_RCVTIMEO {
-			o.rcvTimeo = t
+			o.rcvTimeo.Store(int64(t))
 		} else {
-			o.sndTimeo = t
+			o.sndTimeo.Store(int64(t))
 		}
-		o.mu.Unlock()
 		return true, nil
 	case unix.SO_LINGER:
 		if len(val) < 8 {

@@ -11,6 +11,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/arch"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/socket"
 	"github.com/moat-sandbox/moat/sentry/syserror"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
@@ -138,6 +139,9 @@ func vfsReadFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOption
 	if !f.Readable() {
 		return 0, unix.EBADF
 	}
+	if s := socket.FromFile(f); s != nil && !o.pos {
+		return sockRead(t, f, s, iovs, o.noWait)
+	}
 	total := iovTotal(iovs)
 	if direct(f, total) {
 		return vfsReadDirect(t, f, iovs, o)
@@ -237,6 +241,9 @@ func vfsWriteFile(t *kernel.Task, f *fs.FileDescription, iovs []iovec, o rwOptio
 	}
 	if err := fs.RemovePrivs(t, f); err != nil {
 		return 0, err
+	}
+	if s := socket.FromFile(f); s != nil && !o.pos {
+		return sockWrite(t, f, s, iovs, o.noWait)
 	}
 	total := iovTotal(iovs)
 	if d, ok := f.Impl().(discardsWrites); ok && d.DiscardsWrites() {

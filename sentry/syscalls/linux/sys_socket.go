@@ -57,15 +57,18 @@ func sockFile(t *kernel.Task, fd int32) (*fs.FileDescription, socket.Socket, err
 }
 
 // sockErr maps an interrupted wait to ERESTARTSYS, or to EINTR when the
-// socket has a timeout, as Linux's sock_intr_errno.
-func sockErr(err error, timeout socket.Timeout) error {
-	if err == syserror.ErrInterrupted {
-		if timeout != 0 {
-			return unix.EINTR
-		}
-		return syserror.ERESTARTSYS
+// socket has a timeout for the direction (SO_SNDTIMEO if send, else
+// SO_RCVTIMEO), as Linux's sock_intr_errno. Only then does it look at
+// the timeouts.
+func sockErr(t *kernel.Task, s socket.Socket, err error, send bool) error {
+	if err != syserror.ErrInterrupted {
+		return err
 	}
-	return err
+	rcv, snd := timeouts(t, s)
+	if send && snd != 0 || !send && rcv != 0 {
+		return unix.EINTR
+	}
+	return syserror.ERESTARTSYS
 }
 
 // timeouts returns SO_RCVTIMEO and SO_SNDTIMEO of s, zero if it has none.
@@ -247,10 +250,9 @@ func accept4(t *kernel.Task, fd int32, addr, lenAddr uintptr, flags int32) (uint
 		return 0, err
 	}
 	defer f.DecRef()
-	rcv, _ := timeouts(t, s)
 	nf, peer, err := s.Accept(t, uint32(flags&unix.SOCK_NONBLOCK), !f.NonBlocking())
 	if err != nil {
-		return 0, sockErr(err, rcv)
+		return 0, sockErr(t, s, err, false)
 	}
 	defer nf.DecRef()
 	if err := copyOutSockaddr(t, peer, addr, lenAddr); err != nil {
@@ -281,8 +283,7 @@ func Connect(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, snd := timeouts(t, s)
-	return 0, sockErr(s.Connect(t, sa, !f.NonBlocking()), snd)
+	return 0, sockErr(t, s, s.Connect(t, sa, !f.NonBlocking()), true)
 }
 
 // sockName is getsockname and getpeername.
@@ -449,25 +450,30 @@ func sendIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []i
 	if c := t.Credentials(); !c.HasCapability(unix.CAP_SYS_ADMIN) && !c.HasCapability(unix.CAP_SYS_RESOURCE) {
 		o.MaxInflight = int(min(vfsNoFile(t), 1<<30))
 	}
-	_, snd := timeouts(t, s)
 	total := iovTotal(iovs)
 	cur := iovCursor{iovs: iovs}
 	stream := s.Type() == unix.SOCK_STREAM
+	bp := rwBufs.Get().(*[]byte)
+	defer rwBufs.Put(bp)
 	if !stream {
+		// One record: the socket copies it, so the pooled buffer serves
+		// all but records larger than it. Linux raises no SIGPIPE for
+		// datagram or seqpacket sockets.
 		if total > maxSocketBuffer {
 			ctl.Release()
 			return 0, unix.EMSGSIZE
 		}
-		buf := make([]byte, total)
+		buf := (*bp)[:min(total, uint64(len(*bp)))]
+		if total > uint64(len(buf)) {
+			buf = make([]byte, total)
+		}
 		if _, err := cur.copyIn(t, buf); err != nil {
 			ctl.Release()
 			return 0, err
 		}
 		n, err := s.SendMsg(t, buf, o)
-		return uintptr(n), sockErr(err, snd)
+		return uintptr(n), sockErr(t, s, err, true)
 	}
-	bp := rwBufs.Get().(*[]byte)
-	defer rwBufs.Put(bp)
 	var done uint64
 	for first := true; first || done < total; first = false {
 		buf := (*bp)[:min(total-done, rwChunk)]
@@ -479,7 +485,7 @@ func sendIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []i
 			t.SendSignal(kernel.NewSignalInfo(kernel.Signal(unix.SIGPIPE), kernel.SI_USER))
 		}
 		if err != nil {
-			return vfsPartial(done, sockErr(err, snd))
+			return vfsPartial(done, sockErr(t, s, err, true))
 		}
 		if cerr != nil {
 			return vfsPartial(done, cerr)
@@ -513,14 +519,13 @@ func recvIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []i
 	} else {
 		buf = make([]byte, size)
 	}
-	rcv, _ := timeouts(t, s)
 	res, err := s.RecvMsg(t, buf, socket.RecvOptions{
 		Flags:    flags,
 		Blocking: !f.NonBlocking() && flags&unix.MSG_DONTWAIT == 0,
 		WantAddr: wantAddr,
 	})
 	if err != nil {
-		return res, sockErr(err, rcv)
+		return res, sockErr(t, s, err, false)
 	}
 	cur := iovCursor{iovs: iovs}
 	if _, err := cur.copyOut(t, buf[:res.N]); err != nil {
@@ -528,6 +533,37 @@ func recvIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []i
 		return socket.RecvResult{}, err
 	}
 	return res, nil
+}
+
+// sockRead is read(2), readv(2) and preadv2(-1) on a socket: recvmsg(2)
+// without flags but MSG_DONTWAIT for RWF_NOWAIT, so SO_RCVTIMEO applies,
+// as Linux's sock_read_iter. Asking for nothing returns 0 at once.
+func sockRead(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []iovec, noWait bool) (uintptr, error) {
+	if iovTotal(iovs) == 0 {
+		return 0, nil
+	}
+	flags := 0
+	if noWait {
+		flags = unix.MSG_DONTWAIT
+	}
+	res, err := recvIovecs(t, f, s, iovs, flags, false)
+	if err != nil {
+		return 0, err
+	}
+	res.Control.Release()
+	return uintptr(res.N), nil
+}
+
+// sockWrite is write(2), writev(2) and pwritev2(-1) on a socket:
+// sendmsg(2) without flags but MSG_DONTWAIT for RWF_NOWAIT, as Linux's
+// sock_write_iter: SO_SNDTIMEO applies, and only stream sockets raise
+// SIGPIPE.
+func sockWrite(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []iovec, noWait bool) (uintptr, error) {
+	flags := 0
+	if noWait {
+		flags = unix.MSG_DONTWAIT
+	}
+	return sendIovecs(t, f, s, iovs, nil, socket.ControlMessages{}, flags)
 }
 
 // msghdr is struct msghdr.
