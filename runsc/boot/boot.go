@@ -34,6 +34,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/runsc/internal/startpages"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/dev"
 	"github.com/moat-sandbox/moat/sentry/fs/gofer"
@@ -108,6 +109,9 @@ func Run(cfg Config) (int, error) {
 	}
 	defer s.Release()
 	s.Start()
+	// Once the command is past its start, the code that built the
+	// kernel need not stay mapped.
+	startpages.ReleaseAfter(startpages.StartTime)
 	return s.Wait(), nil
 }
 
@@ -177,6 +181,7 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the gofer: %w", err)
 	}
+	phase("client")
 	rootFS, err := mountRoot(cfg, client, mf)
 	if err != nil {
 		return nil, fmt.Errorf("mounting the root: %w", err)
@@ -184,6 +189,7 @@ func Load(cfg Config) (*Sandbox, error) {
 	// A read-only root is the overlay too, mounted read-only once the
 	// spec's mount points exist (see below).
 	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{})
+	phase("root mounted")
 
 	var strace io.Writer
 	if cfg.Strace {
@@ -208,6 +214,7 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err := mountSpecial(k, mns, log); err != nil {
 		return nil, err
 	}
+	phase("special mounted")
 	if err := applySpecMounts(k, mns, cfg, client, log); err != nil {
 		return nil, err
 	}

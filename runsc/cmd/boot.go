@@ -9,6 +9,7 @@ import (
 	"github.com/google/subcommands"
 	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/config"
+	"github.com/moat-sandbox/moat/runsc/internal/startpages"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
 	"github.com/moat-sandbox/moat/sentry/fs/gofer"
 )
@@ -24,6 +25,10 @@ type Boot struct {
 	// volumes are the destinations of runsc do's bind mounts ("DEST" or
 	// "DEST:ro"), in the gofer's attach point order.
 	volumes listFlag
+	// statusFD, when set, receives CMD's exit status ("%d\n") once CMD
+	// has exited and the stdio descriptors have their flags back, before
+	// the sandbox tears itself down (sandbox.Options.Detach).
+	statusFD int
 	// The descriptors of an OCI container's sandbox (runsc create): see
 	// runsc/sandbox/create.go.
 	specFD, controlFD, syncFD, exitFD int
@@ -37,7 +42,7 @@ func (*Boot) Synopsis() string { return "run the Sentry in a sandbox (internal, 
 
 // Usage implements subcommands.Command.
 func (*Boot) Usage() string {
-	return "boot --gofer-fd N [--cwd DIR] [--env K=V]... [--self-test-open] -- CMD [ARG...]\n" +
+	return "boot --gofer-fd N [--status-fd N] [--cwd DIR] [--env K=V]... [--self-test-open] -- CMD [ARG...]\n" +
 		"boot --gofer-fd N --spec-fd N --control-fd N --sync-fd N --exit-fd N\n\n" +
 		"Confines this process and runs CMD under the Sentry, its files served\n" +
 		"by the gofer on socket N and its stdio this process's fds 0-2. Exits\n" +
@@ -51,6 +56,7 @@ func (*Boot) Usage() string {
 // SetFlags implements subcommands.Command.
 func (b *Boot) SetFlags(f *flag.FlagSet) {
 	f.IntVar(&b.goferFD, "gofer-fd", -1, "connected socket to the gofer")
+	f.IntVar(&b.statusFD, "status-fd", -1, "pipe on which to report CMD's exit status before tearing down")
 	f.StringVar(&b.cwd, "cwd", "/", "working directory of CMD")
 	f.Var(&b.env, "env", "NAME=VALUE of CMD's environment (repeatable)")
 	f.BoolVar(&b.readOnly, "read-only", false, "mount the root read-only rather than under a memory-backed overlay")
@@ -96,6 +102,9 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 	})
 	if err != nil {
 		return fail(conf, log, "boot", err)
+	}
+	if b.statusFD >= 0 {
+		sandbox.ReportStatus(b.statusFD, status)
 	}
 	return subcommands.ExitStatus(status)
 }
@@ -146,6 +155,9 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 	if err := sandbox.ReportReady(b.syncFD, nil); err != nil {
 		return fail(conf, log, "boot", err)
 	}
+	// Once the container is past its start, the code that built the
+	// kernel need not stay mapped.
+	startpages.ReleaseAfter(startpages.StartTime)
 	return subcommands.ExitStatus(s.Serve(b.controlFD, b.exitFD))
 }
 

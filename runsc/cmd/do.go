@@ -121,6 +121,9 @@ func (d *Do) Execute(ctx context.Context, f *flag.FlagSet, args ...any) subcomma
 		ReadOnlyRoot: d.readOnly,
 		Mounts:       d.volumes,
 		Log:          log,
+		// runsc exits right after: the sandbox's teardown need not
+		// be waited for.
+		Detach: true,
 	})
 	if err != nil {
 		return fail(conf, log, "do", err)

@@ -348,6 +348,7 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 	if l := spec.Linux; l != nil {
 		bs.MaskedPaths = l.MaskedPaths
 		bs.ReadonlyPaths = l.ReadonlyPaths
+		bs.Devices = specDevices(l.Devices)
 		if l.Seccomp != nil {
 			// Refuse a profile the sandbox could not install now,
 			// not at boot.
@@ -556,6 +557,11 @@ func (c *Container) Wait() (int, error) {
 	}
 	if st, ok := c.exitStatus(); ok {
 		return st, nil
+	}
+	if c.isSub() {
+		// Its sandbox was killed (its root container deleted): so was
+		// every process in it.
+		return 128 + int(unix.SIGKILL), nil
 	}
 	return 0, fmt.Errorf("container %s: the sandbox died without reporting init's exit status", c.rec.ID)
 }

@@ -1,6 +1,7 @@
 package container
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -182,6 +183,9 @@ func TestPod(t *testing.T) {
 	if !b.rec.Gofer.waitGone(10 * time.Second) {
 		t.Error("b's gofer outlived the sandbox")
 	}
+	if st, err := b.Wait(); err != nil || st != 128+int(unix.SIGKILL) {
+		t.Errorf("wait b after the root's delete: %d, %v", st, err)
+	}
 	if err := b.Delete(false); err != nil {
 		t.Fatal(err)
 	}
@@ -287,5 +291,128 @@ func assertSubGone(t *testing.T, c *Container) {
 	}
 	if c.rec.Gofer.alive() {
 		t.Errorf("gofer pid %d still alive", c.rec.Gofer.Pid)
+	}
+}
+
+// TestPodKillCreated: a signal to a sub-container that has not started
+// ends it as one to any created container does, leaving the sandbox.
+func TestPodKillCreated(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod4", podBundle(t, "pod4", "pod4", podRootfs(t, "pause"), "sleep", "1000"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c, out := e.mustCreate("k", podBundle(t, "k", "pod4", podRootfs(t, "k"), "sh", "-c", "echo ran"))
+	if err := c.Kill(unix.SIGCHLD, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(t, e.conf.RootDir, "k"); got != Created {
+		t.Fatalf("after SIGCHLD: %s", got)
+	}
+	if err := c.Kill(unix.SIGTERM, false); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Wait(); err != nil || st != 128+int(unix.SIGTERM) {
+		t.Errorf("wait: %d, %v", st, err)
+	}
+	if got := status(t, e.conf.RootDir, "k"); got != Stopped {
+		t.Errorf("after kill: %s", got)
+	}
+	if err := c.Start(); err == nil {
+		t.Error("started a killed container")
+	}
+	if b, _ := os.ReadFile(out); len(b) != 0 {
+		t.Errorf("init ran: %q", b)
+	}
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	assertSubGone(t, c)
+	if got := status(t, e.conf.RootDir, "pod4"); got != Running {
+		t.Errorf("root after k's delete: %s", got)
+	}
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
+}
+
+// TestPodMounts: a sub-container's spec mounts, maskedPaths and
+// readonlyPaths apply in its own root, its bind mounts served by its own
+// gofer.
+func TestPodMounts(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod5", podBundle(t, "pod5", "pod5", podRootfs(t, "pause"), "sleep", "1000"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	host := t.TempDir()
+	if err := os.WriteFile(filepath.Join(host, "shared"), []byte("from the host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := podBundle(t, "m", "pod5", podRootfs(t, "m"), "sleep", "1000")
+	editSpec(t, b, func(s *specs.Spec) {
+		s.Mounts = append(s.Mounts,
+			specs.Mount{Destination: "/data", Type: "bind", Source: host, Options: []string{"rbind", "ro"}},
+			specs.Mount{Destination: "/scratch", Type: "tmpfs", Source: "tmpfs", Options: []string{"size=1m"}})
+		s.Linux.MaskedPaths = []string{"/m.txt"}
+		s.Linux.ReadonlyPaths = []string{"/tmp"}
+	})
+	c, _ := e.mustCreate("m", b)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p    *specs.Process
+		st   int
+		want string
+	}{
+		{proc("cat", "/data/shared"), 0, "from the host\n"},
+		{proc("sh", "-c", "echo x > /data/new"), 1, "Read-only"},
+		{proc("sh", "-c", "echo x > /scratch/f && cat /scratch/f"), 0, "x\n"},
+		{proc("cat", "/m.txt"), 0, ""},
+		{proc("sh", "-c", "echo x > /tmp/f"), 1, "Read-only"},
+		{proc("sh", "-c", "cat /proc/mounts"), 0, "/scratch"},
+	} {
+		st, out, err := execOut(t, c, tc.p)
+		if err != nil {
+			t.Fatalf("exec %v: %v", tc.p.Args, err)
+		}
+		if st != tc.st || !strings.Contains(out, tc.want) || (tc.want == "" && out != "") {
+			t.Errorf("exec %v: status %d output %q, want %d and %q", tc.p.Args, st, out, tc.st, tc.want)
+		}
+	}
+	// The root container has none of them.
+	if st, out, _ := execOut(t, root, proc("sh", "-c", "cat /proc/mounts")); st != 0 || strings.Contains(out, "/scratch") || strings.Contains(out, "/data") {
+		t.Errorf("root container's mounts: %d %q", st, out)
+	}
+	if err := c.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertSubGone(t, c)
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
+}
+
+// editSpec rewrites the bundle's config.json through edit.
+func editSpec(t *testing.T, bundle string, edit func(*specs.Spec)) {
+	t.Helper()
+	path := filepath.Join(bundle, "config.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s specs.Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	edit(&s)
+	if data, err = json.Marshal(&s); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/moat-sandbox/moat/gofer"
 	"github.com/moat-sandbox/moat/runsc/config"
+	"github.com/moat-sandbox/moat/runsc/internal/startpages"
 	"github.com/moat-sandbox/moat/runsc/isolate"
 	"golang.org/x/sys/unix"
 )
@@ -85,6 +87,10 @@ func RunGofer(conf *config.Config, root string, connFD int, binds []gofer.Mount,
 		return fmt.Errorf("gofer: %w", err)
 	}
 	log.Debug("gofer confined, serving", "root", root, "fd", connFD, "seccomp", conf.SeccompMode(), "writable", writable, "binds", len(binds))
+	// Flags, confinement and the filter's compilation do not run again:
+	// once the sandbox is past its start, their pages need not stay
+	// mapped.
+	startpages.ReleaseAfter(startpages.StartTime)
 	return gofer.Serve(gofer.Config{Root: servedRoot, ConnFD: connFD, ReadOnly: !writable, Mounts: served,
 		HostUDSConnect: conf.HostUDS.AllowOpen(), HostUDSBind: conf.HostUDS.AllowCreate()})
 }
@@ -118,4 +124,12 @@ func SentryConfine(conf *config.Config) func() error {
 		}
 		return nil
 	}
+}
+
+// ReportStatus is the sandbox's side of Options.Detach's status pipe: it
+// writes status and closes fd. Errors are ignored: runsc do then learns
+// the status from the sandbox process's exit, as without the pipe.
+func ReportStatus(fd, status int) {
+	unix.Write(fd, []byte(strconv.Itoa(status)+"\n"))
+	unix.Close(fd)
 }

@@ -41,6 +41,10 @@ import (
 
 const fakeEnv = "MOAT_SANDBOX_TEST_FAKE_RUNSC"
 
+// fakeTeardown is how long the fake boot lingers after reporting its
+// status on --status-fd.
+const fakeTeardown = 3 * time.Second
+
 type listFlag []string
 
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
@@ -96,10 +100,18 @@ func fakeRunsc(args []string) int {
 		var env listFlag
 		sub.Var(&env, "env", "")
 		selfTest := sub.Bool("self-test-open", false, "")
+		statusFD := sub.Int("status-fd", -1, "")
 		if err := sub.Parse(global.Args()[1:]); err != nil {
 			return 2
 		}
-		return fakeBoot(conf, log, *fd, *cwd, env, *selfTest, sub.Args())
+		status := fakeBoot(conf, log, *fd, *cwd, env, *selfTest, sub.Args())
+		if *statusFD >= 0 {
+			ReportStatus(*statusFD, status)
+			// Tear down slowly, as a Sentry with many pages might:
+			// Do must not wait for it.
+			time.Sleep(fakeTeardown)
+		}
+		return status
 	}
 	fmt.Fprintf(os.Stderr, "fake runsc: unknown subcommand %q\n", global.Arg(0))
 	return 2

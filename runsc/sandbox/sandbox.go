@@ -14,9 +14,11 @@
 // internal subcommand:
 //
 //	runsc [flags] gofer --root DIR --conn-fd 3 [--bind=ro|rw[,rec]:SOURCE]...
-//	runsc [flags] boot --gofer-fd 3 [--cwd DIR] [--env K=V]... [--volume DEST[:ro]]... -- CMD ARG...
+//	runsc [flags] boot --gofer-fd 3 [--status-fd 4] [--cwd DIR] [--env K=V]... [--volume DEST[:ro]]... -- CMD ARG...
 //
-// fd 3 of each is one end of a SOCK_SEQPACKET socket pair. The sandbox
+// fd 3 of each is one end of a SOCK_SEQPACKET socket pair; fd 4 of the
+// sandbox, with Options.Detach, a pipe on which it reports the status.
+// The two are started at the same time, each from a thread of its own. The sandbox
 // runs in new mount, PID, IPC, UTS, network and cgroup namespaces and, unless told
 // otherwise, a new user namespace mapping the caller's uid and gid to 0;
 // the gofer in new mount, IPC, UTS and network namespaces (see
@@ -27,20 +29,24 @@
 // spec's binds for Create) are passed as the gofer's --bind attach points
 // and, for Do, as the sandbox's --volume destinations (binds.go).
 //
-// No locks: Do runs on one goroutine, plus one forwarding signals and one
-// waiting for the gofer; Create on one.
+// No locks: Do runs on one goroutine, plus one forwarding signals, one
+// starting and waiting for the gofer, one waiting for the sandbox and
+// one reading its status report; Create on one.
 package sandbox
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -112,6 +118,16 @@ type Options struct {
 	Exe string
 	// Log receives Do's own messages; nil means slog.Default().
 	Log *slog.Logger
+	// Detach makes Do return as soon as the sandbox reports the
+	// application's status (boot --status-fd), which it does once the
+	// application has exited and the sandbox has given back the stdio
+	// descriptors' flags, before its own teardown. The sandbox and the
+	// gofer are then sent SIGKILL and reaped in the background rather
+	// than waited for: tearing down their address spaces and namespaces
+	// takes the kernel milliseconds, which a caller that exits right
+	// away (runsc do) need not wait for. Without a report (the sandbox
+	// failed or was killed), Do waits as without Detach.
+	Detach bool
 }
 
 func (o *Options) setDefaults() {
@@ -186,6 +202,16 @@ func BootArgs(conf *config.Config, goferFD int, o *Options) []string {
 	return append(args, o.Argv...)
 }
 
+// insertBefore returns args with extra inserted before the first
+// occurrence of mark (at the end when there is none).
+func insertBefore(args []string, mark string, extra ...string) []string {
+	i := slices.Index(args, mark)
+	if i < 0 {
+		i = len(args)
+	}
+	return slices.Concat(args[:i], extra, args[i:])
+}
+
 // Test hooks: called right before each child starts; an error aborts Do
 // as a failed start would.
 var (
@@ -232,6 +258,9 @@ func Do(ctx context.Context, o Options) (int, error) {
 
 	var undo cleanups
 	defer undo.run()
+	// detached is set when Do returns with the children still exiting
+	// (Options.Detach): the cleanups then kill them without waiting.
+	detached := false
 
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -261,17 +290,39 @@ func Do(ctx context.Context, o Options) (int, error) {
 	if err := beforeGoferStart(); err != nil {
 		return 0, fmt.Errorf("starting gofer: %w", err)
 	}
-	if err := gofer.Start(); err != nil {
-		return 0, fmt.Errorf("starting gofer: %w", err)
-	}
-	o.Log.Debug("gofer started", "pid", gofer.Process.Pid, "root", o.Rootfs)
+	// The gofer starts on a thread of its own while this one starts the
+	// sandbox: the two spawns (each a fork and an exec of runsc) overlap.
+	// Its parent-death signal follows that thread, which therefore stays
+	// locked until the gofer has been reaped.
+	goferStarted := make(chan error, 1)
 	goferDone := make(chan error, 1)
-	go func() { goferDone <- gofer.Wait() }()
-	undo.add(func() {
-		gofer.Process.Kill()
-		<-goferDone
-	})
-	goferEnd.Close()
+	go func() {
+		runtime.LockOSThread()
+		if err := gofer.Start(); err != nil {
+			runtime.UnlockOSThread()
+			goferStarted <- err
+			return
+		}
+		goferStarted <- nil
+		err := gofer.Wait()
+		runtime.UnlockOSThread()
+		goferDone <- err
+	}()
+	waitGoferStart := func() error {
+		err := <-goferStarted
+		goferEnd.Close()
+		if err != nil {
+			return fmt.Errorf("starting gofer: %w", err)
+		}
+		o.Log.Debug("gofer started", "pid", gofer.Process.Pid, "root", o.Rootfs)
+		undo.add(func() {
+			gofer.Process.Kill()
+			if !detached {
+				<-goferDone
+			}
+		})
+		return nil
+	}
 
 	boot := exec.Command(o.Exe, BootArgs(o.Config, 3, &o)...)
 	boot.Args[0] = "runsc-sandbox"
@@ -287,20 +338,59 @@ func Do(ctx context.Context, o Options) (int, error) {
 		boot.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		boot.SysProcAttr.GidMappingsEnableSetgroups = false
 	}
+	var statusR *os.File
+	if o.Detach {
+		// The sandbox reports the application's status on this pipe
+		// (boot --status-fd) before it tears itself down.
+		r, w, err := os.Pipe()
+		if err != nil {
+			waitGoferStart()
+			return 0, fmt.Errorf("status pipe: %w", err)
+		}
+		statusR = r
+		undo.add(func() { r.Close(); w.Close() })
+		boot.ExtraFiles = append(boot.ExtraFiles, w)
+		boot.Args = insertBefore(boot.Args, "--", "--status-fd", "4")
+	}
 	if restoreTTY := setJobControl(boot.SysProcAttr, o.Stdin, o.Log); restoreTTY != nil {
 		defer restoreTTY()
 	}
 	if err := beforeBootStart(); err != nil {
+		waitGoferStart()
 		return 0, fmt.Errorf("starting sandbox: %w", err)
 	}
 	if err := boot.Start(); err != nil {
+		waitGoferStart()
 		return 0, fmt.Errorf("starting sandbox: %w", err)
 	}
 	o.Log.Debug("sandbox started", "pid", boot.Process.Pid, "argv", o.Argv)
 	sentryEnd.Close()
-
 	bootDone := make(chan error, 1)
 	go func() { bootDone <- boot.Wait() }()
+	bootReaped := false
+	undo.add(func() {
+		if !bootReaped {
+			boot.Process.Kill()
+			if !detached {
+				<-bootDone
+			}
+		}
+	})
+	if err := waitGoferStart(); err != nil {
+		return 0, err
+	}
+	var statusCh chan int
+	if statusR != nil {
+		boot.ExtraFiles[1].Close()
+		statusCh = make(chan int, 1)
+		go func() {
+			b, _ := io.ReadAll(io.LimitReader(statusR, 16))
+			if st, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && st >= 0 && st <= 255 {
+				statusCh <- st
+			}
+		}()
+	}
+
 	goferExit := goferDone
 	ctxDone := ctx.Done()
 	var waitErr error
@@ -321,7 +411,15 @@ loop:
 			o.Log.Debug("context done, killing the sandbox", "err", ctx.Err())
 			boot.Process.Kill()
 			ctxDone = nil
+		case st := <-statusCh:
+			// The application's status is known and the sandbox is
+			// tearing itself down: leave that to the kernel (see
+			// Options.Detach).
+			detached = true
+			o.Log.Debug("sandbox reported the status", "status", st)
+			return st, nil
 		case waitErr = <-bootDone:
+			bootReaped = true
 			break loop
 		}
 	}

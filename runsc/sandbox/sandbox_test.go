@@ -112,6 +112,63 @@ func TestDoStatus(t *testing.T) {
 	}
 }
 
+// TestDoDetach checks that Detach returns the status the sandbox reports
+// without waiting for its teardown (the fake lingers fakeTeardown after
+// reporting), falls back on the exit status when there is no report, and
+// that the children are still killed and reaped.
+func TestDoDetach(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want int
+	}{
+		{[]string{"exit", "0"}, 0},
+		{[]string{"exit", "3"}, 3},
+		{[]string{"exit", "255"}, 255},
+		// Killed by the filter: no report, the status of its death.
+		{[]string{"open"}, 128 + int(unix.SIGSYS)},
+	} {
+		t.Run(strings.Join(tc.argv, " "), func(t *testing.T) {
+			start := time.Now()
+			status, err := Do(context.Background(), Options{
+				Argv:   tc.argv,
+				Exe:    os.Args[0],
+				Stdout: devNull(t),
+				Stderr: devNull(t),
+				Detach: true,
+			})
+			took := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status != tc.want {
+				t.Errorf("status %d, want %d", status, tc.want)
+			}
+			if took >= fakeTeardown {
+				t.Errorf("Do took %v: it waited for the sandbox's teardown", took)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for len(childPIDs(t)) != 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if kids := childPIDs(t); len(kids) != 0 {
+				t.Errorf("processes left behind: %v", kids)
+			}
+		})
+	}
+}
+
+// devNull opens /dev/null for writing, closed with the test.
+func devNull(t *testing.T) *os.File {
+	t.Helper()
+	skipUnlessConfinable(t)
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 func TestDoSelfTestOpen(t *testing.T) {
 	status, _, stderr, err := run(t, context.Background(), Options{Argv: []string{"exit", "0"}, SelfTestOpen: true})
 	if err != nil {
