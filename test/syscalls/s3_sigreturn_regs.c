@@ -5,7 +5,8 @@
  * flags (DF and AC kept, IOPL dropped, TF single-stepping into SIGTRAP),
  * the signal mask (SIGKILL and SIGSTOP never blocked), XMM registers from
  * the FPU state, a NULL fpstate resetting the FPU, and frames that cannot
- * be returned to (a zeroed frame, a non-canonical RIP) ending in SIGSEGV. */
+ * be returned to (a zeroed frame, a non-canonical RIP, the kernel's code
+ * segment, a bad stack segment) ending in SIGSEGV; NT is never restored. */
 #include "moattest.h"
 
 #include <signal.h>
@@ -16,7 +17,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-enum edit { E_NONE, E_R12, E_RIP, E_FLAGS, E_TF, E_MASK, E_XMM, E_NOFP, E_BADRIP };
+enum edit { E_NONE, E_R12, E_RIP, E_FLAGS, E_TF, E_MASK, E_XMM, E_NOFP, E_BADRIP, E_CS, E_SS, E_NT };
 
 static volatile int what;
 extern char s3_landing[];
@@ -58,6 +59,20 @@ static void handler(int sig, siginfo_t *si, void *ctx)
 		break;
 	case E_BADRIP:
 		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)0x8000000000000000ULL;
+		break;
+	case E_CS:
+		/* The kernel's code segment (0x10); returning to it with RPL
+		 * 3 faults. */
+		uc->uc_mcontext.gregs[REG_CSGSFS] =
+			(uc->uc_mcontext.gregs[REG_CSGSFS] & ~0xffffLL) | 0x10;
+		break;
+	case E_SS:
+		/* The stack selector lives in the top 16 bits. */
+		uc->uc_mcontext.gregs[REG_CSGSFS] =
+			(uc->uc_mcontext.gregs[REG_CSGSFS] & ~(0xffffLL << 48)) | (0x8LL << 48);
+		break;
+	case E_NT:
+		uc->uc_mcontext.gregs[REG_EFL] |= 0x4000;
 		break;
 	}
 }
@@ -125,7 +140,7 @@ static void flags_filtered(void)
 			 "pop %0\n\t"
 			 "cld\n\t"
 			 "push %0\n\t"
-			 "andq $~0x40000, (%%rsp)\n\t"
+			 "andq $~0x40400, (%%rsp)\n\t"
 			 "popf"
 			 : "=&r"(fl)
 			 : "a"((long)SYS_tgkill), "D"((long)getpid()), "S"(self_tid()), "d"((long)SIGUSR1)
@@ -217,6 +232,42 @@ static void zeroed_frame_segv(void)
 	CHECK_SIGNALED(st, SIGSEGV);
 }
 
+static int child_with(enum edit e)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		install();
+		what = e;
+		syscall(SYS_tgkill, getpid(), self_tid(), SIGUSR1);
+		unsigned long fl;
+		__asm__ volatile("pushf\n\tpop %0" : "=r"(fl));
+		/* Exit 3 if NT survived the return. */
+		_exit(fl & 0x4000 ? 3 : 0);
+	}
+	return pid;
+}
+
+static void nt_flag_dropped(void)
+{
+	pid_t pid = CHECK_SYS(child_with(E_NT));
+	int st = mt_wait(pid);
+	CHECK_EXITED(st, 0);
+}
+
+static void kernel_code_segment_segv(void)
+{
+	pid_t pid = CHECK_SYS(child_with(E_CS));
+	int st = mt_wait(pid);
+	CHECK_SIGNALED(st, SIGSEGV);
+}
+
+static void bad_stack_segment_segv(void)
+{
+	pid_t pid = CHECK_SYS(child_with(E_SS));
+	int st = mt_wait(pid);
+	CHECK_SIGNALED(st, SIGSEGV);
+}
+
 static void noncanonical_rip_segv(void)
 {
 	pid_t pid = CHECK_SYS(fork());
@@ -239,6 +290,9 @@ static const struct mt_case cases[] = {
 	MT_CASE(null_fpstate_resets_fpu),
 	MT_CASE(trap_flag_single_steps),
 	MT_CASE(zeroed_frame_segv),
+	MT_CASE(nt_flag_dropped),
+	MT_CASE(kernel_code_segment_segv),
+	MT_CASE(bad_stack_segment_segv),
 	MT_CASE(noncanonical_rip_segv),
 };
 
