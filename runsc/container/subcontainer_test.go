@@ -29,7 +29,7 @@ func podRootfs(t *testing.T, name string) string {
 	if err := os.WriteFile(filepath.Join(dir, "bin", "busybox"), b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, app := range []string{"sh", "echo", "sleep", "cat", "ls", "test", "ps"} {
+	for _, app := range []string{"sh", "echo", "sleep", "cat", "ls", "test", "ps", "stty"} {
 		os.Symlink("busybox", filepath.Join(dir, "bin", app))
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".txt"), []byte(name+"\n"), 0o644); err != nil {
@@ -415,4 +415,61 @@ func editSpec(t *testing.T, bundle string, edit func(*specs.Spec)) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestPodTerminal: a sub-container asking for a terminal gets one through
+// the console socket, as any container does.
+func TestPodTerminal(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod6", podBundle(t, "pod6", "pod6", podRootfs(t, "pause"), "sleep", "1000"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sock, masters := consoleSocket(t)
+	b := podBundle(t, "tty", "pod6", podRootfs(t, "tty"), "sh", "-c", `[ -t 0 ] && [ -t 1 ] && echo on a tty; stty size; read line; echo "got $line"`)
+	editSpec(t, b, func(s *specs.Spec) {
+		s.Process.Terminal = true
+		s.Process.ConsoleSize = &specs.Box{Height: 30, Width: 100}
+	})
+	devNull, _ := os.Open(os.DevNull)
+	defer devNull.Close()
+	c, err := Create(CreateArgs{Config: e.conf, ID: "tty", Bundle: b, Exe: e.exe, ConsoleSocket: sock, Stdin: devNull, Stdout: devNull, Stderr: devNull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var master *os.File
+	select {
+	case master = <-masters:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no terminal master on the console socket")
+	}
+	defer master.Close()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	master.Write([]byte("hello\n"))
+	var out []byte
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(string(out), "got hello") && time.Now().Before(deadline) {
+		master.SetReadDeadline(time.Now().Add(time.Second))
+		n, _ := master.Read(buf)
+		out = append(out, buf[:n]...)
+	}
+	for _, want := range []string{"on a tty", "30 100", "got hello"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("terminal output %q lacks %q", out, want)
+		}
+	}
+	if code, err := c.Wait(); err != nil || code != 0 {
+		t.Errorf("wait: %d, %v", code, err)
+	}
+	if err := c.Delete(false); err != nil {
+		t.Fatal(err)
+	}
+	assertSubGone(t, c)
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
 }
