@@ -88,6 +88,7 @@ type Config struct {
 	Mounts        []SpecMount
 	MaskedPaths   []string
 	ReadonlyPaths []string
+	Devices       []SpecDevice
 }
 
 // defaultPath is the PATH used to find the command when the environment

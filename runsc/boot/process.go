@@ -71,6 +71,8 @@ type Spec struct {
 	Mounts        []SpecMount `json:"mounts,omitempty"`
 	MaskedPaths   []string    `json:"maskedPaths,omitempty"`
 	ReadonlyPaths []string    `json:"readonlyPaths,omitempty"`
+	// Devices are the spec's linux.devices, made as nodes at boot.
+	Devices []SpecDevice `json:"devices,omitempty"`
 }
 
 func capSet(caps []uint) (auth.CapSet, error) {

@@ -212,6 +212,9 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 			return err
 		}
 	}
+	if err := makeDevices(mns, cfg.Devices, log); err != nil {
+		return err
+	}
 	for _, p := range cfg.MaskedPaths {
 		if err := maskPath(k, mns, resolve, p); err != nil {
 			return fmt.Errorf("maskedPaths %s: %w", p, err)

@@ -192,6 +192,7 @@ func (s *Sandbox) newSubContainer(cs *ContainerSpec, fds []int) (sc *subContaine
 		Mounts:        spec.Mounts,
 		MaskedPaths:   spec.MaskedPaths,
 		ReadonlyPaths: spec.ReadonlyPaths,
+		Devices:       spec.Devices,
 	}
 	mns, err := s.mountContainerRoot(cfg, client)
 	if err != nil {
@@ -451,11 +452,18 @@ func (sc *subContainer) kill(sig kernel.Signal, all bool, pid int32) Response {
 		}
 		return Response{}
 	}
-	if err := sc.init.Signal(sig); err != nil {
-		return Response{Error: fmt.Sprintf("signalling init: %v", err)}
-	}
 	if all {
-		sc.killAll(sig)
+		for _, tg := range sc.threadGroups() {
+			if tg != sc.init.ThreadGroup() {
+				tg.SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER)) // one gone meanwhile is fine
+			}
+		}
+	}
+	// As runc's kill: init, its PID namespace's init signalled from an
+	// ancestor namespace, gets SIGKILL, SIGSTOP and the signals it
+	// handles or blocks; any other is dropped.
+	if err := sc.init.SignalFromAncestor(sig); err != nil {
+		return Response{Error: fmt.Sprintf("signalling init: %v", err)}
 	}
 	return Response{}
 }

@@ -144,6 +144,7 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		Mounts:        spec.Mounts,
 		MaskedPaths:   spec.MaskedPaths,
 		ReadonlyPaths: spec.ReadonlyPaths,
+		Devices:       spec.Devices,
 		WritableRoot:  conf.WritableRoot(),
 	})
 	if err != nil {

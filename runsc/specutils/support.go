@@ -81,8 +81,10 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 		if len(l.Sysctl) > 0 {
 			notes = append(notes, "linux.sysctl is not applied yet")
 		}
-		if len(l.Devices) > 0 {
-			notes = append(notes, "linux.devices are not created: /dev has the Sentry's own devices")
+		for i, d := range l.Devices {
+			if !sentryDevice(d) {
+				notes = append(notes, fmt.Sprintf("linux.devices[%d] (%s): the node is made, but the sandbox has no driver for it (opening it gives ENXIO)", i, d.Path))
+			}
 		}
 		if l.IntelRdt != nil || l.Personality != nil || l.TimeOffsets != nil || l.MemoryPolicy != nil || l.NetDevices != nil {
 			notes = append(notes, "linux.intelRdt, personality, timeOffsets, memoryPolicy and netDevices are ignored")
@@ -168,4 +170,20 @@ func Default(rootless bool, uid, gid uint32) *specs.Spec {
 		spec.Mounts = append(mounts, specs.Mount{Destination: "/dev/mqueue", Type: "bind", Source: "/dev/mqueue", Options: []string{"rbind", "nosuid", "noexec", "nodev"}})
 	}
 	return spec
+}
+
+// sentryDevice reports whether the Sentry serves d itself: a character
+// device null, zero, full, random, urandom or tty, or a FIFO.
+func sentryDevice(d specs.LinuxDevice) bool {
+	if d.Type == "p" {
+		return true
+	}
+	if d.Type != "c" && d.Type != "u" {
+		return false
+	}
+	switch [2]int64{d.Major, d.Minor} {
+	case [2]int64{1, 3}, [2]int64{1, 5}, [2]int64{1, 7}, [2]int64{1, 8}, [2]int64{1, 9}, [2]int64{5, 0}:
+		return true
+	}
+	return false
 }
