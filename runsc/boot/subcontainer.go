@@ -452,18 +452,11 @@ func (sc *subContainer) kill(sig kernel.Signal, all bool, pid int32) Response {
 		}
 		return Response{}
 	}
-	if all {
-		for _, tg := range sc.threadGroups() {
-			if tg != sc.init.ThreadGroup() {
-				tg.SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER)) // one gone meanwhile is fine
-			}
-		}
-	}
-	// As runc's kill: init, its PID namespace's init signalled from an
-	// ancestor namespace, gets SIGKILL, SIGSTOP and the signals it
-	// handles or blocks; any other is dropped.
-	if err := sc.init.SignalFromAncestor(sig); err != nil {
+	if err := sc.init.Signal(sig); err != nil {
 		return Response{Error: fmt.Sprintf("signalling init: %v", err)}
+	}
+	if all {
+		sc.killAll(sig)
 	}
 	return Response{}
 }
