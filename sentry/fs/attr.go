@@ -244,6 +244,9 @@ func Truncate(ctx Context, vd VirtualDentry, size int64) error {
 	if err := CheckPermission(ctx.Credentials(), &st, MayWrite); err != nil {
 		return err
 	}
+	if err := checkWriteAccess(vd.Dentry, &st); err != nil {
+		return err
+	}
 	return applySetAttr(ctx, vd.Dentry, truncateOptions(ctx, &st, size))
 }
 

@@ -260,9 +260,28 @@ func openNode(ctx Context, vd VirtualDentry, flags uint32, created bool) (*FileD
 		}
 		return nil, unix.ENXIO
 	}
+	// A regular file being executed cannot be opened for writing, nor
+	// truncated (textbusy.go); a writer is counted until it is released.
+	writer := st.IsRegular() && flags&unix.O_ACCMODE != unix.O_RDONLY
+	if writer {
+		if err := getWriteAccess(textKeyOf(vd.Dentry, &st)); err != nil {
+			return nil, err
+		}
+	} else if flags&unix.O_TRUNC != 0 {
+		if err := checkWriteAccess(vd.Dentry, &st); err != nil {
+			return nil, err
+		}
+	}
 	fd, err := on.Open(ctx, vd, flags)
 	if err != nil {
+		if writer {
+			addText(textKeyOf(vd.Dentry, &st), -1)
+		}
 		return nil, err
+	}
+	if writer {
+		k := textKeyOf(vd.Dentry, &st)
+		fd.AddReleaseHook(writeAccessHook{}, func() { addText(k, -1) })
 	}
 	opened(fd, st.IsDir())
 	if flags&unix.O_TRUNC != 0 && st.IsRegular() {

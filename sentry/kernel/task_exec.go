@@ -20,6 +20,16 @@ import (
 type execFile struct {
 	fd *fs.FileDescription
 	vd fs.VirtualDentry
+	// allow lifts the file's ETXTBSY denial (fs.DenyWriteAccess); nil
+	// for files mapped by mmap.
+	allow func()
+}
+
+// allowWrite lifts f's denial of writers.
+func (f *execFile) allowWrite() {
+	if f.allow != nil {
+		f.allow()
+	}
 }
 
 func (f *execFile) ReadAt(p []byte, off int64) (int, error) {
@@ -71,7 +81,14 @@ func openExec(ctx fs.Context, vd fs.VirtualDentry) (*execFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &execFile{fd: fd, vd: vd}, nil
+	// A file open for writing cannot be executed (ETXTBSY), and is not
+	// opened for writing while it is (loadImage says how long).
+	allow, err := fs.DenyWriteAccess(ctx, vd)
+	if err != nil {
+		fd.DecRef()
+		return nil, err
+	}
+	return &execFile{fd: fd, vd: vd, allow: allow}, nil
 }
 
 // execOpener resolves interpreters for the loader from the task's root.
@@ -142,6 +159,7 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 	vdsoBase, err := k.mapVDSO(nm)
 	if err != nil {
 		nm.DecUsers()
+		f.allowWrite()
 		return nil, loader.Result{}, fs.VirtualDentry{}, err
 	}
 	op := &execOpener{t: t}
@@ -168,6 +186,10 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 	})
 	if err != nil {
 		nm.DecUsers()
+		f.allowWrite()
+		for _, o := range op.opened {
+			o.allowWrite()
+		}
 		return nil, loader.Result{}, fs.VirtualDentry{}, err
 	}
 	nm.ArgvStart, nm.ArgvEnd, nm.EnvvStart, nm.EnvvEnd = res.ArgvStart, res.ArgvEnd, res.EnvvStart, res.EnvvEnd
@@ -182,6 +204,18 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 	exe := f.vd
 	if res.ExeFilename != filename && len(op.opened) > 0 {
 		exe = op.opened[0].vd
+	}
+	// The main executable stays unwritable while the address space
+	// lives (Linux's exe_file); the others (the dynamic loader, a
+	// script) only while they were loaded.
+	kept := false
+	for _, o := range append([]*execFile{f}, op.opened...) {
+		if o.vd == exe && !kept && o.allow != nil {
+			nm.OnRelease(o.allow)
+			kept = true
+		} else {
+			o.allowWrite()
+		}
 	}
 	return nm, res, exe, nil
 }

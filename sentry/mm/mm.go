@@ -19,10 +19,17 @@
 //     a write fault copies it.
 //
 //   - Object: memory shared by every mapping of it (tmpfs files, memfds,
-//     MAP_SHARED anonymous memory); see object.go.
+//     MAP_SHARED anonymous memory); see object.go. A cached object holds
+//     the pages of a file kept elsewhere (gofer files mapped MAP_SHARED)
+//     and writes them back; see cached.go.
+//
+//   - Pinned: application memory handed to a file's read or write as the
+//     memory file's own pages (direct I/O, no bounce buffer); see pin.go.
 //
 // Locks: MemoryManager.mu, then Object.mu, then fileCache.mu, then
-// MemoryFile.mu. mu is
+// MemoryFile.mu; a cached object's ioMu comes before Object.mu and is
+// taken under MemoryManager.mu only by the writeback of the last munmap
+// (cached.go). mu is
 // never held while waiting for anything but the platform's injected mmap and
 // munmap of this address space.
 package mm
@@ -137,6 +144,19 @@ type MemoryManager struct {
 	// StartCode and EndCode bound the main executable's text and
 	// StartStack is the initial stack pointer (/proc/[pid]/stat).
 	StartCode, EndCode, StartStack uintptr
+
+	// releaseHooks run when the last user goes (the executable's
+	// ETXTBSY denial is lifted so).
+	releaseMu    sync.Mutex
+	releaseHooks []func()
+}
+
+// OnRelease arranges for f to run when the last user of m goes, after
+// its memory is freed.
+func (m *MemoryManager) OnRelease(f func()) {
+	m.releaseMu.Lock()
+	m.releaseHooks = append(m.releaseHooks, f)
+	m.releaseMu.Unlock()
 }
 
 // New returns an empty address space.
@@ -172,6 +192,9 @@ func (m *MemoryManager) AddressSpace() (platform.AddressSpace, error) {
 // IncUsers adds a task sharing m.
 func (m *MemoryManager) IncUsers() { m.users.Add(1) }
 
+// Users returns how many tasks (and borrowers) share m now.
+func (m *MemoryManager) Users() int32 { return m.users.Load() }
+
 // TryIncUsers takes a reference on m unless its last user has gone (and
 // its memory with it), for a borrower such as process_vm_readv that must
 // not bring a released address space back. The caller drops it with
@@ -193,6 +216,15 @@ func (m *MemoryManager) DecUsers() {
 	if m.users.Add(-1) > 0 {
 		return
 	}
+	defer func() {
+		m.releaseMu.Lock()
+		hooks := m.releaseHooks
+		m.releaseHooks = nil
+		m.releaseMu.Unlock()
+		for _, f := range hooks {
+			f()
+		}
+	}()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range m.pmas {
