@@ -209,3 +209,23 @@ func (k *Kernel) abandonProcess(t *Task, init bool) {
 		fdt.DecRef()
 	}
 }
+
+// SignalFromAncestor sends sig to the process as Linux sends a signal
+// from an ancestor PID namespace to that namespace's init, which is what
+// the process stands for when it is a container's init (runsc kill of a
+// container that joined a sandbox): SIGKILL and SIGSTOP always act; any
+// other signal is dropped if the process has the default action for it
+// and does not block it (SIGTERM to a plain sleep does nothing).
+func (p *ExternalProcess) SignalFromAncestor(sig Signal) error {
+	k := p.tg.k
+	k.mu.Lock()
+	drop := false
+	if l := p.tg.leader; l != nil && sig != SIGKILL && sig != SIGSTOP {
+		drop = l.sigMask&SignalSetOf(sig) == 0 && l.sigHandlers.actions[sig].Handler == SIG_DFL
+	}
+	k.mu.Unlock()
+	if drop {
+		return nil
+	}
+	return p.Signal(sig)
+}
