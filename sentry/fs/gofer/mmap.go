@@ -25,10 +25,12 @@ import (
 // host's page cache), and a writeback may put back bytes of a dirty page
 // that a host process changed meanwhile.
 //
-// Locks: nodeCache.mu is taken before the object's locks and never while
-// holding an address space's mu; reads take it shared (they may run under
-// an address space's mu: a private mapping's fault reads the file).
-// Nothing holding it takes an address space's mu.
+// Locks: nodeCache.mu is taken before the object's locks; reads take it
+// shared, and may do so holding an address space's mu (a private
+// mapping's fault reads the file), so nothing holding it may take an
+// address space's mu: writebacks and truncations run on a reference to
+// the object, outside it. (dropCache writes back under it, but only an
+// object nothing maps, which touches no address space.)
 
 // writebackInterval is how often a cache's dirty pages go back to the
 // host file (a variable for tests).
@@ -127,16 +129,25 @@ func (f *regularFile) SharedObject(mf *mm.MemoryFile) (*mm.Object, error) {
 }
 
 // periodicWriteback writes o back and arms the next one, while o is the
-// node's cache.
+// node's cache. The writeback itself runs without the cache's lock: it
+// takes address spaces' locks (to map cleaned pages read-only), and a
+// fault holding one may be reading the file.
 func (n *node) periodicWriteback(o *mm.Object) {
 	c := &n.cache
 	c.mu.RLock()
-	defer c.mu.RUnlock()
 	if c.obj != o {
+		c.mu.RUnlock()
 		return
 	}
+	o.IncRef()
+	c.mu.RUnlock()
 	o.Writeback(0, -1)
-	c.timer.Reset(writebackInterval)
+	o.DecRef()
+	c.mu.RLock()
+	if c.obj == o {
+		c.timer.Reset(writebackInterval)
+	}
+	c.mu.RUnlock()
 }
 
 // dropCache drops o, the node's cache, if nothing maps it any more.
@@ -155,15 +166,15 @@ func (n *node) dropCache(o *mm.Object) {
 	c.file = nil
 }
 
-// writeback writes the node's cache back, if it has one.
+// writeback writes the node's cache back, if it has one (not under the
+// cache's lock: see periodicWriteback).
 func (n *node) writeback() error {
-	c := &n.cache
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.obj == nil {
+	o := n.cached()
+	if o == nil {
 		return nil
 	}
-	return c.obj.Writeback(0, -1)
+	defer o.DecRef()
+	return o.Writeback(0, -1)
 }
 
 // cached returns the node's cache with a reference, or nil.
