@@ -208,6 +208,10 @@ func (t *Task) SignalReturn() error {
 		if err := t.pctx.SetFPState(as, fp); err != nil {
 			t.pctx.SetFPState(as, cur)
 		}
+	} else {
+		// No saved state: the FPU starts afresh, as Linux's
+		// fpu__clear_user_states (XMM zero, MXCSR 0x1f80).
+		t.fpInit = true
 	}
 	return nil
 }

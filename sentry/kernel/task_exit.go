@@ -99,13 +99,18 @@ func (t *Task) exit(status WaitStatus, group bool) {
 }
 
 // releaseChildTID clears and wakes the CLONE_CHILD_CLEARTID word, as
-// Linux's mm_release does.
+// Linux's mm_release does: only while another task shares the address
+// space (the last thread of a process, or an exec with nobody else on
+// the old image, leaves the word alone, even in shared memory).
 func (t *Task) releaseChildTID() {
 	if t.clearChildTID == 0 {
 		return
 	}
 	addr := t.clearChildTID
 	t.clearChildTID = 0
+	if t.MemoryManager().Users() <= 1 {
+		return
+	}
 	var zero [4]byte
 	if _, err := t.CopyOutBytes(addr, zero[:]); err == nil {
 		t.k.Futexes.Wake(t.futexTarget(), addr, false, ^uint32(0), 1)

@@ -792,6 +792,20 @@ func (m *MemoryManager) CheckRange(addr, length uintptr) error {
 	return nil
 }
 
+// AnyLocked reports whether a mapping in [addr, addr+length) is locked
+// (mlock, VM_LOCKED): msync(MS_INVALIDATE) refuses those with EBUSY.
+func (m *MemoryManager) AnyLocked(addr, length uintptr) bool {
+	end := addr + length
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
+		if m.vmas[i].locked {
+			return true
+		}
+	}
+	return false
+}
+
 // Resident reports, for each page of [addr, addr+length), whether it is
 // backed by memory.
 func (m *MemoryManager) Resident(addr, length uintptr) ([]byte, error) {

@@ -102,7 +102,9 @@ func Fchownat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 func utimesAt(t *kernel.Task, dirfd int32, pathAddr uintptr, times *[2]unix.Timespec, flags int32) (uintptr, error) {
 	var vd fs.VirtualDentry
 	var err error
-	if pathAddr == 0 {
+	// Linux's do_utimes: a NULL path names dirfd's own file, but with
+	// AT_FDCWD it is read as a path (EFAULT).
+	if pathAddr == 0 && dirfd != unix.AT_FDCWD {
 		vd, err = attrFD(t, dirfd)
 	} else {
 		vd, err = attrTarget(t, dirfd, pathAddr, flags, unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)

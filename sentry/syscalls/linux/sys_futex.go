@@ -190,8 +190,13 @@ func futexWait(t *kernel.Task, mgr *futex.Manager, target futex.Target, addr uin
 		if !has {
 			return syserror.ERESTARTSYS
 		}
-		// A timed wait is not restarted with the same relative timeout.
-		return unix.EINTR
+		// A timed wait resumes through restart_syscall with its absolute
+		// deadline when no handler runs (SIGSTOP/SIGCONT, an ignored
+		// signal), as Linux's futex_wait_restart; a handler sees EINTR.
+		t.SetRestartBlock(func(t *kernel.Task) (uintptr, error) {
+			return 0, futexWait(t, mgr, target, addr, private, val, bitset, deadline, has)
+		})
+		return syserror.ERESTART_RESTARTBLOCK
 	}
 	return err
 }

@@ -66,7 +66,8 @@ func InotifyAddWatch(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if mask&unix.IN_MASK_ADD != 0 && mask&unix.IN_MASK_CREATE != 0 {
 		return 0, unix.EINVAL
 	}
-	if mask&inotify.AllBits == 0 {
+	// No known bit, or an unknown one: EINVAL.
+	if mask&inotify.AllBits == 0 || mask&^inotify.AllBits != 0 {
 		return 0, unix.EINVAL
 	}
 	f, in, err := inotifyFile(t, fd)

@@ -253,6 +253,9 @@ func Msync(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err := t.MemoryManager().CheckRange(addr, length); err != nil {
 		return 0, err
 	}
+	if flags&unix.MS_INVALIDATE != 0 && t.MemoryManager().AnyLocked(addr, length) {
+		return 0, unix.EBUSY
+	}
 	return 0, t.MemoryManager().SyncRange(addr, length)
 }
 

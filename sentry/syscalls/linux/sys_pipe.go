@@ -156,8 +156,11 @@ func Splice(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		offAddr, f = outOffAddr, out
 	}
 	if offAddr != 0 {
+		// A file without positioned I/O (a socket): EINVAL, as do_splice
+		// says for a missing FMODE_PREAD/FMODE_PWRITE (pipes said ESPIPE
+		// above).
 		if f.Options().Stream {
-			return 0, unix.ESPIPE
+			return 0, unix.EINVAL
 		}
 		off, err := copyInOffset(t, offAddr)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/arch"
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/pipe"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 	"github.com/moat-sandbox/moat/sentry/socket"
 	"github.com/moat-sandbox/moat/sentry/syserror"
@@ -128,9 +129,8 @@ type rwOptions struct {
 	pos    bool  // at off, without moving the file's offset
 	off    int64 // for pos
 	noWait bool  // RWF_NOWAIT
-	// appendMode is pwritev2's RWF_APPEND (1). RWF_NOAPPEND (-1) is
-	// accepted but O_APPEND descriptions still append: file systems
-	// append for O_APPEND themselves, atomically.
+	// appendMode is pwritev2's RWF_APPEND (1); RWF_NOAPPEND is refused
+	// (vectored).
 	appendMode int8
 }
 
@@ -436,7 +436,10 @@ func rangeOverflows(off int64, count uint64) bool {
 // vectored is readv, writev, preadv, pwritev, preadv2 and pwritev2. off
 // -1 (or !pos) uses the file offset.
 func vectored(t *kernel.Task, a arch.SyscallArguments, write, pos bool, off int64, flags uint32) (uintptr, error) {
-	const knownRWF = unix.RWF_HIPRI | unix.RWF_DSYNC | unix.RWF_SYNC | unix.RWF_NOWAIT | unix.RWF_APPEND | 0x20 /* RWF_NOAPPEND */
+	// RWF_NOAPPEND (Linux 6.9) is EOPNOTSUPP, as on the 6.1 kernel uname
+	// reports: honouring it would take an offset write that bypasses
+	// O_APPEND, which the file systems do not offer.
+	const knownRWF = unix.RWF_HIPRI | unix.RWF_DSYNC | unix.RWF_SYNC | unix.RWF_NOWAIT | unix.RWF_APPEND
 	if flags&^uint32(knownRWF) != 0 {
 		return 0, unix.EOPNOTSUPP
 	}
@@ -467,8 +470,6 @@ func vectored(t *kernel.Task, a arch.SyscallArguments, write, pos bool, off int6
 	o := rwOptions{pos: pos, off: off, noWait: flags&unix.RWF_NOWAIT != 0}
 	if write && flags&unix.RWF_APPEND != 0 {
 		o.appendMode = 1
-	} else if write && flags&0x20 != 0 { // RWF_NOAPPEND
-		o.appendMode = -1
 	}
 	if write {
 		return vfsWriteFile(t, f, iovs, o)
@@ -565,6 +566,10 @@ func Sendfile(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		o.pos, o.off = true, int64(v)
 	}
+	// rw_verify_area: a count negative as ssize_t.
+	if int64(count) < 0 {
+		return 0, unix.EINVAL
+	}
 	out, err := vfsIOFile(t, outFD)
 	if err != nil {
 		return 0, err
@@ -575,6 +580,17 @@ func Sendfile(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	}
 	if out.Flags()&unix.O_APPEND != 0 {
 		return 0, unix.EINVAL
+	}
+	if pipe.FromFile(out) == nil {
+		// Linux's do_splice_direct: the input must be seekable (not a
+		// socket or terminal; pipes are accepted, as since Linux 5.12)
+		// and have splice reads (not a directory).
+		if in.Options().Stream && pipe.FromFile(in) == nil {
+			return 0, unix.EINVAL
+		}
+		if st, err := in.Stat(t); err == nil && st.IsDir() {
+			return 0, unix.EINVAL
+		}
 	}
 	count = min(count, maxRWCount)
 	bp := rwBufs.Get().(*[]byte)

@@ -250,6 +250,15 @@ func setScheduler(t, target *kernel.Task, s *schedAttr) error {
 		// As a kernel without CONFIG_UCLAMP_TASK.
 		return unix.EOPNOTSUPP
 	}
+	if s.Flags&unix.SCHED_FLAG_KEEP_PARAMS != 0 {
+		// The policy is set with the parameters, so it stays too
+		// (Linux's __sched_setscheduler skips __setscheduler_params);
+		// only the reset-on-fork flag changes.
+		n := cur
+		n.ResetOnFork = resetOnFork
+		target.SetSchedParams(n)
+		return nil
+	}
 	n := kernel.SchedParams{Policy: policy, Priority: prio, Nice: cur.Nice, ResetOnFork: resetOnFork}
 	if fairPolicy(policy) {
 		n.Nice = max(kernel.MinNice, min(kernel.MaxNice, s.Nice))
@@ -394,7 +403,11 @@ func SchedGetattr(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	} else {
 		s.Nice = p.Nice
 	}
-	if _, err := t.CopyOutBytes(addr, s.marshal()[:s.Size]); err != nil {
+	// copy_struct_to_user: the kernel's struct, then zeros up to the
+	// caller's size.
+	b := make([]byte, size)
+	copy(b, s.marshal()[:s.Size])
+	if _, err := t.CopyOutBytes(addr, b); err != nil {
 		return 0, unix.EFAULT
 	}
 	return 0, nil

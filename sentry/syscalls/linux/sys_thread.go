@@ -392,17 +392,22 @@ const (
 	archSetCPUID = 0x1012
 )
 
+// taskSizeMax is x86-64 Linux's TASK_SIZE_MAX: the last page below 2^47
+// is never user memory, and FS/GS bases must lie below it (a base there
+// would also make the next PTRACE_SETREGS fail).
+const taskSizeMax = 1<<47 - 4096
+
 // ArchPrctl implements arch_prctl(2).
 func ArchPrctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	regs := t.Registers()
 	switch a[0].Int() {
 	case archSetFS:
-		if a[1].Uint64() >= 1<<47 {
+		if a[1].Uint64() >= taskSizeMax {
 			return 0, unix.EPERM
 		}
 		regs.Fs_base = a[1].Uint64()
 	case archSetGS:
-		if a[1].Uint64() >= 1<<47 {
+		if a[1].Uint64() >= taskSizeMax {
 			return 0, unix.EPERM
 		}
 		regs.Gs_base = a[1].Uint64()
