@@ -376,6 +376,12 @@ static void notify_none_status_line(void)
 	CHECK_SYS(mq_notify(q, NULL));
 	CHECK_SYS(read_status(q, buf, sizeof buf));
 	CHECK_STREQ(buf, "QSIZE:8          NOTIFY:0     SIGNO:0     NOTIFY_PID:0     \n");
+	/* The owner's close of any descriptor of the queue unregisters. */
+	CHECK_SYS(mq_notify(q, &ev));
+	int dup = CHECK_SYS(fcntl(q, F_DUPFD_CLOEXEC, 0));
+	CHECK_SYS(close(dup));
+	CHECK_SYS(read_status(q, buf, sizeof buf));
+	CHECK_STREQ(buf, "QSIZE:8          NOTIFY:0     SIGNO:0     NOTIFY_PID:0     \n");
 	CHECK_ERR(write(q, "x", 1), EINVAL);
 	struct stat s;
 	CHECK_SYS(fstat(q, &s));

@@ -396,6 +396,22 @@ func SetNotify(fd *fs.FileDescription, n *Notification, owner any) error {
 	return nil
 }
 
+// Flush is what close(2) of a descriptor of fd by process owner does to
+// the queue, as Linux's mqueue_flush_file: owner's notification
+// registration goes.
+func Flush(fd *fs.FileDescription, owner any) {
+	f, ok := fd.Impl().(*File)
+	if !ok {
+		return
+	}
+	q := f.q
+	q.mu.Lock()
+	if q.notify != nil && q.notify.Owner == owner {
+		q.notify = nil
+	}
+	q.mu.Unlock()
+}
+
 // GetSetAttr implements mq_getsetattr on file fd: it returns the queue's
 // attributes with fd's O_NONBLOCK as Flags and, if set is not nil,
 // changes fd's O_NONBLOCK to set.Flags' (EINVAL for any other flag).

@@ -192,6 +192,7 @@ func Close(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	fd := a[0].Int()
 	if f := t.FDTable().GetFile(fd); f != nil {
 		fs.ReleasePOSIXLocks(t, f, t.ThreadGroup())
+		mqFlush(t, f)
 		f.DecRef()
 	}
 	return 0, t.FDTable().Remove(fd)

@@ -43,6 +43,12 @@ func RegisterMqueue(k *kernel.Kernel) {
 	})
 }
 
+// mqFlush is what close(2) of f by t does to a message queue: t's
+// process loses its notification registration.
+func mqFlush(t *kernel.Task, f *fs.FileDescription) {
+	mqueue.Flush(f, t.ThreadGroup())
+}
+
 // mqAttrSize is sizeof(struct mq_attr): four longs and four reserved.
 const mqAttrSize = 64
 

@@ -13,7 +13,7 @@ var mqSyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_MQ_UNLINK:       full("mq_unlink", MqUnlink),
 	unix.SYS_MQ_TIMEDSEND:    full("mq_timedsend", MqTimedsend),
 	unix.SYS_MQ_TIMEDRECEIVE: full("mq_timedreceive", MqTimedreceive),
-	unix.SYS_MQ_NOTIFY:       partial("mq_notify", MqNotify, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD needs a netlink socket (ECONNREFUSED); a registration is not dropped when its owner closes the descriptor"),
+	unix.SYS_MQ_NOTIFY:       partial("mq_notify", MqNotify, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD needs a netlink socket (ECONNREFUSED); a registration is dropped by the owner's close(2) of the queue, not by close_range, dup2 or exit"),
 	unix.SYS_MQ_GETSETATTR:   full("mq_getsetattr", MqGetsetattr),
 }
 
