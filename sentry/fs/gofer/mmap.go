@@ -143,6 +143,12 @@ func (n *node) periodicWriteback(o *mm.Object) {
 	c.mu.RUnlock()
 	o.Writeback(0, -1)
 	o.DecRef()
+	if o.Unused() {
+		// Nothing maps it (an mmap that failed after getting it leaves
+		// no munmap to drop it).
+		n.dropCache(o)
+		return
+	}
 	c.mu.RLock()
 	if c.obj == o {
 		c.timer.Reset(writebackInterval)
