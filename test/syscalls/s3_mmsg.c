@@ -262,8 +262,7 @@ static void descriptor_and_flag_errors(void)
 	CHECK_ERR(recvmmsg(sv[1], m, 1, MSG_OOB | MSG_DONTWAIT, NULL), EOPNOTSUPP);
 	/* A bad timeout pointer: EFAULT. */
 	CHECK_ERR(recvmmsg(sv[1], m, 1, 0, (struct timespec *)1), EFAULT);
-	/* A listening-less unconnected datagram socket without address:
-	 * ENOTCONN. */
+	/* An unconnected datagram socket and no address: ENOTCONN. */
 	int u = CHECK_SYS(socket(AF_UNIX, SOCK_DGRAM, 0));
 	struct mmsghdr out[1];
 	prep_out(out, 1, "q");
