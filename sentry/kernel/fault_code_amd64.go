@@ -191,3 +191,16 @@ func (t *Task) replayWrites(m *mm.MemoryManager, addr uintptr) bool {
 	}
 	return false
 }
+
+// gpErrorCode is the error code of the general-protection fault at the
+// task's RIP, which the host does not pass on: "int n" through a gate the
+// application may not use reports the gate (n*8+2: IDT, external 0), as
+// the CPU does; other faults (privileged instructions, misaligned SSE)
+// report 0.
+func (t *Task) gpErrorCode() uint64 {
+	var insn [2]byte
+	if n, _ := t.CopyInBytes(uintptr(t.regs.Rip), insn[:]); n == 2 && insn[0] == 0xcd {
+		return uint64(insn[1])*8 + 2
+	}
+	return 0
+}

@@ -78,6 +78,11 @@ func (t *Task) setupSignalFrame(s Signal, act *SigAction, info *SignalInfo, mask
 	if err != nil {
 		return err
 	}
+	// A reset still pending (a handler frame pushed on another before
+	// it ran) is the state this frame saves.
+	if t.fpInit || t.fpCopy != nil {
+		t.applyFPState(as)
+	}
 	fp, err := t.pctx.FPState(as)
 	if err != nil {
 		return err
@@ -119,6 +124,7 @@ func (t *Task) setupSignalFrame(s Signal, act *SigAction, info *SignalInfo, mask
 		le.PutUint64(mc[160:], trapPageFault)
 		le.PutUint64(mc[176:], le.Uint64(info.Raw[16:24]))
 	case s == SIGSEGV && code == SI_KERNEL:
+		le.PutUint64(mc[152:], info.faultErr)
 		le.PutUint64(mc[160:], trapGeneralProtection)
 	case s == SIGILL && code > 0:
 		le.PutUint64(mc[160:], trapInvalidOpcode)
@@ -134,6 +140,12 @@ func (t *Task) setupSignalFrame(s Signal, act *SigAction, info *SignalInfo, mask
 
 	fpBuf := make([]byte, len(fp)+4)
 	copy(fpBuf, fp)
+	// XSTATE_BV always claims x87 and SSE, as Linux's save_xstate_epilog
+	// does, so that a handler's edits of those registers in the frame
+	// are restored even when they were in their initial state.
+	if len(fp) > 512+8 {
+		fpBuf[512] |= 3
+	}
 	le.PutUint32(fpBuf[len(fp):], fpXstateMagic2)
 	if _, err := t.CopyOutBytes(uintptr(fpAddr), fpBuf); err != nil {
 		return err
@@ -149,6 +161,10 @@ func (t *Task) setupSignalFrame(s Signal, act *SigAction, info *SignalInfo, mask
 	t.regs.Rax = 0
 	t.regs.Eflags &^= eflagsDF | eflagsRF | eflagsTF
 	t.regs.Cs, t.regs.Ss = userCS, userSS
+	// The handler starts from the initial FPU state (MXCSR 0x1f80, x87
+	// control word 0x037f), as after Linux's fpu__clear_user_states; the
+	// interrupted state is in the frame for rt_sigreturn.
+	t.fpInit = true
 	return nil
 }
 
@@ -170,6 +186,15 @@ func (t *Task) SignalReturn() error {
 		*r(t) = le.Uint64(mc[i*8:])
 	}
 	t.regs.Eflags = (eflags &^ eflagsRestoreMask) | (t.regs.Eflags & eflagsRestoreMask)
+	// Linux loads CS and SS from the frame (RPL 3); SS is made valid
+	// unless uc_flags asks for a strict restore. Any selector but the
+	// 64-bit user ones makes the return to user mode fault: SIGSEGV
+	// (32-bit code cannot run here, so the compat CS faults too).
+	cs, ss := le.Uint16(mc[144:])|3, le.Uint16(mc[150:])|3
+	if le.Uint64(b[0:])&ucStrictRestoreSS == 0 {
+		ss = userSS
+	}
+	badSegments := cs != userCS || ss != userSS
 	t.regs.Cs, t.regs.Ss = userCS, userSS
 	t.regs.Orig_rax = ^uint64(0)
 	fpAddr := le.Uint64(mc[184:])
@@ -212,6 +237,9 @@ func (t *Task) SignalReturn() error {
 		// No saved state: the FPU starts afresh, as Linux's
 		// fpu__clear_user_states (XMM zero, MXCSR 0x1f80).
 		t.fpInit = true
+	}
+	if badSegments {
+		t.ForceSignal(NewSignalInfo(SIGSEGV, SI_KERNEL))
 	}
 	return nil
 }

@@ -76,7 +76,8 @@ func (st *SyscallTable) Lookup(sysno uintptr) (Syscall, bool) {
 // doSyscall runs the syscall in t's registers. It returns false when the
 // task has exited.
 func (t *Task) doSyscall() bool {
-	sysno := uintptr(t.regs.Orig_rax)
+	// The number is an int: Linux (5.10+) looks at EAX only.
+	sysno := uintptr(uint32(t.regs.Orig_rax))
 	args := arch.SyscallArgs(&t.regs)
 	var entry string
 	if t.k.Strace != nil {

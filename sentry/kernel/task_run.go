@@ -153,6 +153,9 @@ func (t *Task) handleFault(m *mm.MemoryManager, info *platform.SignalInfo) {
 	}
 	// Other synchronous faults pass their host siginfo through.
 	si := &SignalInfo{Raw: info.Raw}
+	if info.Signo == int32(SIGSEGV) && info.Code == SI_KERNEL {
+		si.faultErr = t.gpErrorCode()
+	}
 	t.ForceSignal(si)
 }
 
