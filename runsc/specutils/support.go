@@ -7,9 +7,9 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// specialMounts are mount destinations the Sentry provides itself (/proc
-// and /dev are its own file systems; the rest are not mounted yet, and
-// nothing in them comes from the host).
+// specialMounts are mount destinations whose spec mounts the Sentry
+// makes from its own file systems (/sys/fs/cgroup is not mounted yet);
+// nothing in them comes from the host.
 var specialMounts = map[string]string{
 	"/proc":          "proc",
 	"/dev":           "tmpfs",
@@ -22,7 +22,7 @@ var specialMounts = map[string]string{
 
 // sandboxMountTypes are the file system types the sandbox mounts itself
 // at boot wherever a spec puts them (runsc/boot/specmounts.go).
-var sandboxMountTypes = map[string]bool{"tmpfs": true, "proc": true, "sysfs": true}
+var sandboxMountTypes = map[string]bool{"tmpfs": true, "proc": true, "sysfs": true, "devpts": true, "mqueue": true}
 
 // Check returns an error for a spec field runsc cannot honour and would
 // change the container's meaning if ignored, and a note for each field it
