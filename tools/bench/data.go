@@ -129,30 +129,34 @@ func writeTarball(p string) error {
 // own RSS; sandboxed, the sum over the sandbox and gofer processes (the
 // stub processes hold only the stub page and application memory, which
 // the memory file accounts in the sandbox's RSS once it is touched by the
-// Sentry).
+// Sentry). It also prints, on stderr, what each counted process's RSS is
+// made of (/proc/PID/status RssAnon, RssFile: pages of the runsc binary,
+// RssShmem: the memory file) and its PSS.
 func memory(e *env) (float64, float64, error) {
-	native, err := idleRSS([]string{"/bin/sleep", "5"}, func(pid int, argv0 string) bool { return true })
+	native, _, err := idleRSS([]string{"/bin/sleep", "5"}, func(pid int, argv0 string) bool { return true })
 	if err != nil {
 		return 0, 0, fmt.Errorf("native: %w", err)
 	}
 	if e.nativeOnly {
 		return native, 0, nil
 	}
-	sandbox, err := idleRSS(sandboxArgv(e.runsc, []string{"/bin/sleep", "5"}), func(pid int, argv0 string) bool {
+	sandbox, parts, err := idleRSS(sandboxArgv(e.runsc, []string{"/bin/sleep", "5"}), func(pid int, argv0 string) bool {
 		return strings.HasSuffix(argv0, "-sandbox") || strings.HasSuffix(argv0, "-gofer")
 	})
 	if err != nil {
 		return native, 0, fmt.Errorf("sandboxed: %w", err)
 	}
+	fmt.Fprintf(os.Stderr, "memory: %s\n", strings.Join(parts, "; "))
 	return native, sandbox, nil
 }
 
 // idleRSS starts argv, waits for it to settle, and sums VmRSS (MiB) of the
-// started process and its descendants that count says to include.
-func idleRSS(argv []string, count func(pid int, argv0 string) bool) (float64, error) {
+// started process and its descendants that count says to include. parts
+// describes each counted process's RSS (kB) by kind, and its PSS.
+func idleRSS(argv []string, count func(pid int, argv0 string) bool) (mib float64, parts []string, err error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	defer func() {
 		cmd.Process.Kill()
@@ -175,18 +179,40 @@ func idleRSS(argv []string, count func(pid int, argv0 string) bool) (float64, er
 		if err != nil {
 			continue
 		}
-		for _, line := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				f, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-				kib += f
-				n++
+		fields := statusKB(string(status))
+		rss, ok := fields["VmRSS"]
+		if !ok {
+			continue
+		}
+		kib += rss
+		n++
+		part := fmt.Sprintf("%s %.0f kB (anon %.0f, file %.0f, shmem %.0f)", filepath.Base(argv0), rss, fields["RssAnon"], fields["RssFile"], fields["RssShmem"])
+		if rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid)); err == nil {
+			if pss, ok := statusKB(string(rollup))["Pss"]; ok {
+				part += fmt.Sprintf(" pss %.0f kB", pss)
 			}
 		}
+		parts = append(parts, part)
 	}
 	if n == 0 {
-		return 0, fmt.Errorf("no process of %s to measure", argv[0])
+		return 0, nil, fmt.Errorf("no process of %s to measure", argv[0])
 	}
-	return kib / 1024, nil
+	return kib / 1024, parts, nil
+}
+
+// statusKB reads the "Name:   N kB" lines of a /proc status-like file.
+func statusKB(text string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(text, "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || !strings.HasSuffix(v, " kB") {
+			continue
+		}
+		if f, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(v, " kB")), 64); err == nil {
+			out[name] = f
+		}
+	}
+	return out
 }
 
 // descendants returns pid and every process below it.

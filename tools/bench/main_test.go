@@ -76,3 +76,26 @@ func TestStartupNativeOnly(t *testing.T) {
 		t.Errorf("startup = %v, %v; want a positive native figure and no sandbox figure", native, sandbox)
 	}
 }
+
+func TestStatusKB(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       map[string]float64
+	}{
+		{"status", "Name:\tsleep\nVmRSS:\t    1804 kB\nRssAnon:\t      96 kB\nThreads:\t1\n", map[string]float64{"VmRSS": 1804, "RssAnon": 96}},
+		{"smaps_rollup", "00400000-7ffd [rollup]\nRss:                1800 kB\nPss:                 310 kB\n", map[string]float64{"Rss": 1800, "Pss": 310}},
+		{"empty", "", map[string]float64{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := statusKB(tc.text)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %v, want %v", k, got[k], v)
+				}
+			}
+		})
+	}
+}
