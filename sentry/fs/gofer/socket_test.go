@@ -243,3 +243,57 @@ func TestBindWithoutCreate(t *testing.T) {
 		t.Error("a host process reached a sandbox socket bound without create")
 	}
 }
+
+// TestConnectHostFullBacklog: a blocking connect to a host listener whose
+// backlog is full waits until the host accepts; a non-blocking one gets
+// EAGAIN, as on Linux.
+func TestConnectHostFullBacklog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "full.sock")
+	lfd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(lfd)
+	if err := unix.Bind(lfd, &unix.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(lfd, 0); err != nil { // room for one pending connection
+		t.Fatal(err)
+	}
+	ctx := serveUDS(t, dir, true, false, HostUDS{Connect: true})
+	ns := sunix.NewNamespace()
+	connect := func(blocking bool) (*fs.FileDescription, error) {
+		f := sunix.New(ctx, ns, unix.SOCK_STREAM, 0)
+		if err := socket.FromFile(f).Connect(ctx, sockAddr("/full.sock"), blocking); err != nil {
+			f.DecRef()
+			return nil, err
+		}
+		return f, nil
+	}
+	first, err := connect(true)
+	if err != nil {
+		t.Fatalf("first connect: %v", err)
+	}
+	defer first.DecRef()
+	if _, err := connect(false); err != unix.EAGAIN {
+		t.Errorf("non-blocking connect to a full backlog: %v, want EAGAIN", err)
+	}
+	accepted := make(chan struct{})
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		for i := 0; i < 2; i++ {
+			if fd, _, err := unix.Accept4(lfd, unix.SOCK_CLOEXEC); err == nil {
+				defer unix.Close(fd)
+			}
+		}
+		close(accepted)
+		<-time.After(time.Second)
+	}()
+	second, err := connect(true)
+	if err != nil {
+		t.Fatalf("blocking connect: %v", err)
+	}
+	second.DecRef()
+	<-accepted
+}

@@ -1,6 +1,8 @@
 package unix
 
 import (
+	"time"
+
 	sys "golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
@@ -71,6 +73,49 @@ func hostTargetOf(vd fs.VirtualDentry) *hostTarget {
 		return nil
 	}
 	return &hostTarget{node: hn, dir: parent.Node(), name: vd.Dentry.Name()}
+}
+
+// hostConnectRetry is how long a blocking connect waits before asking
+// again for a host connection that found the listener's backlog full.
+const hostConnectRetry = 5 * time.Millisecond
+
+// connectHost connects s to the host socket of target hn. The gofer's
+// connect does not wait: a full backlog is EAGAIN, on which a blocking
+// connect tries again until there is room, SO_SNDTIMEO passes (EAGAIN)
+// or a signal comes (syserror.ErrInterrupted).
+func (s *Socket) connectHost(ctx socket.Context, hn *hostTarget, a address, blocking bool) error {
+	s.mu.Lock()
+	switch {
+	case s.state == stateConnected || s.host.Load() != nil:
+		s.mu.Unlock()
+		return sys.EISCONN
+	case s.state == stateListening:
+		s.mu.Unlock()
+		return sys.EINVAL
+	}
+	s.mu.Unlock()
+	deadline, hasDeadline := s.opts.SndTimeout().Deadline()
+	for {
+		fd, err := hn.node.ConnectHostSocket(ctx, hn.dir, hn.name, s.typ)
+		if err == nil {
+			return s.attachHost(fd, a.encode())
+		}
+		if err != sys.EAGAIN || !blocking {
+			return err
+		}
+		wake := time.Now().Add(hostConnectRetry)
+		if hasDeadline {
+			if !time.Now().Before(deadline) {
+				return sys.EAGAIN
+			}
+			if deadline.Before(wake) {
+				wake = deadline
+			}
+		}
+		if werr := ctx.BlockOn(nil, wake, true); werr != sys.ETIMEDOUT {
+			return werr
+		}
+	}
 }
 
 // hostListener is the host side of a sandbox socket bound to a host

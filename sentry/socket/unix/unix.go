@@ -506,31 +506,12 @@ func (s *Socket) Connect(ctx socket.Context, b []byte, blocking bool) error {
 		return err
 	}
 	if hn != nil {
-		return s.connectHost(ctx, hn, a)
+		return s.connectHost(ctx, hn, a, blocking)
 	}
 	if !s.connectionOriented() {
 		return s.connectDgram(o)
 	}
 	return s.connectStream(ctx, o, blocking)
-}
-
-// connectHost connects s to the host socket of node hn.
-func (s *Socket) connectHost(ctx socket.Context, hn *hostTarget, a address) error {
-	s.mu.Lock()
-	switch {
-	case s.state == stateConnected || s.host.Load() != nil:
-		s.mu.Unlock()
-		return sys.EISCONN
-	case s.state == stateListening:
-		s.mu.Unlock()
-		return sys.EINVAL
-	}
-	s.mu.Unlock()
-	fd, err := hn.node.ConnectHostSocket(ctx, hn.dir, hn.name, s.typ)
-	if err != nil {
-		return err
-	}
-	return s.attachHost(fd, a.encode())
 }
 
 // disconnect drops a datagram socket's default destination.
