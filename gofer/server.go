@@ -75,10 +75,11 @@ type Server struct {
 	mounts []*node
 	// readOnly says every attach point is read-only.
 	readOnly bool
-	// hostConnect and hostBind serve Tconnect and Tbind.
-	hostConnect, hostBind bool
 	idx      nameIndex      // where the non-directory nodes were found
 	conns    sync.WaitGroup // connections being served
+
+	// hostConnect and hostBind serve Tconnect and Tbind.
+	hostConnect, hostBind bool
 
 	// cwdMu serialises the operations that must name a socket by path
 	// (bind, connect have no *at form): they fchdir into the directory,

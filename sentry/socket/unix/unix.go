@@ -4,7 +4,10 @@
 // accept), or sending datagrams to a bound address. Addresses are paths in
 // the VFS (bind makes an S_IFSOCK node; connect finds the socket bound to
 // that node) or names in the sandbox's abstract namespace. Messages carry
-// SCM_RIGHTS descriptors and SCM_CREDENTIALS.
+// SCM_RIGHTS descriptors and SCM_CREDENTIALS. Socket files of a gofer
+// mount may also lead to host processes (host.go, runsc --host-uds):
+// connect reaches a host listener, and a socket bound there listens for
+// host connections too; such connections carry data only.
 //
 // How data flows: each socket has a receive queue of messages. A sender
 // appends to the queue of its peer (or of the datagram's destination);
