@@ -281,3 +281,8 @@ func (n *node) truncateCached(o *mm.Object, size int64) (done bool, err error) {
 	defer unix.Close(fd)
 	return true, o.TruncateThrough(size, func(size int64) error { return unix.Ftruncate(fd, size) })
 }
+
+// DirectIO marks the file's reads and writes as splittable at any byte:
+// read(2) and write(2) hand it the application's pages directly
+// (sentry/syscalls/linux/sys_read_write_direct.go).
+func (*regularFile) DirectIO() {}

@@ -94,6 +94,11 @@ type regularFD struct {
 // MemoryObject implements mm.Mappable.
 func (r *regularFD) MemoryObject() *mm.Object { return r.f.obj }
 
+// DirectIO marks the file's reads and writes as splittable at any byte:
+// read(2) and write(2) hand it the application's pages directly
+// (sentry/syscalls/linux/sys_read_write_direct.go).
+func (*regularFD) DirectIO() {}
+
 // Read implements fs.FileImpl.Read. As with relatime, the access time is
 // updated when it is not newer than the last change.
 func (r *regularFD) Read(_ fs.Context, fd *fs.FileDescription, dst []byte, off int64) (int, error) {

@@ -10,23 +10,34 @@ import (
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
-// Direct reads and writes: for files with an offset (regular files above
-// all), read(2) and write(2) hand the file the Sentry's view of the
+// Direct reads and writes: for the data of regular files (gofer and tmpfs
+// files), read(2) and write(2) hand the file the Sentry's view of the
 // memory-file pages behind the application's buffer, pinned (mm.Pin), so
 // the data moves once (a gofer file: one pread straight into the pages;
-// tmpfs: one copy between objects) instead of through a bounce buffer.
-// Stream files (pipes, sockets, terminals) keep the bounce buffer: their
-// reads may wait, and a wait must not keep pages pinned.
+// tmpfs: one copy or pwrite between objects) instead of through a bounce
+// buffer. The file sees one call per run of the buffer that is contiguous
+// in the memory file, so only files whose reads and writes may be split
+// at any byte opt in (directIO); others keep the bounce buffer: records
+// (eventfd, timerfd, signalfd, inotify), streams whose reads may wait
+// with the pages pinned.
 
 // directChunk bounds how much of the application's buffer one step pins.
 const directChunk = 8 << 20
 
 var pinnedPool = sync.Pool{New: func() any { return new(mm.Pinned) }}
 
+// directIO is implemented by files whose reads and writes may be split
+// at any byte without changing what they do.
+type directIO interface{ DirectIO() }
+
 // direct reports whether reads and writes of f of total bytes go
 // straight to the application's memory.
 func direct(f *fs.FileDescription, total uint64) bool {
-	return total > 0 && !f.Options().Stream
+	if total == 0 || f.Options().Stream {
+		return false
+	}
+	_, ok := f.Impl().(directIO)
+	return ok
 }
 
 // vfsReadDirect is vfsReadFile for direct files.
