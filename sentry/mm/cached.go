@@ -130,7 +130,7 @@ func (o *Object) Writeback(off, length int64) error {
 	var firstErr error
 	for _, idx := range idxs {
 		pos := int64(idx * pageSize)
-		p, ok := o.pages[idx]
+		p, ok := o.pages.get(idx)
 		if !ok || pos >= b.size {
 			continue // truncated meanwhile
 		}
@@ -222,7 +222,7 @@ func (o *Object) WriteThrough(src []byte, off int64, write func([]byte, int64) (
 	for pos := off; pos < end; {
 		idx, inPage := uint64(pos)/pageSize, uint64(pos)%pageSize
 		chunk := min(end-pos, int64(pageSize-inPage))
-		if p, ok := o.pages[idx]; ok {
+		if p, ok := o.pages.get(idx); ok {
 			copy(o.mf.Bytes(p+inPage, uint64(chunk)), src[pos-off:])
 		}
 		pos += chunk

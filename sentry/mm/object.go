@@ -39,7 +39,7 @@ type Object struct {
 	// pages are freed when it drops to zero.
 	refs int64
 	// pages maps a page index within the object to its memory-file offset.
-	pages map[uint64]uint64
+	pages objPages
 	size  int64
 	seals int
 	// writable counts the attached vmas that are shared and may be made
@@ -88,7 +88,7 @@ const MaxObjectSize = math.MaxInt64
 // no pages allocated) with one reference. Its pages are charged to budget
 // when it is not nil.
 func NewObject(mf *MemoryFile, size int64, budget *Budget) *Object {
-	o := &Object{mf: mf, budget: budget, refs: 1, size: size, pages: make(map[uint64]uint64)}
+	o := &Object{mf: mf, budget: budget, refs: 1, size: size}
 	return o
 }
 
@@ -169,7 +169,7 @@ func (o *Object) decRefLocked() {
 		panic("mm: Object.DecRef of a released object")
 	}
 	o.freePagesLocked(0, math.MaxUint64)
-	o.pages = nil
+	o.pages.reset()
 }
 
 // Size returns the object's size in bytes.
@@ -184,7 +184,7 @@ func (o *Object) Size() int64 {
 func (o *Object) Allocated() int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return int64(len(o.pages)) * pageSize
+	return int64(o.pages.len()) * pageSize
 }
 
 // Seals returns the object's seals (F_SEAL_*).
@@ -255,13 +255,13 @@ func (o *Object) ReadAt(dst []byte, off int64) (int, error) {
 		pos := uint64(off) + uint64(done)
 		idx, inPage := pos/pageSize, pos%pageSize
 		chunk := min(n-done, int(pageSize-inPage))
-		if p, ok := o.pages[idx]; ok {
+		if p, ok := o.pages.get(idx); ok {
 			copy(dst[done:done+chunk], o.mf.Bytes(p+inPage, uint64(chunk)))
 		} else if o.cache != nil {
 			// Not cached: the file has it. Read the run of missing
 			// pages at once.
 			for done+chunk < n {
-				if _, ok := o.pages[(pos+uint64(chunk))/pageSize]; ok {
+				if o.pages.has((pos + uint64(chunk)) / pageSize) {
 					break
 				}
 				chunk = min(n-done, chunk+pageSize)
@@ -311,7 +311,22 @@ func (o *Object) writeLocked(src []byte, off int64) (int, error) {
 	}
 	end := off + int64(len(src))
 	if end > o.size && o.seals&unix.F_SEAL_GROW != 0 {
-		return 0, unix.EPERM
+		// Linux checks the seal per page-sized step of the write
+		// (shmem_write_begin): the steps that end within the file are
+		// written, the first one that would grow it fails.
+		allowed := off
+		for allowed < end {
+			step := min((allowed/pageSize+1)*pageSize, end)
+			if step > o.size {
+				break
+			}
+			allowed = step
+		}
+		if allowed == off {
+			return 0, unix.EPERM
+		}
+		src = src[:allowed-off]
+		end = allowed
 	}
 	startIdx, endIdx := uint64(off)/pageSize, (uint64(end)+pageSize-1)/pageSize
 	// A large write goes to the memory file with pwrite, one per run of
@@ -331,9 +346,13 @@ func (o *Object) writeLocked(src []byte, off int64) (int, error) {
 	for pos := off; pos < end; {
 		idx, inPage := uint64(pos)/pageSize, uint64(pos)%pageSize
 		chunk := min(end-pos, int64(pageSize-inPage))
-		first := o.pages[idx] + inPage
+		first, _ := o.pages.get(idx)
+		first += inPage
 		if large {
-			for pos+chunk < end && o.pages[uint64(pos+chunk)/pageSize] == first+uint64(chunk) {
+			for pos+chunk < end {
+				if next, _ := o.pages.get(uint64(pos+chunk) / pageSize); next != first+uint64(chunk) {
+					break
+				}
 				chunk += min(end-pos-chunk, pageSize)
 			}
 			o.mf.writeAt(src[done:done+int(chunk)], first)
@@ -365,13 +384,13 @@ func (o *Object) Append(src []byte) (int, int64, error) {
 // Preconditions: o.mu is held.
 func (o *Object) allocateLocked(start, end uint64) (uint64, error) {
 	for idx := start; idx < end; {
-		if _, ok := o.pages[idx]; ok {
+		if o.pages.has(idx) {
 			idx++
 			continue
 		}
 		run := uint64(1)
 		for idx+run < end && run < 512 {
-			if _, ok := o.pages[idx+run]; ok {
+			if o.pages.has(idx + run) {
 				break
 			}
 			run++
@@ -391,7 +410,7 @@ func (o *Object) allocateLocked(start, end uint64) (uint64, error) {
 			o.cache.fill(o.mf.Bytes(off, run*pageSize), int64(idx*pageSize))
 		}
 		for i := uint64(0); i < run; i++ {
-			o.pages[idx+i] = off + i*pageSize
+			o.pages.set(idx+i, off+i*pageSize)
 		}
 		idx += run
 	}
@@ -401,13 +420,14 @@ func (o *Object) allocateLocked(start, end uint64) (uint64, error) {
 // pageLocked returns the memory-file offset of page idx, allocating it.
 // Preconditions: o.mu is held.
 func (o *Object) pageLocked(idx uint64) (uint64, error) {
-	if off, ok := o.pages[idx]; ok {
+	if off, ok := o.pages.get(idx); ok {
 		return off, nil
 	}
 	if _, err := o.allocateLocked(idx, idx+1); err != nil {
 		return 0, err
 	}
-	return o.pages[idx], nil
+	off, _ := o.pages.get(idx)
+	return off, nil
 }
 
 // freePagesLocked drops the object's pages [start, end), giving runs that
@@ -415,20 +435,19 @@ func (o *Object) pageLocked(idx uint64) (uint64, error) {
 // Preconditions: o.mu is held.
 func (o *Object) freePagesLocked(start, end uint64) {
 	var offs []uint64
-	if end-start < uint64(len(o.pages)) {
+	if end-start < uint64(o.pages.len()) {
 		for idx := start; idx < end; idx++ {
-			if off, ok := o.pages[idx]; ok {
+			if off, ok := o.pages.del(idx); ok {
 				offs = append(offs, off)
-				delete(o.pages, idx)
 			}
 		}
 	} else {
-		for idx, off := range o.pages {
+		o.pages.each(func(idx, off uint64) {
 			if idx >= start && idx < end {
 				offs = append(offs, off)
-				delete(o.pages, idx)
+				o.pages.del(idx)
 			}
-		}
+		})
 	}
 	if len(offs) == 0 {
 		return
@@ -453,7 +472,7 @@ func (o *Object) zeroLocked(start, end uint64) {
 	for pos := start; pos < end; {
 		idx, inPage := pos/pageSize, pos%pageSize
 		chunk := min(end-pos, pageSize-inPage)
-		if p, ok := o.pages[idx]; ok {
+		if p, ok := o.pages.get(idx); ok {
 			clear(o.mf.Bytes(p+inPage, chunk))
 		}
 		pos += chunk
@@ -570,18 +589,18 @@ func (o *Object) SeekData(off int64) (int64, error) {
 	}
 	start, end := uint64(off)/pageSize, (uint64(o.size)+pageSize-1)/pageSize
 	first, found := uint64(0), false
-	if end-start <= uint64(len(o.pages)) {
+	if end-start <= uint64(o.pages.len()) {
 		for idx := start; idx < end && !found; idx++ {
-			_, found = o.pages[idx]
+			found = o.pages.has(idx)
 			first = idx
 		}
 	} else {
 		// A sparse range larger than the pages held: look at the pages.
-		for idx := range o.pages {
+		o.pages.each(func(idx, _ uint64) {
 			if idx >= start && idx < end && (!found || idx < first) {
 				first, found = idx, true
 			}
-		}
+		})
 	}
 	if !found {
 		return 0, unix.ENXIO
@@ -599,7 +618,7 @@ func (o *Object) SeekHole(off int64) (int64, error) {
 	}
 	end := (uint64(o.size) + pageSize - 1) / pageSize
 	for idx := uint64(off) / pageSize; idx < end; idx++ {
-		if _, ok := o.pages[idx]; !ok {
+		if !o.pages.has(idx) {
 			return max(off, int64(idx*pageSize)), nil
 		}
 	}
@@ -611,7 +630,7 @@ func (o *Object) SeekHole(off int64) (int64, error) {
 func (o *Object) resident(idx uint64, vec []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	off, ok := o.pages[idx]
+	off, ok := o.pages.get(idx)
 	if !ok {
 		vec[0] = 0
 		return nil
@@ -717,8 +736,8 @@ func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintpt
 		// aheadPages pages rather than per page. st_blocks may count up
 		// to aheadPages-1 pages not touched yet.
 		idx := (v.objOff + uint64(mustStart-v.start)) / pageSize
-		_, have := o.pages[idx]
-		_, prev := o.pages[idx-1]
+		have := o.pages.has(idx)
+		prev := o.pages.has(idx - 1)
 		if !have && idx > 0 && prev {
 			limit := min(idx+aheadPages, sizePages, (v.objOff+uint64(end-v.start))/pageSize)
 			if limit > idx {
@@ -746,7 +765,7 @@ func (m *MemoryManager) fillObject(v *vma, start, end, mustStart, mustEnd uintpt
 			}
 			break
 		}
-		off, ok := o.pages[idx]
+		off, ok := o.pages.get(idx)
 		if !ok {
 			if !must {
 				flush()
