@@ -26,6 +26,10 @@
 //   - Pinned: application memory handed to a file's read or write as the
 //     memory file's own pages (direct I/O, no bounce buffer); see pin.go.
 //
+//   - CopyBetween: process_vm_readv/writev's copy between two address
+//     spaces through a Sentry buffer, taking one MemoryManager.mu at a
+//     time, never both; see vmcopy.go.
+//
 // Locks: MemoryManager.mu, then Object.mu, then fileCache.mu, then
 // MemoryFile.mu; a cached object's ioMu comes before Object.mu and is
 // taken under MemoryManager.mu only by the writeback of the last munmap
