@@ -20,10 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -466,6 +468,97 @@ static void mounted_filesystem(void)
 	CHECK_SYS(umount2("m", 0));
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* receive_after_alarm blocks in mq_receive on q until SIGALRM comes from
+ * a timer 50 ms away, with or without SA_RESTART, and returns what
+ * mq_receive gave (errno in *err). With SA_RESTART the receive goes on,
+ * so a child sends a message 300 ms on to end it. */
+static long receive_after_alarm(mqd_t q, int flags, int *err)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = flags };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	pid_t c = -1;
+	if (flags & SA_RESTART) {
+		c = fork();
+		if (c == 0) {
+			usleep(300 * 1000);
+			mq_send(q, "late", 4, 0);
+			_exit(0);
+		}
+	}
+	struct itimerval it = { .it_value = { 0, 50 * 1000 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	char buf[8];
+	errno = 0;
+	long r = mq_receive(q, buf, sizeof buf, NULL);
+	*err = errno;
+	if (c > 0)
+		mt_wait(c);
+	return r;
+}
+
+static void signal_interrupts_or_restarts(void)
+{
+	const char *n = qname("sig");
+	mqd_t q = CHECK_SYS(open_q(n, O_RDWR, 2, 8));
+	CHECK_SYS(mq_unlink(n));
+	int err;
+	CHECK_EQ(receive_after_alarm(q, 0, &err), -1);
+	CHECK_EQ(err, EINTR);
+	CHECK_EQ(receive_after_alarm(q, SA_RESTART, &err), 4);
+}
+
+static void fork_shares_queue(void)
+{
+	const char *n = qname("fork");
+	mqd_t q = CHECK_SYS(open_q(n, O_RDWR, 4, 16));
+	CHECK_SYS(mq_unlink(n));
+	pid_t c = CHECK_SYS(fork());
+	if (c == 0) {
+		CHILD_CHECK(mq_send(q, "from child", 10, 3) == 0);
+		char buf[16];
+		unsigned p;
+		CHILD_CHECK(mq_receive(q, buf, sizeof buf, &p) == 11 && p == 9);
+		_exit(0);
+	}
+	char buf[16];
+	unsigned p;
+	CHECK_EQ(mq_receive(q, buf, sizeof buf, &p), 10);
+	CHECK_MEMEQ(buf, "from child", 10);
+	CHECK_EQ(p, 3);
+	CHECK_SYS(mq_send(q, "from parent", 11, 9));
+	int st = mt_wait(c);
+	CHECK_EXITED(st, 0);
+}
+
+static void epoll_wakes_on_send(void)
+{
+	const char *n = qname("epoll");
+	mqd_t q = CHECK_SYS(open_q(n, O_RDWR, 1, 8));
+	CHECK_SYS(mq_unlink(n));
+	int ep = CHECK_SYS(epoll_create1(EPOLL_CLOEXEC));
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 7 };
+	CHECK_SYS(epoll_ctl(ep, EPOLL_CTL_ADD, q, &ev));
+	CHECK_EQ(epoll_wait(ep, &ev, 1, 0), 0);
+	pid_t c = CHECK_SYS(fork());
+	if (c == 0) {
+		usleep(50 * 1000);
+		CHILD_CHECK(mq_send(q, "e", 1, 0) == 0);
+		_exit(0);
+	}
+	CHECK_EQ(epoll_wait(ep, &ev, 1, 10000), 1);
+	CHECK_EQ(ev.data.u32, 7);
+	CHECK_EQ(ev.events, EPOLLIN);
+	int st = mt_wait(c);
+	CHECK_EXITED(st, 0);
+	close(ep);
+}
+
 static void ipc_namespace_isolates(void)
 {
 	const char *n = qname("ipcns");
@@ -529,6 +622,9 @@ static const struct mt_case cases[] = {
 	MT_CASE(poll_readiness),
 	MT_CASE(unlink_while_open),
 	MT_CASE(mounted_filesystem),
+	MT_CASE(signal_interrupts_or_restarts),
+	MT_CASE(fork_shares_queue),
+	MT_CASE(epoll_wakes_on_send),
 	MT_CASE(ipc_namespace_isolates),
 	MT_CASE(proc_sys_limits),
 };
