@@ -3,6 +3,7 @@ package boot
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"sync"
 	"time"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/moat-sandbox/moat/gofer/proto"
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/gofer"
+	"github.com/moat-sandbox/moat/sentry/fs/overlay"
+	"github.com/moat-sandbox/moat/sentry/fs/tmpfs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 )
 
@@ -78,6 +82,9 @@ type subContainer struct {
 	parent *controller // the root container's
 	ctrl   *controller // its own control socket's
 	mns    *fs.MountNamespace
+	// upper is the memory-backed upper layer of its root's overlay (nil
+	// for a writable gofer root).
+	upper *fs.Filesystem
 
 	client   *proto.Client
 	goferFD  int // the connection's descriptor, owned by client
@@ -194,7 +201,7 @@ func (s *Sandbox) newSubContainer(cs *ContainerSpec, fds []int) (sc *subContaine
 		ReadonlyPaths: spec.ReadonlyPaths,
 		Devices:       spec.Devices,
 	}
-	mns, err := s.mountContainerRoot(cfg, client)
+	mns, upper, err := s.mountContainerRoot(cfg, client)
 	if err != nil {
 		closeStdio()
 		return nil, err
@@ -210,31 +217,114 @@ func (s *Sandbox) newSubContainer(cs *ContainerSpec, fds []int) (sc *subContaine
 		return nil, err
 	}
 	return &subContainer{
-		id: cs.ID, s: s, mns: mns, client: client, goferFD: goferFD,
+		id: cs.ID, s: s, mns: mns, upper: upper, client: client, goferFD: goferFD,
 		listenFD: listenFD, exitFD: exitFD, seccomp: filter, init: p,
 		done: make(chan struct{}),
 	}, nil
 }
 
 // mountContainerRoot builds a container's mount namespace: its root
-// through client (as mountRoot does the root container's), /dev, /proc,
-// /sys and /dev/shm, then the spec's mounts.
-func (s *Sandbox) mountContainerRoot(cfg Config, client *proto.Client) (*fs.MountNamespace, error) {
-	rootFS, err := mountRoot(cfg, client, s.k.MemFile)
+// through client (as mountRoot does the root container's: the gofer's
+// tree, under an overlay whose upper layer, returned too, is a tmpfs,
+// unless cfg.WritableRoot), /dev, /proc, /sys and /dev/shm, then the
+// spec's mounts.
+func (s *Sandbox) mountContainerRoot(cfg Config, client *proto.Client) (*fs.MountNamespace, *fs.Filesystem, error) {
+	var rootFS, upper *fs.Filesystem
+	var err error
+	if cfg.WritableRoot {
+		rootFS, err = gofer.NewWritable(client)
+	} else {
+		var lower *fs.Filesystem
+		if lower, err = gofer.New(client); err == nil {
+			upper = tmpfs.New(s.k.MemFile, tmpfs.DefaultOptions(s.k.MemFile), nil)
+			rootFS, err = overlay.New(kernel.Background(), upper, lower)
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("mounting the root: %w", err)
+		return nil, nil, fmt.Errorf("mounting the root: %w", err)
 	}
 	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{})
 	if err := mountSpecial(s.k, mns, s.log); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := applySpecMounts(s.k, mns, cfg, client, s.log); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if cfg.ReadOnlyRoot && !cfg.WritableRoot {
 		mns.Root().Mount.SetFlags(fs.MountFlags{ReadOnly: true})
 	}
-	return mns, nil
+	return mns, upper, nil
+}
+
+// release frees the memory the container's files hold: the files of its
+// root's upper layer and of its tmpfs mounts (/dev/shm, the spec's), which
+// no process can reach any more. (A tmpfs frees a file's pages once it
+// is unlinked and closed; a mount tree that is merely dropped keeps
+// them.) Read-only tmpfs mounts (masked directories) are empty.
+func (sc *subContainer) release() {
+	fss := []*fs.Filesystem{}
+	if sc.upper != nil {
+		fss = append(fss, sc.upper)
+	}
+	for _, m := range sc.mns.Mounts() {
+		if f := m.Filesystem(); f.Type() == "tmpfs" && !f.ReadOnly() && !m.Flags().ReadOnly {
+			fss = append(fss, f)
+		}
+	}
+	seen := map[*fs.Filesystem]bool{}
+	for _, f := range fss {
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		if err := emptyFilesystem(f); err != nil {
+			sc.s.log.Debug("emptying a destroyed container's file system", "id", sc.id, "type", f.Type(), "err", err)
+		}
+	}
+}
+
+// emptyFilesystem removes every file and directory of f.
+func emptyFilesystem(f *fs.Filesystem) error {
+	root := fs.NewMountNamespace(f, fs.MountFlags{}).Root()
+	return removeContents(kernel.Background(), root, "/", 0)
+}
+
+// removeContents removes what directory dir (under root) holds; depth
+// bounds the recursion.
+func removeContents(ctx fs.Context, root fs.VirtualDentry, dir string, depth int) error {
+	if depth > 512 {
+		return unix.ELOOP
+	}
+	fd, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: dir}, fs.OpenOptions{Flags: unix.O_RDONLY | unix.O_DIRECTORY})
+	if err != nil {
+		return err
+	}
+	var ents []fs.Dirent
+	if it, ok := fd.Impl().(fs.DirIterator); ok {
+		err = it.IterDirents(ctx, fd, func(d fs.Dirent) bool {
+			ents = append(ents, d)
+			return true
+		})
+	}
+	fd.DecRef()
+	for _, d := range ents {
+		if d.Name == "." || d.Name == ".." {
+			continue
+		}
+		p := path.Join(dir, d.Name)
+		var rerr error
+		if d.Type == unix.DT_DIR {
+			if rerr = removeContents(ctx, root, p, depth+1); rerr == nil {
+				rerr = fs.Rmdir(ctx, &fs.Lookup{Root: root, Start: root, Path: p})
+			}
+		} else {
+			rerr = fs.Unlink(ctx, &fs.Lookup{Root: root, Start: root, Path: p})
+		}
+		if err == nil {
+			err = rerr
+		}
+	}
+	return err
 }
 
 // exec loads and starts spec's process in the container.
@@ -452,11 +542,18 @@ func (sc *subContainer) kill(sig kernel.Signal, all bool, pid int32) Response {
 		}
 		return Response{}
 	}
-	if err := sc.init.Signal(sig); err != nil {
-		return Response{Error: fmt.Sprintf("signalling init: %v", err)}
-	}
 	if all {
-		sc.killAll(sig)
+		for _, tg := range sc.threadGroups() {
+			if tg != sc.init.ThreadGroup() {
+				tg.SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER)) // one gone meanwhile is fine
+			}
+		}
+	}
+	// As runc's kill: init, its PID namespace's init signalled from an
+	// ancestor namespace, gets SIGKILL, SIGSTOP and the signals it
+	// handles or blocks; any other is dropped.
+	if err := sc.init.SignalFromAncestor(sig); err != nil {
+		return Response{Error: fmt.Sprintf("signalling init: %v", err)}
 	}
 	return Response{}
 }
@@ -482,6 +579,7 @@ func (c *controller) removeSub(sc *subContainer) {
 		delete(c.subs, sc.id)
 	}
 	c.mu.Unlock()
+	sc.release()
 	sc.client.Shutdown()
 	// accept(2) blocked on the socket returns on shutdown; the loop
 	// then ends and the descriptor can go.

@@ -29,7 +29,7 @@ func podRootfs(t *testing.T, name string) string {
 	if err := os.WriteFile(filepath.Join(dir, "bin", "busybox"), b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, app := range []string{"sh", "echo", "sleep", "cat", "ls", "test", "ps", "stty"} {
+	for _, app := range []string{"sh", "echo", "sleep", "cat", "ls", "test", "ps", "stty", "dd", "mkdir"} {
 		os.Symlink("busybox", filepath.Join(dir, "bin", app))
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".txt"), []byte(name+"\n"), 0o644); err != nil {
@@ -468,6 +468,104 @@ func TestPodTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSubGone(t, c)
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
+}
+
+// TestPodKillInitProtected: as runc's kill, a signal from outside reaches
+// a sub-container's init only if it is SIGKILL or SIGSTOP or init handles
+// or blocks it, with or without --all.
+func TestPodKillInitProtected(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod7", podBundle(t, "pod7", "pod7", podRootfs(t, "pause"), "sleep", "1000"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		all     bool
+		signals []unix.Signal
+		status  int
+	}{
+		{"TERM ignored", []string{"sleep", "1000"}, false, []unix.Signal{unix.SIGTERM, unix.SIGINT, unix.SIGKILL}, 137},
+		{"TERM ignored with all", []string{"sleep", "1000"}, true, []unix.Signal{unix.SIGTERM, unix.SIGKILL}, 137},
+		{"TERM handled", []string{"sh", "-c", trapLoop}, false, []unix.Signal{unix.SIGTERM}, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := strings.ReplaceAll(tc.name, " ", "-")
+			c, out := e.mustCreate(id, podBundle(t, id, "pod7", podRootfs(t, "p"), tc.args...))
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.args[0] == "sh" {
+				waitOutput(t, out, "started")
+			} else {
+				time.Sleep(200 * time.Millisecond)
+			}
+			for i, sig := range tc.signals {
+				if i > 0 {
+					time.Sleep(300 * time.Millisecond)
+					if got := status(t, e.conf.RootDir, id); got != Running {
+						t.Fatalf("after %v: %s", tc.signals[i-1], got)
+					}
+				}
+				if err := c.Kill(sig, tc.all); err != nil {
+					t.Fatalf("kill %v: %v", sig, err)
+				}
+			}
+			if st, err := c.Wait(); err != nil || st != tc.status {
+				t.Errorf("wait: %d, %v; want %d", st, err, tc.status)
+			}
+			if err := c.Delete(false); err != nil {
+				t.Fatal(err)
+			}
+			assertSubGone(t, c)
+		})
+	}
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
+}
+
+// TestPodReleasesMemory: the memory a deleted sub-container's files held
+// (its root's overlay, its /dev/shm) goes back to the sandbox.
+func TestPodReleasesMemory(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod8", podBundle(t, "pod8", "pod8", podRootfs(t, "pause"), "sleep", "1000"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	usage := func() uint64 {
+		t.Helper()
+		st, err := root.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Sentry.MemoryUsage
+	}
+	b := podBundle(t, "mem", "pod8", podRootfs(t, "mem"), "sleep", "1000")
+	editSpec(t, b, func(s *specs.Spec) { s.Root.Readonly = false })
+	c, _ := e.mustCreate("mem", b)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const mib = 1 << 20
+	fill := proc("sh", "-c", "mkdir -p /tmp/d/e && dd if=/dev/zero of=/tmp/d/e/f bs=1M count=16 && dd if=/dev/zero of=/dev/shm/g bs=1M count=16")
+	if st, out, err := execOut(t, c, fill); err != nil || st != 0 {
+		t.Fatalf("filling: %d %q %v", st, out, err)
+	}
+	full := usage()
+	if err := c.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertSubGone(t, c)
+	if after := usage(); full < after+28*mib {
+		t.Errorf("memory in use: %d MiB with the container's files, %d MiB after its delete; want 32 MiB back", full/mib, after/mib)
+	}
 	if err := root.Delete(true); err != nil {
 		t.Fatal(err)
 	}
