@@ -40,6 +40,9 @@ type FileLock struct {
 	owner any
 }
 
+// Owner returns who holds the lock: the owner passed when it was taken.
+func (l FileLock) Owner() any { return l.owner }
+
 type inodeKey struct{ dev, ino uint64 }
 
 type inodeLocks struct {

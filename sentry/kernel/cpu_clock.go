@@ -57,7 +57,8 @@ func (t *Task) LookupCPUClock(id int32, forTimer bool) (CPUClock, error) {
 	k := t.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	o := k.tasks[pid]
+	ns := t.PIDNamespace()
+	o := ns.tasks[pid]
 	if o == nil || o.exitState != taskRunning && !perThread && o.tg.reaped {
 		return CPUClock{}, errEINVAL
 	}
@@ -68,7 +69,7 @@ func (t *Task) LookupCPUClock(id int32, forTimer bool) (CPUClock, error) {
 		c.thread = o
 		return c, nil
 	}
-	if forTimer && o.tg.id != pid {
+	if forTimer && ns.idOfTGLocked(o.tg) != pid {
 		return CPUClock{}, errEINVAL
 	}
 	c.tg = o.tg

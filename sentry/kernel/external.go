@@ -48,6 +48,10 @@ func (p *ExternalProcess) ThreadGroup() *ThreadGroup { return p.tg }
 // made before Start (no_new_privs).
 func (p *ExternalProcess) Leader() *Task { return p.leader }
 
+// PIDNamespace returns the PID namespace the process lives in (a new one
+// with InitOptions.NewPIDNamespace, where the process is pid 1).
+func (p *ExternalProcess) PIDNamespace() *PIDNamespace { return p.leader.pidns }
+
 // Start runs the process.
 func (p *ExternalProcess) Start() { p.leader.Start() }
 
@@ -67,7 +71,10 @@ func (p *ExternalProcess) Signal(sig Signal) error {
 
 // CreateProcess loads a new process into the running sandbox, without
 // running it (Start does): a session leader with no parent, in the PID
-// namespace of init, which must not have exited.
+// namespace of init (or the one o names), init having to be alive. With
+// o.NewPIDNamespace it is the init of a new PID namespace, child of the
+// root one: its orphans go to it, and its exit kills the rest of the
+// namespace; Done is closed once the namespace is empty.
 func (k *Kernel) CreateProcess(o InitOptions) (*ExternalProcess, error) {
 	t, err := k.newProcess(o, false)
 	if err != nil {
@@ -88,16 +95,18 @@ func (k *Kernel) registerExternal(t *Task) (*ExternalProcess, error) {
 }
 
 // externalExitLocked reaps tg, which has exited with no parent, and tells
-// its ExternalProcess, if it has one. Preconditions: k.mu is held.
-func (k *Kernel) externalExitLocked(tg *ThreadGroup) {
+// its ExternalProcess, if it has one (reporting whether it had).
+// Preconditions: k.mu is held.
+func (k *Kernel) externalExitLocked(tg *ThreadGroup) bool {
 	p := k.external[tg]
 	if p == nil {
-		return
+		return false
 	}
 	delete(k.external, tg)
 	p.status = tg.status
 	k.reapLocked(tg)
 	close(p.done)
+	return true
 }
 
 // newProcess makes a process of one task from o, loaded but not started:
@@ -121,6 +130,8 @@ func (k *Kernel) newProcess(o InitOptions, init bool) (*Task, error) {
 		fpInit:      true,
 	}
 	t.creds.Store(o.Creds)
+	t.utsns.Store(o.UTSNamespace)
+	t.ipcns.Store(o.IPCNamespace)
 	t.fdTable.Store(o.FDTable)
 	t.fsCtx.Store(fs.NewFSContext(o.Root, o.Cwd, o.Umask))
 
@@ -135,21 +146,44 @@ func (k *Kernel) newProcess(o InitOptions, init bool) (*Task, error) {
 		t.pctx.Release()
 		return nil, ErrInitExited
 	}
-	id, err := k.allocID()
+	ns := k.rootPID
+	var err error
+	if !init {
+		switch {
+		case o.NewPIDNamespace:
+			ns, err = k.rootPID.newChildLocked()
+		case o.PIDNamespace != nil:
+			ns = o.PIDNamespace
+			if ns.initExited || ns.init == nil && ns != k.rootPID {
+				err = ErrInitExited
+			}
+		}
+		if err != nil {
+			k.mu.Unlock()
+			t.pctx.Release()
+			return nil, err
+		}
+	}
+	ids, err := k.allocIDsLocked(ns)
 	if err != nil {
 		k.mu.Unlock()
 		t.pctx.Release()
 		return nil, err
 	}
-	t.tid = id
+	id := ids[0]
+	t.tid, t.ids, t.pidns = id, ids, ns
 	tg := k.newThreadGroupLocked(id, t, nil, o.Limits)
 	tg.tasks[t] = struct{}{}
 	k.newSessionLocked(tg)
-	k.tasks[id] = t
+	k.mapTaskLocked(t)
 	if init {
 		k.init = tg
+		k.rootPID.init = tg
+	} else if ids[ns.level] == 1 {
+		ns.init = tg
 	}
 	k.liveTasks++
+	k.taskStartedLocked(t)
 	k.mu.Unlock()
 	k.Futexes.ThreadStarted(uint32(id))
 
@@ -186,8 +220,8 @@ func (k *Kernel) newProcess(o InitOptions, init bool) (*Task, error) {
 func (k *Kernel) abandonProcess(t *Task, init bool) {
 	k.mu.Lock()
 	tg := t.tg
-	delete(k.tasks, t.tid)
-	delete(k.threadGroups, tg.id)
+	k.unmapTaskLocked(t)
+	k.unmapThreadGroupLocked(tg)
 	if pg := tg.pg; pg != nil {
 		delete(pg.members, tg)
 		if len(pg.members) == 0 {
@@ -198,8 +232,17 @@ func (k *Kernel) abandonProcess(t *Task, init bool) {
 	tg.timers.stopAll()
 	if init && k.init == tg {
 		k.init = nil
+		k.rootPID.init = nil
+	}
+	if ns := t.pidns; ns != nil && ns != k.rootPID && ns.init == tg {
+		// A namespace made for the process dies with it.
+		ns.init = nil
+		ns.initExited = true
 	}
 	k.liveTasks--
+	for n := t.pidns; n != nil; n = n.parent {
+		n.live--
+	}
 	k.mu.Unlock()
 	k.Futexes.ThreadExited(uint32(t.tid))
 	t.pctx.Release()

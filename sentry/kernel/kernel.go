@@ -71,11 +71,12 @@ type Kernel struct {
 
 	mu sync.Mutex
 	// tasks and threadGroups are indexed by id (one PID namespace).
+	// rootPID is the initial PID namespace, whose maps these are (pidns.go).
 	tasks         map[ThreadID]*Task
 	threadGroups  map[ThreadID]*ThreadGroup
 	processGroups map[ThreadID]*ProcessGroup
 	sessions      map[ThreadID]*Session
-	nextID        ThreadID
+	rootPID       *PIDNamespace
 	init          *ThreadGroup
 	// exited is closed when init has exited and every task is gone.
 	exited     chan struct{}
@@ -86,6 +87,10 @@ type Kernel struct {
 	// SignalInitFromAncestor sends one from outside the sandbox, init's
 	// protection stops less of it (see initIgnoresLocked).
 	initSignalFrom initSender
+	// signalSender is the task sending the signal under way from kill(2)
+	// and friends, nil for signals the kernel makes: what decides if a
+	// nested namespace's init is signalled from inside (initIgnoresLocked).
+	signalSender *Task
 
 	startTime time.Time
 	stopClock chan struct{}
@@ -130,11 +135,11 @@ func New(c Config) (*Kernel, error) {
 		threadGroups:  make(map[ThreadID]*ThreadGroup),
 		processGroups: make(map[ThreadID]*ProcessGroup),
 		sessions:      make(map[ThreadID]*Session),
-		nextID:        1,
 		exited:        make(chan struct{}),
 		startTime:     time.Now(),
 		stopClock:     make(chan struct{}),
 	}
+	k.rootPID = k.newRootPIDNamespace()
 	if k.Log == nil {
 		k.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -178,22 +183,6 @@ func (k *Kernel) BootTime() time.Time {
 		}
 	})
 	return k.bootTime
-}
-
-// allocID returns a free id. Preconditions: k.mu is held.
-func (k *Kernel) allocID() (ThreadID, error) {
-	const pidMax = 4194304
-	for i := 0; i < pidMax; i++ {
-		id := k.nextID
-		k.nextID++
-		if k.nextID >= pidMax {
-			k.nextID = 300
-		}
-		if k.tasks[id] == nil && k.threadGroups[id] == nil && k.processGroups[id] == nil && k.sessions[id] == nil {
-			return id, nil
-		}
-	}
-	return 0, errNoPIDs
 }
 
 // Wait blocks until init has exited and all tasks are gone, and returns

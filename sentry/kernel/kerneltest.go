@@ -13,7 +13,7 @@ import (
 // tests of system call handlers that never run application code. Its
 // tasks come from NewTestTask.
 func NewTestKernel(mf *mm.MemoryFile) *Kernel {
-	return &Kernel{
+	k := &Kernel{
 		MemFile:       mf,
 		Log:           slog.New(slog.NewTextHandler(io.Discard, nil)),
 		rootUTS:       &UTSNamespace{inode: initUTSInode, hostname: "moat", domainname: "(none)"},
@@ -21,10 +21,11 @@ func NewTestKernel(mf *mm.MemoryFile) *Kernel {
 		threadGroups:  make(map[ThreadID]*ThreadGroup),
 		processGroups: make(map[ThreadID]*ProcessGroup),
 		sessions:      make(map[ThreadID]*Session),
-		nextID:        1,
 		exited:        make(chan struct{}),
 		startTime:     time.Now(),
 	}
+	k.rootPID = k.newRootPIDNamespace()
+	return k
 }
 
 // NewTestTask adds to k a process of one task that is never started: a
@@ -42,16 +43,22 @@ func (k *Kernel) NewTestTask(parent *Task, m *mm.MemoryManager, c *auth.Credenti
 	t.mm.Store(m)
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	id, err := k.allocID()
+	ns := k.rootPID
+	if parent != nil {
+		ns = parent.childPIDNSLocked()
+	}
+	ids, err := k.allocIDsLocked(ns)
 	if err != nil {
 		panic(err)
 	}
-	t.tid = id
+	id := ids[0]
+	t.tid, t.ids, t.pidns = id, ids, ns
 	if parent == nil {
 		tg := k.newThreadGroupLocked(id, t, nil, DefaultLimits())
 		k.newSessionLocked(tg)
 		if k.init == nil {
 			k.init = tg
+			k.rootPID.init = tg
 		}
 	} else {
 		t.inheritAttrs(parent)
@@ -59,7 +66,10 @@ func (k *Kernel) NewTestTask(parent *Task, m *mm.MemoryManager, c *auth.Credenti
 		tg.tty = parent.tg.tty
 		k.joinProcessGroupLocked(tg, parent.tg.pg)
 	}
+	if parent != nil && ids[ns.level] == 1 {
+		ns.init = t.tg
+	}
 	t.tg.tasks[t] = struct{}{}
-	k.tasks[id] = t
+	k.mapTaskLocked(t)
 	return t
 }

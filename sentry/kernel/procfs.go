@@ -24,6 +24,45 @@ type ProcKernel struct {
 	Release, Version string
 	// MemTotal returns the sandbox's memory in bytes (sysinfo's total).
 	MemTotal func() uint64
+	// PIDNS is the PID namespace the /proc shows (that of the task that
+	// mounted it, see ForMounter); nil shows the reader's own.
+	PIDNS *PIDNamespace
+}
+
+// ForMounter returns p showing the PID namespace of the task behind ctx,
+// the one mounting the /proc (the root namespace for another context).
+func (p ProcKernel) ForMounter(ctx fs.Context) ProcKernel {
+	if t := taskOf(ctx); t != nil {
+		p.PIDNS = t.PIDNamespace()
+	} else {
+		p.PIDNS = p.K.rootPID
+	}
+	return p
+}
+
+// SelfIDs implements proc.SelfKernel.
+func (p ProcKernel) SelfIDs(ctx fs.Context) (tgid, tid int32, ok bool) {
+	t := taskOf(ctx)
+	if t == nil || t.pidns == nil {
+		return 0, 0, false
+	}
+	ns := p.nsFor(ctx)
+	k := p.K
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	tgid, tid = int32(ns.idOfTGLocked(t.tg)), int32(ns.IDOfTaskLocked(t))
+	return tgid, tid, tgid != 0
+}
+
+// nsFor returns the PID namespace whose ids the /proc shows to ctx.
+func (p ProcKernel) nsFor(ctx fs.Context) *PIDNamespace {
+	if p.PIDNS != nil {
+		return p.PIDNS
+	}
+	if t := taskOf(ctx); t != nil && t.pidns != nil {
+		return t.pidns
+	}
+	return p.K.rootPID
 }
 
 // The optional interfaces /proc looks for.
@@ -83,8 +122,8 @@ func (p ProcKernel) SystemStats() proc.SystemStats {
 		st.MemFree = st.MemTotal - used
 	}
 	k.mu.Lock()
-	st.LastPID = int32(k.nextID - 1)
-	st.Forks = uint64(k.nextID - 1)
+	st.LastPID = int32(k.rootPID.nextID - 1)
+	st.Forks = uint64(k.rootPID.nextID - 1)
 	k.mu.Unlock()
 	for _, tg := range k.ThreadGroups() {
 		u, s := tg.CPUTimes()
@@ -100,10 +139,22 @@ func (p ProcKernel) SystemStats() proc.SystemStats {
 	return st
 }
 
+// AsTask returns t: contexts that embed a task (a syscall's context with
+// other credentials) have it too, so /proc finds the task behind them.
+func (t *Task) AsTask() *Task { return t }
+
+// taskOf returns the task behind ctx, or nil.
+func taskOf(ctx fs.Context) *Task {
+	if at, ok := ctx.(interface{ AsTask() *Task }); ok {
+		return at.AsTask()
+	}
+	return nil
+}
+
 // utsOf returns the UTS namespace of the task behind ctx, or the
 // initial one.
 func (p ProcKernel) utsOf(ctx fs.Context) *UTSNamespace {
-	if t, ok := ctx.(*Task); ok && t != nil {
+	if t := taskOf(ctx); t != nil {
 		return t.UTSNamespace()
 	}
 	return p.K.rootUTS
@@ -137,23 +188,28 @@ func (t *Task) InstallFD(f *fs.FileDescription, closeOnExec bool) (int32, error)
 }
 
 // ProcThreadID implements proc.ThreadContext.
-func (t *Task) ProcThreadID() int32 { return int32(t.tid) }
+func (t *Task) ProcThreadID() int32 { return int32(t.Tid()) }
 
 // ThreadGroup implements proc.Kernel.ThreadGroup.
 func (p ProcKernel) ThreadGroup(ctx fs.Context, pid int32) (proc.Task, bool) {
-	tg := p.K.ThreadGroupByID(ThreadID(pid))
+	ns := p.nsFor(ctx)
+	tg := ns.ThreadGroupWithID(ThreadID(pid))
 	if tg == nil {
 		return nil, false
 	}
-	return procTask{tg: tg}, true
+	return procTask{tg: tg, ns: ns}, true
 }
 
 // PIDs implements proc.Kernel.PIDs.
 func (p ProcKernel) PIDs(ctx fs.Context) []int32 {
+	ns := p.nsFor(ctx)
 	var out []int32
-	for _, tg := range p.K.ThreadGroups() {
-		out = append(out, int32(tg.id))
+	k := p.K
+	k.mu.Lock()
+	for id := range ns.tgs {
+		out = append(out, int32(id))
 	}
+	k.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
@@ -163,6 +219,16 @@ func (p ProcKernel) PIDs(ctx fs.Context) []int32 {
 type procTask struct {
 	tg     *ThreadGroup
 	thread *Task
+	// ns is the PID namespace whose ids the files show.
+	ns *PIDNamespace
+}
+
+// pidns returns the namespace the files number processes in.
+func (p procTask) pidns() *PIDNamespace {
+	if p.ns != nil {
+		return p.ns
+	}
+	return p.tg.k.rootPID
 }
 
 // leader is the task whose name, credentials and state the files show:
@@ -182,9 +248,9 @@ func (p procTask) SameProcess(ctx fs.Context) bool {
 
 func (p procTask) PID() int32 {
 	if p.thread != nil {
-		return int32(p.thread.tid)
+		return int32(p.pidns().IDOfTask(p.thread))
 	}
-	return int32(p.tg.id)
+	return int32(p.pidns().IDOfThreadGroup(p.tg))
 }
 
 func (p procTask) Credentials() *auth.Credentials {
@@ -312,13 +378,14 @@ func (p procTask) TIDs() []int32 {
 	if p.thread != nil {
 		return nil
 	}
+	ns := p.pidns()
 	var out []int32
 	for _, t := range p.tg.Tasks() {
-		out = append(out, int32(t.tid))
+		out = append(out, int32(ns.IDOfTask(t)))
 	}
 	if len(out) == 0 {
 		// A zombie process still shows its leader.
-		out = append(out, int32(p.tg.id))
+		out = append(out, int32(ns.IDOfThreadGroup(p.tg)))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
@@ -329,11 +396,11 @@ func (p procTask) Thread(tid int32) (proc.Task, bool) {
 	if p.thread != nil {
 		return nil, false
 	}
-	t := p.tg.k.TaskByID(ThreadID(tid))
+	t := p.pidns().TaskWithID(ThreadID(tid))
 	if t == nil || t.tg != p.tg {
 		return nil, false
 	}
-	return procTask{tg: p.tg, thread: t}, true
+	return procTask{tg: p.tg, thread: t, ns: p.ns}, true
 }
 
 func (p procTask) Comm() string {

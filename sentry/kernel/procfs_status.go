@@ -130,6 +130,7 @@ func (p procTask) StatusText() string {
 		vm, rss, hwm, lck = m.VirtualSize(), m.ResidentSize(), m.MaxResidentSize(), m.LockedSize()
 		data, stk, exe, lib = mapsUsage(m.Maps())
 	}
+	ns := p.pidns()
 	umask := 0
 	if fc := t.FSContext(); fc != nil {
 		umask = int(fc.Umask())
@@ -137,7 +138,7 @@ func (p procTask) StatusText() string {
 	var b strings.Builder
 	kb := func(name string, v uint64) { fmt.Fprintf(&b, "%s:\t%8d kB\n", name, v/1024) }
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-		t.Name(), umask, st.Letter(), st.Name(), p.tg.id, p.PID(), p.tg.ParentID())
+		t.Name(), umask, st.Letter(), st.Name(), ns.IDOfThreadGroup(p.tg), p.PID(), ns.ParentIDOf(p.tg))
 	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nFDSize:\t64\nGroups:\t",
 		c.RealUID, c.EffectiveUID, c.SavedUID, c.FilesystemUID,
 		c.RealGID, c.EffectiveGID, c.SavedGID, c.FilesystemGID)
@@ -149,8 +150,18 @@ func (p procTask) StatusText() string {
 	}
 	// Linux ends the list with a space, groups or not.
 	b.WriteString(" \n")
-	fmt.Fprintf(&b, "NStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n",
-		p.tg.id, p.PID(), p.tg.ProcessGroupID(), p.tg.SessionID())
+	// The NS lines list the ids from the /proc's namespace inwards.
+	nsLine := func(name string, ids []ThreadID) {
+		b.WriteString(name)
+		b.WriteString(":")
+		for _, id := range ids {
+			fmt.Fprintf(&b, "\t%d", id)
+		}
+		b.WriteString("\n")
+	}
+	nsLine("NStgid", ns.NSTGIDs(t))
+	nsLine("NSpid", ns.NSIDs(t))
+	fmt.Fprintf(&b, "NSpgid:\t%d\nNSsid:\t%d\n", ns.ProcessGroupIDOf(p.tg), ns.SessionIDOf(p.tg))
 	if p.memory() != nil {
 		kb("VmPeak", vm)
 		kb("VmSize", vm)
@@ -190,6 +201,7 @@ func (p procTask) StatText() string {
 	if t == nil {
 		return ""
 	}
+	ns := p.pidns()
 	u, s := p.cpuTimes()
 	var cu, cs time.Duration
 	if p.thread == nil {
@@ -221,7 +233,7 @@ func (p procTask) StatText() string {
 	ttyNr, tpgid := p.tg.ttyNumbers()
 	ru, cru := p.tg.Rusage(), p.tg.ChildRusage()
 	fmt.Fprintf(&b, "%d (%s) %c %d %d %d %d %d 4194560 %d %d %d %d %d %d %d %d %d %d %d 0 %d %d %d %d",
-		p.PID(), t.Name(), p.state().Letter(), p.tg.ParentID(), p.tg.ProcessGroupID(), p.tg.SessionID(),
+		p.PID(), t.Name(), p.state().Letter(), ns.ParentIDOf(p.tg), ns.ProcessGroupIDOf(p.tg), ns.SessionIDOf(p.tg),
 		ttyNr, tpgid, ru.MinFlt, cru.MinFlt, ru.MajFlt, cru.MajFlt, ticksOf(u), ticksOf(s), ticksOf(cu), ticksOf(cs), prio, sp.Nice, len(p.tg.Tasks()),
 		start.Nanoseconds()/1e7, vsize, rss, rssLim)
 	// startcode endcode startstack kstkesp kstkeip signal blocked sigignore

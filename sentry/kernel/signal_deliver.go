@@ -42,7 +42,7 @@ func (t *Task) handleSignals() bool {
 			k.mu.Unlock()
 			continue
 		case SIG_DFL:
-			if t.tg == k.init && !info.reachesInit && s != SIGKILL && s != SIGSTOP {
+			if t.tg.isNSInitLocked() && !info.reachesInit && s != SIGKILL && s != SIGSTOP {
 				// Queued while blocked; init discards it now.
 				k.mu.Unlock()
 				continue
@@ -229,7 +229,7 @@ func (k *Kernel) notifyParentLocked(tg *ThreadGroup, code int32, status int32) {
 		return
 	}
 	info := NewSignalInfo(SIGCHLD, code)
-	info.SetPIDUID(int32(tg.id), 0)
+	info.SetPIDUID(int32(p.pidns.idOfTGLocked(tg)), 0)
 	info.SetStatus(status)
 	k.sendSignalToGroupLocked(p, SIGCHLD, info)
 }

@@ -28,10 +28,12 @@ func mayKill(sender *Task, target *ThreadGroup, s Signal) bool {
 	return s == SIGCONT && sender.tg.pg != nil && target.pg != nil && sender.tg.pg.session == target.pg.session
 }
 
-// userInfo returns the siginfo of a signal sent by kill(2).
-func userInfo(sender *Task, s Signal, code int32) *SignalInfo {
+// userInfo returns the siginfo of a signal sent by kill(2) to target: the
+// sender's pid as target's namespace sees it (0 from an ancestor
+// namespace). Preconditions: k.mu is held.
+func userInfo(sender *Task, target *ThreadGroup, s Signal, code int32) *SignalInfo {
 	info := NewSignalInfo(s, code)
-	info.SetPIDUID(int32(sender.tg.id), uint32(sender.Credentials().RealUID))
+	info.SetPIDUID(int32(target.pidns.idOfTGLocked(sender.tg)), uint32(sender.Credentials().RealUID))
 	return info
 }
 
@@ -43,6 +45,9 @@ func (t *Task) Kill(pid int32, s Signal) error {
 	k := t.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.signalSender = t
+	defer func() { k.signalSender = nil }()
+	ns := t.pidns
 	send := func(tg *ThreadGroup) error {
 		if !mayKill(t, tg, s) {
 			return errEPERM
@@ -50,11 +55,11 @@ func (t *Task) Kill(pid int32, s Signal) error {
 		if s == 0 || tg.exited {
 			return nil
 		}
-		return k.sendSignalToGroupLocked(tg, s, userInfo(t, s, SI_USER))
+		return k.sendSignalToGroupLocked(tg, s, userInfo(t, tg, s, SI_USER))
 	}
 	switch {
 	case pid > 0:
-		tg := k.threadGroups[ThreadID(pid)]
+		tg := ns.tgs[ThreadID(pid)]
 		if tg == nil || tg.reaped {
 			return errESRCH
 		}
@@ -62,8 +67,10 @@ func (t *Task) Kill(pid int32, s Signal) error {
 	case pid == -1:
 		found := false
 		var lastErr error = errESRCH
-		for _, tg := range k.threadGroups {
-			if tg == k.init || tg == t.tg || tg.exited {
+		// Every process of the caller's namespace but its init and
+		// the caller.
+		for id, tg := range ns.tgs {
+			if id == 1 || tg == t.tg || tg.exited {
 				continue
 			}
 			found = true
@@ -80,9 +87,9 @@ func (t *Task) Kill(pid int32, s Signal) error {
 	default:
 		pgid := ThreadID(-pid)
 		if pid == 0 {
-			pgid = t.tg.pg.id
+			pgid = ns.idOfPGLocked(t.tg.pg)
 		}
-		pg := k.processGroups[pgid]
+		pg := ns.pgs[pgid]
 		if pg == nil {
 			return errESRCH
 		}
@@ -127,8 +134,11 @@ func (t *Task) Tgkill(tgid, tid int32, s Signal, info *SignalInfo) error {
 	// k.tasks holds every task not yet released: as on Linux, a thread
 	// that is exiting and an unreaped zombie leader are still found (a
 	// signal to them is dropped by sendSignalToTaskLocked).
-	target := k.tasks[ThreadID(tid)]
-	if target == nil || (tgid > 0 && target.tg.id != ThreadID(tgid)) {
+	k.signalSender = t
+	defer func() { k.signalSender = nil }()
+	ns := t.pidns
+	target := ns.tasks[ThreadID(tid)]
+	if target == nil || (tgid > 0 && ns.idOfTGLocked(target.tg) != ThreadID(tgid)) {
 		return errESRCH
 	}
 	if !mayKill(t, target.tg, s) {
@@ -138,7 +148,7 @@ func (t *Task) Tgkill(tgid, tid int32, s Signal, info *SignalInfo) error {
 		return nil
 	}
 	if info == nil {
-		info = userInfo(t, s, SI_TKILL)
+		info = userInfo(t, target.tg, s, SI_TKILL)
 	}
 	return k.sendSignalToTaskLocked(target, info)
 }
@@ -150,17 +160,19 @@ func (t *Task) QueueSignal(pid int32, s Signal, info *SignalInfo) error {
 	if s != 0 && !s.IsValid() {
 		return errEINVAL
 	}
-	// Applications may not forge kernel codes for other processes.
-	if info.Code() >= 0 || info.Code() == SI_TKILL {
-		if ThreadID(pid) != t.tg.id {
-			return errEPERM
-		}
-	}
 	info.SetSigno(s)
 	k := t.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	tg := k.threadGroups[ThreadID(pid)]
+	// Applications may not forge kernel codes for other processes.
+	if info.Code() >= 0 || info.Code() == SI_TKILL {
+		if ThreadID(pid) != t.pidns.idOfTGLocked(t.tg) {
+			return errEPERM
+		}
+	}
+	k.signalSender = t
+	defer func() { k.signalSender = nil }()
+	tg := t.pidns.tgs[ThreadID(pid)]
 	if tg == nil || tg.exited {
 		return errESRCH
 	}

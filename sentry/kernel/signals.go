@@ -217,10 +217,20 @@ func (k *Kernel) preSendLocked(tg *ThreadGroup, s Signal) bool {
 // not come this way; SignalInit (from the host) is not stopped, and
 // SignalInitFromAncestor lets SIGKILL and SIGSTOP through.
 // Preconditions: k.mu is held.
+//
+// The init of a nested namespace is protected the same way: a signal
+// from a task of an ancestor namespace (one the init's namespace does
+// not see) is treated as SignalInitFromAncestor's.
 func (k *Kernel) initIgnoresLocked(t *Task, s Signal) bool {
-	if t.tg != k.init || t.sigMask&SignalSetOf(s) != 0 ||
+	if !t.tg.isNSInitLocked() || t.sigMask&SignalSetOf(s) != 0 ||
 		t.sigHandlers.actions[s].Handler != SIG_DFL {
 		return false
+	}
+	if t.tg != k.init {
+		if snd := k.signalSender; snd != nil && t.tg.pidns.idOfTGLocked(snd.tg) == 0 {
+			return s != SIGKILL && s != SIGSTOP
+		}
+		return true
 	}
 	switch k.initSignalFrom {
 	case fromHostForced:

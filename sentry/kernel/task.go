@@ -110,6 +110,14 @@ type Task struct {
 
 	// taskNamespaces are the task's UTS and IPC namespaces (uts.go).
 	taskNamespaces
+	// pidns is the PID namespace the task lives in and ids its id there
+	// and in each ancestor, ids[0] == tid (pidns.go); both are fixed
+	// but for exec, which gives a thread its leader's ids (under k.mu).
+	// pidnsChildren, guarded by k.mu, is where its children go when
+	// unshare(CLONE_NEWPID) changed that, else nil.
+	pidns         *PIDNamespace
+	ids           []ThreadID
+	pidnsChildren *PIDNamespace
 }
 
 type taskExitState int
@@ -149,11 +157,13 @@ func (t *Task) Kernel() *Kernel { return t.k }
 // ThreadGroup returns the task's thread group.
 func (t *Task) ThreadGroup() *ThreadGroup { return t.tg }
 
-// ThreadID returns the task's id.
+// ThreadID returns the task's id in the root PID namespace (Tid is its id
+// in its own).
 func (t *Task) ThreadID() ThreadID { return t.tid }
 
-// ThreadGroupID returns the task's process id as a plain int32 (for /proc).
-func (t *Task) ThreadGroupID() int32 { return int32(t.tg.id) }
+// ThreadGroupID returns the task's process id in its own PID namespace
+// as a plain int32 (for /proc/self, credentials, SysV IPC pids).
+func (t *Task) ThreadGroupID() int32 { return int32(t.Pid()) }
 
 // MemoryManager returns the task's address space.
 func (t *Task) MemoryManager() *mm.MemoryManager { return t.mm.Load() }

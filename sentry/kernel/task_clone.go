@@ -35,7 +35,12 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	if f&unix.CLONE_FS != 0 && f&unix.CLONE_NEWNS != 0 {
 		return 0, errEINVAL
 	}
-	if f&(unix.CLONE_THREAD|unix.CLONE_PARENT) != 0 && t.tg == t.k.initGroup() && f&unix.CLONE_PARENT != 0 {
+	if f&unix.CLONE_PARENT != 0 && t.isNSInit() {
+		// A namespace's init may not make siblings.
+		return 0, errEINVAL
+	}
+	if f&unix.CLONE_THREAD != 0 && (f&unix.CLONE_NEWPID != 0 || t.PIDNamespaceForChildren() != t.pidns) {
+		// Threads share their process's namespace.
 		return 0, errEINVAL
 	}
 	if f&unsupportedCloneFlags != 0 {
@@ -91,16 +96,38 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		fdt.DecRef()
 		return 0, errEAGAIN
 	}
-	id, err := k.allocID()
+	ns := t.pidns
+	if f&unix.CLONE_THREAD == 0 {
+		ns = t.childPIDNSLocked()
+	}
+	var err error
+	if f&unix.CLONE_NEWPID != 0 {
+		if ns != t.pidns {
+			// unshare(CLONE_NEWPID) came first (copy_pid_ns).
+			err = errEINVAL
+		} else {
+			ns, err = ns.newChildLocked()
+		}
+	}
+	var ids []ThreadID
+	if err == nil {
+		ids, err = k.allocIDsLocked(ns)
+		if err == errNoPIDs {
+			err = errEAGAIN
+		}
+	}
 	if err != nil {
 		k.mu.Unlock()
 		m.DecUsers()
 		fdt.DecRef()
-		return 0, errEAGAIN
+		return 0, err
 	}
+	id := ids[0]
 	nt := &Task{
 		k:            k,
 		tid:          id,
+		ids:          ids,
+		pidns:        ns,
 		pctx:         k.Platform.NewContext(),
 		interruptCh:  make(chan struct{}, 1),
 		sigMask:      t.sigMask,
@@ -159,20 +186,27 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		tg.procAttrs.inherit(&t.tg.procAttrs)
 		tg.tty = t.tg.tty
 		k.joinProcessGroupLocked(tg, t.tg.pg)
+		if ids[ns.level] == 1 {
+			ns.init = tg
+		}
 	}
 	nt.tg.tasks[nt] = struct{}{}
-	k.tasks[id] = nt
+	k.mapTaskLocked(nt)
 	k.liveTasks++
+	k.taskStartedLocked(nt)
 	k.mu.Unlock()
 	k.Futexes.ThreadStarted(uint32(id))
 
-	// Thread ids are written before the child runs.
+	// Thread ids are written before the child runs: the parent's view
+	// of the id for the parent, the child's own for the child.
+	vid := ids[t.pidns.level]
 	var idb [4]byte
-	binary.LittleEndian.PutUint32(idb[:], uint32(id))
+	binary.LittleEndian.PutUint32(idb[:], uint32(vid))
 	if f&unix.CLONE_PARENT_SETTID != 0 {
 		t.CopyOutBytes(o.ParentTID, idb[:])
 	}
 	if f&unix.CLONE_CHILD_SETTID != 0 {
+		binary.LittleEndian.PutUint32(idb[:], uint32(ids[ns.level]))
 		m.CopyOut(o.ChildTID, idb[:])
 	}
 	if f&unix.CLONE_THREAD == 0 {
@@ -203,7 +237,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		t.setRunState(StateRunning)
 		t.accountWait(waitStart)
 	}
-	return id, nil
+	return vid, nil
 }
 
 // newThreadGroupLocked makes a thread group led by leader.
@@ -212,6 +246,8 @@ func (k *Kernel) newThreadGroupLocked(id ThreadID, leader *Task, parent *ThreadG
 	tg := &ThreadGroup{
 		k:          k,
 		id:         id,
+		pidns:      leader.pidns,
+		ids:        leader.ids,
 		leader:     leader,
 		tasks:      make(map[*Task]struct{}),
 		parent:     parent,
@@ -221,17 +257,18 @@ func (k *Kernel) newThreadGroupLocked(id ThreadID, leader *Task, parent *ThreadG
 	}
 	tg.timers = newGroupTimers(tg)
 	leader.tg = tg
-	k.threadGroups[id] = tg
+	k.mapThreadGroupLocked(tg)
 	if parent != nil {
 		parent.children[tg] = struct{}{}
 	}
 	return tg
 }
 
-func (k *Kernel) initGroup() *ThreadGroup {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.init
+// isNSInit reports whether t's process is the init of its PID namespace.
+func (t *Task) isNSInit() bool {
+	t.k.mu.Lock()
+	defer t.k.mu.Unlock()
+	return t.tg.isNSInitLocked()
 }
 
 // overNProcLocked reports whether t may not create another task because

@@ -121,14 +121,6 @@ type ExecOptions struct {
 	// NoFollow fails on a symlink (AT_SYMLINK_NOFOLLOW).
 	NoFollow   bool
 	Argv, Envv []string
-	// Filename is the name the program gets (AT_EXECFN, a script's
-	// argument to its interpreter, the command name): Path when empty.
-	// execveat relative to a descriptor names it "/dev/fd/N[/path]".
-	Filename string
-	// PathInaccessible says Filename names a close-on-exec descriptor,
-	// which the new program cannot open: a script then fails with
-	// ENOENT (Linux's BINPRM_FLAGS_PATH_INACCESSIBLE).
-	PathInaccessible bool
 }
 
 // Execve replaces the task's program, as execve(2) does. On success the
@@ -148,16 +140,9 @@ func (t *Task) Execve(o ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	filename := o.Filename
-	if filename == "" {
-		filename = o.Path
-	}
-	if o.PathInaccessible {
-		var hdr [2]byte
-		if n, _ := f.ReadAt(hdr[:], 0); n == 2 && hdr == [2]byte{'#', '!'} {
-			f.allowWrite()
-			return unix.ENOENT
-		}
+	filename := o.Path
+	if o.EmptyPath && o.Path == "" {
+		filename = "/dev/fd/?"
 	}
 	nm, res, exe, err := t.k.loadImage(t, f, filename, o.Argv, o.Envv)
 	if err != nil {
@@ -273,9 +258,9 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 	oldTID := t.tid
 	if t.tg.leader != t {
 		// The exec'ing thread takes over the leader's id.
-		delete(k.tasks, t.tid)
-		t.tid = t.tg.id
-		k.tasks[t.tid] = t
+		k.unmapTaskLocked(t)
+		t.tid, t.ids = t.tg.id, t.tg.ids
+		k.mapTaskLocked(t)
 		t.tg.leader = t
 	}
 	t.tg.execedSinceFork = true

@@ -69,7 +69,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	tg := t.tg
 	delete(tg.tasks, t)
 	if t != tg.leader {
-		delete(k.tasks, t.tid)
+		k.unmapTaskLocked(t)
 	}
 	if tg.groupStopPending && len(tg.tasks) > 0 && tg.stopCount == len(tg.tasks) && !tg.stopped {
 		tg.stopped = true
@@ -87,6 +87,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 		k.processExitLocked(tg, st)
 	}
 	k.liveTasks--
+	k.taskGoneLocked(t)
 	done := k.liveTasks == 0 && k.init != nil && k.init.exited
 	k.mu.Unlock()
 	if processGone && !last {
@@ -124,7 +125,20 @@ func (k *Kernel) processExitLocked(tg *ThreadGroup, status WaitStatus) {
 	tg.status = status
 	tg.timers.stopAll()
 	k.sessionLeaderExitLocked(tg) // hangs up a leader's terminal (tty.go)
-	// Orphans go to the nearest subreaper or init.
+	nsInit := tg.isNSInitLocked() && tg.pidns != k.rootPID
+	if nsInit {
+		// A namespace's init takes the namespace with it: every
+		// process left in it (and in namespaces nested in it) is
+		// killed, and none may join.
+		tg.pidns.initExited = true
+		for _, o := range tg.pidns.tgs {
+			if o != tg && !o.exited {
+				k.groupExitLocked(o, KilledBy(SIGKILL, false))
+			}
+		}
+	}
+	// Orphans go to the nearest subreaper or init of the namespace;
+	// those of a namespace whose init is gone are reaped by the kernel.
 	for c := range tg.children {
 		np := k.reaperFor(tg)
 		c.parent = np
@@ -136,6 +150,8 @@ func (k *Kernel) processExitLocked(tg *ThreadGroup, status WaitStatus) {
 				np.childEvents.Notify(eventChildChanged)
 				k.signalParentExitLocked(c)
 			}
+		} else if c.exited && tg != k.init {
+			k.reapLocked(c)
 		}
 		if c.leader != nil && c.leader.pdeathSignal != 0 {
 			k.sendSignalToTaskLocked(c.leader, NewSignalInfo(c.leader.pdeathSignal, SI_USER))
@@ -151,6 +167,12 @@ func (k *Kernel) processExitLocked(tg *ThreadGroup, status WaitStatus) {
 			}
 		}
 		k.exitStatus = status
+		return
+	}
+	if nsInit && tg.pidns.live > 0 {
+		// The parent hears of init's exit once the namespace is
+		// empty (taskGoneLocked).
+		tg.pidns.initExitPending = true
 		return
 	}
 	k.signalParentExitLocked(tg)
@@ -193,17 +215,23 @@ func (k *Kernel) parentThreadExitLocked(t *Task) {
 	}
 }
 
-// reaperFor returns who adopts the children of tg.
+// reaperFor returns who adopts the children of tg: the nearest living
+// subreaper among its ancestors of the same PID namespace, else the
+// namespace's init; nil when tg is that init or the init is gone.
 func (k *Kernel) reaperFor(tg *ThreadGroup) *ThreadGroup {
-	for p := tg.parent; p != nil; p = p.parent {
+	ns := tg.pidns
+	for p := tg.parent; p != nil && p.pidns == ns; p = p.parent {
 		if p.childSubreaper && !p.exited {
 			return p
 		}
 	}
-	if tg == k.init {
+	if ns == nil {
+		ns = k.rootPID
+	}
+	if tg == ns.init || ns.init == nil || ns.initExited && ns != k.rootPID {
 		return nil
 	}
-	return k.init
+	return ns.init
 }
 
 // signalParentExitLocked sends the exit signal for tg to its parent, or
@@ -211,12 +239,15 @@ func (k *Kernel) reaperFor(tg *ThreadGroup) *ThreadGroup {
 func (k *Kernel) signalParentExitLocked(tg *ThreadGroup) {
 	p := tg.parent
 	if p == nil {
-		k.externalExitLocked(tg) // started from outside (external.go)
+		if !k.externalExitLocked(tg) && tg != k.init { // started from outside (external.go)
+			// An orphan of a namespace whose init is gone.
+			k.reapLocked(tg)
+		}
 		return
 	}
 	if tg.exitSignal != 0 && p.leader != nil {
 		info := NewSignalInfo(tg.exitSignal, CLD_EXITED)
-		info.SetPIDUID(int32(tg.id), 0)
+		info.SetPIDUID(int32(p.pidns.idOfTGLocked(tg)), 0)
 		if tg.status.Exited() {
 			info.SetStatus(int32(tg.status.ExitCode()))
 		} else {
@@ -271,9 +302,9 @@ func (k *Kernel) reapLocked(tg *ThreadGroup) {
 		}
 		tg.pg = nil
 	}
-	delete(k.threadGroups, tg.id)
-	if tg.leader != nil && k.tasks[tg.leader.tid] == tg.leader {
-		delete(k.tasks, tg.leader.tid)
+	k.unmapThreadGroupLocked(tg)
+	if tg.leader != nil {
+		k.unmapTaskLocked(tg.leader)
 	}
 }
 

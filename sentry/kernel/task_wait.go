@@ -9,7 +9,8 @@ import (
 // WaitOptions select children for wait4 and waitid.
 type WaitOptions struct {
 	// PID > 0 waits for that child; PGID > 0 for children in that process
-	// group; otherwise any child.
+	// group; otherwise any child. Ids are of the waiter's PID namespace,
+	// as is WaitResult.PID.
 	PID  ThreadID
 	PGID ThreadID
 	// Which state changes to report.
@@ -84,7 +85,7 @@ func (t *Task) Wait(o WaitOptions) (*WaitResult, error) {
 // matches reports whether child c is one o selects for t.
 // Preconditions: k.mu is held.
 func (t *Task) matches(c *ThreadGroup, o WaitOptions) bool {
-	if o.PID > 0 && c.id != o.PID {
+	if o.PID > 0 && t.pidns.idOfTGLocked(c) != o.PID {
 		return false
 	}
 	if o.NoThread {
@@ -96,7 +97,7 @@ func (t *Task) matches(c *ThreadGroup, o WaitOptions) bool {
 			return false
 		}
 	}
-	if o.PGID > 0 && (c.pg == nil || c.pg.id != o.PGID) {
+	if o.PGID > 0 && (c.pg == nil || t.pidns.idOfPGLocked(c.pg) != o.PGID) {
 		return false
 	}
 	if !o.All {
@@ -140,7 +141,7 @@ func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
 		any = true
 		switch {
 		case o.Exited && c.exited && len(c.tasks) == 0:
-			r := &WaitResult{PID: c.id, Status: c.status}
+			r := &WaitResult{PID: t.pidns.idOfTGLocked(c), Status: c.status}
 			if c.status.Exited() {
 				r.Code, r.SigStatus = CLD_EXITED, int32(c.status.ExitCode())
 			} else {
@@ -165,12 +166,12 @@ func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
 				c.stopReported = true
 			}
 			sig := c.groupStopSignal
-			return &WaitResult{PID: c.id, Status: WaitStatus(0x7f | int(sig)<<8), Code: CLD_STOPPED, SigStatus: int32(sig)}, true, nil
+			return &WaitResult{PID: t.pidns.idOfTGLocked(c), Status: WaitStatus(0x7f | int(sig)<<8), Code: CLD_STOPPED, SigStatus: int32(sig)}, true, nil
 		case o.Continued && c.continued:
 			if !o.NoWait {
 				c.continued = false
 			}
-			return &WaitResult{PID: c.id, Status: 0xffff, Code: CLD_CONTINUED, SigStatus: int32(SIGCONT)}, true, nil
+			return &WaitResult{PID: t.pidns.idOfTGLocked(c), Status: 0xffff, Code: CLD_CONTINUED, SigStatus: int32(SIGCONT)}, true, nil
 		}
 	}
 	return nil, any, nil

@@ -13,6 +13,9 @@ import (
 type ThreadGroup struct {
 	k  *Kernel
 	id ThreadID
+	// pidns and ids are the leader's namespace and ids (pidns.go).
+	pidns *PIDNamespace
+	ids   []ThreadID
 
 	// Guarded by k.mu.
 	leader   *Task
@@ -80,7 +83,7 @@ type ThreadGroup struct {
 	timers *groupTimers
 }
 
-// ID returns the thread group id (the pid).
+// ID returns the thread group id (the pid) in the root PID namespace.
 func (tg *ThreadGroup) ID() ThreadID { return tg.id }
 
 // Leader returns the thread group leader.
@@ -104,7 +107,8 @@ func (tg *ThreadGroup) Tasks() []*Task {
 // Limits returns the group's resource limits.
 func (tg *ThreadGroup) Limits() *Limits { return tg.limits }
 
-// ProcessGroupID returns the group's process group id.
+// ProcessGroupID returns the group's process group id in the root PID
+// namespace (syscalls use PIDNamespace.ProcessGroupIDOf).
 func (tg *ThreadGroup) ProcessGroupID() ThreadID {
 	tg.k.mu.Lock()
 	defer tg.k.mu.Unlock()
@@ -114,7 +118,7 @@ func (tg *ThreadGroup) ProcessGroupID() ThreadID {
 	return tg.pg.id
 }
 
-// SessionID returns the group's session id.
+// SessionID returns the group's session id in the root PID namespace.
 func (tg *ThreadGroup) SessionID() ThreadID {
 	tg.k.mu.Lock()
 	defer tg.k.mu.Unlock()
@@ -124,7 +128,8 @@ func (tg *ThreadGroup) SessionID() ThreadID {
 	return tg.pg.session.id
 }
 
-// ParentID returns the parent's pid, 0 for init.
+// ParentID returns the parent's pid in the root PID namespace, 0 for
+// init.
 func (tg *ThreadGroup) ParentID() ThreadID {
 	tg.k.mu.Lock()
 	defer tg.k.mu.Unlock()
@@ -186,7 +191,10 @@ func (tg *ThreadGroup) ChildCPUTimes() (utime, stime time.Duration) {
 
 // ProcessGroup is a process group.
 type ProcessGroup struct {
-	id      ThreadID
+	id ThreadID
+	// pidns and ids are those of the process that made the group.
+	pidns   *PIDNamespace
+	ids     []ThreadID
 	session *Session
 	members map[*ThreadGroup]struct{}
 }
@@ -196,7 +204,10 @@ func (pg *ProcessGroup) ID() ThreadID { return pg.id }
 
 // Session is a session.
 type Session struct {
-	id     ThreadID
+	id ThreadID
+	// pidns and ids are those of the process that made the session.
+	pidns  *PIDNamespace
+	ids    []ThreadID
 	leader *ThreadGroup
 	groups map[*ProcessGroup]struct{}
 	// foreground is the terminal's foreground process group.
@@ -221,24 +232,24 @@ func (k *Kernel) joinProcessGroupLocked(tg *ThreadGroup, pg *ProcessGroup) {
 }
 
 func (k *Kernel) dropProcessGroupLocked(pg *ProcessGroup) {
-	delete(k.processGroups, pg.id)
+	k.unmapProcessGroupLocked(pg)
 	s := pg.session
 	delete(s.groups, pg)
 	if s.foreground == pg {
 		s.foreground = nil
 	}
 	if len(s.groups) == 0 {
-		delete(k.sessions, s.id)
+		k.unmapSessionLocked(s)
 	}
 }
 
 // newSessionLocked makes tg the leader of a new session and process group.
 func (k *Kernel) newSessionLocked(tg *ThreadGroup) {
-	s := &Session{id: tg.id, leader: tg, groups: make(map[*ProcessGroup]struct{})}
-	pg := &ProcessGroup{id: tg.id, session: s, members: make(map[*ThreadGroup]struct{})}
+	s := &Session{id: tg.id, pidns: tg.pidns, ids: tg.ids, leader: tg, groups: make(map[*ProcessGroup]struct{})}
+	pg := &ProcessGroup{id: tg.id, pidns: tg.pidns, ids: tg.ids, session: s, members: make(map[*ThreadGroup]struct{})}
 	s.groups[pg] = struct{}{}
-	k.sessions[s.id] = s
-	k.processGroups[pg.id] = pg
+	k.mapSessionLocked(s)
+	k.mapProcessGroupLocked(pg)
 	k.joinProcessGroupLocked(tg, pg)
 }
 
@@ -252,10 +263,11 @@ func (tg *ThreadGroup) SetSID() (ThreadID, error) {
 	}
 	k.newSessionLocked(tg)
 	tg.tty = nil // a new session starts without a controlling terminal
-	return tg.id, nil
+	return tg.pidns.idOfTGLocked(tg), nil
 }
 
-// SetPGID implements setpgid(2) for target (a child or tg itself).
+// SetPGID implements setpgid(2) for target (a child or tg itself), pgid
+// being an id of tg's PID namespace.
 func (tg *ThreadGroup) SetPGID(target *ThreadGroup, pgid ThreadID) error {
 	k := tg.k
 	k.mu.Lock()
@@ -274,22 +286,24 @@ func (tg *ThreadGroup) SetPGID(target *ThreadGroup, pgid ThreadID) error {
 	if target.pg.session.leader == target {
 		return errEPERM
 	}
+	ns := tg.pidns
+	targetID := ns.idOfTGLocked(target)
 	if pgid == 0 {
-		pgid = target.id
+		pgid = targetID
 	}
-	if pg := k.processGroups[pgid]; pg != nil {
+	if pg := ns.pgs[pgid]; pg != nil {
 		if pg.session != target.pg.session {
 			return errEPERM
 		}
 		k.joinProcessGroupLocked(target, pg)
 		return nil
 	}
-	if pgid != target.id {
+	if pgid != targetID {
 		return errEPERM
 	}
-	pg := &ProcessGroup{id: pgid, session: target.pg.session, members: make(map[*ThreadGroup]struct{})}
+	pg := &ProcessGroup{id: target.id, pidns: target.pidns, ids: target.ids, session: target.pg.session, members: make(map[*ThreadGroup]struct{})}
 	target.pg.session.groups[pg] = struct{}{}
-	k.processGroups[pgid] = pg
+	k.mapProcessGroupLocked(pg)
 	k.joinProcessGroupLocked(target, pg)
 	return nil
 }
@@ -300,11 +314,11 @@ func (tg *ThreadGroup) ForegroundProcessGroup() ThreadID {
 	defer tg.k.mu.Unlock()
 	if tg.pg == nil || tg.pg.session.foreground == nil {
 		if tg.pg != nil {
-			return tg.pg.session.id
+			return tg.pidns.idOfSessionLocked(tg.pg.session)
 		}
 		return 0
 	}
-	return tg.pg.session.foreground.id
+	return tg.pidns.idOfPGLocked(tg.pg.session.foreground)
 }
 
 // SetForegroundProcessGroup sets the foreground group of tg's session.
@@ -312,7 +326,7 @@ func (tg *ThreadGroup) SetForegroundProcessGroup(pgid ThreadID) error {
 	k := tg.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	pg := k.processGroups[pgid]
+	pg := tg.pidns.pgs[pgid]
 	if pg == nil {
 		return errESRCH
 	}

@@ -16,7 +16,7 @@ const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC 
 // unsupportedNSFlags are the namespace kinds Moat does not make: network,
 // user, cgroup and time namespaces. clone and unshare refuse them with
 // EINVAL (and a log line) rather than pretend.
-const unsupportedNSFlags = unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+const unsupportedNSFlags = unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
 // Unshare implements unshare(2): the calling task leaves the sharing of
 // the resources flags names and gets namespaces of its own, as Linux's
@@ -57,6 +57,14 @@ func (t *Task) Unshare(flags uint64) error {
 	if flags&nsKindsToCreate != 0 && !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
 		return errEPERM
 	}
+	var newPID *PIDNamespace
+	if flags&unix.CLONE_NEWPID != 0 {
+		var err error
+		if newPID, err = t.newChildPIDNamespace(); err != nil {
+			return err
+		}
+	}
+
 	// Past the checks: nothing fails from here on.
 	if flags&unix.CLONE_FS != 0 && flags&unix.CLONE_NEWNS == 0 {
 		t.fsCtx.Store(t.FSContext().Fork())
@@ -72,6 +80,11 @@ func (t *Task) Unshare(flags uint64) error {
 	}
 	if flags&unix.CLONE_NEWIPC != 0 {
 		t.ipcns.Store(t.k.newIPCNamespace())
+	}
+	if newPID != nil {
+		t.k.mu.Lock()
+		t.pidnsChildren = newPID
+		t.k.mu.Unlock()
 	}
 	return nil
 }

@@ -50,6 +50,31 @@ type ThreadContext interface {
 	ProcThreadID() int32
 }
 
+// SelfKernel is implemented by kernels whose /proc may number processes
+// in a PID namespace other than the reader's: SelfIDs returns the
+// reader's process and thread ids as the /proc numbers them, false if it
+// is not visible there (/proc/self is then ENOENT).
+type SelfKernel interface {
+	SelfIDs(ctx fs.Context) (tgid, tid int32, ok bool)
+}
+
+// selfIDs returns the ids /proc/self and /proc/thread-self name.
+func selfIDs(k Kernel, ctx fs.Context) (tgid, tid int32, ok bool) {
+	if sk, isSK := k.(SelfKernel); isSK {
+		return sk.SelfIDs(ctx)
+	}
+	pc, isPC := ctx.(ProcContext)
+	if !isPC {
+		return 0, 0, false
+	}
+	tgid = pc.ThreadGroupID()
+	tid = tgid
+	if tc, isTC := ctx.(ThreadContext); isTC {
+		tid = tc.ProcThreadID()
+	}
+	return tgid, tid, true
+}
+
 // FSContexter is implemented by contexts that have a file system context:
 // links are shown relative to the caller's root, as Linux does.
 type FSContexter interface {
@@ -168,23 +193,18 @@ func New(k Kernel, extra map[string]fs.Node) *fs.Filesystem {
 		return names
 	}
 	self := &synth.Symlink{Attr: synth.Attr{Mode: 0o777}, Target: func(ctx fs.Context) (string, error) {
-		pc, ok := ctx.(ProcContext)
+		tgid, _, ok := selfIDs(k, ctx)
 		if !ok {
 			return "", unix.ENOENT
 		}
-		return strconv.Itoa(int(pc.ThreadGroupID())), nil
+		return strconv.Itoa(int(tgid)), nil
 	}}
 	threadSelf := &synth.Symlink{Attr: synth.Attr{Mode: 0o777}, Target: func(ctx fs.Context) (string, error) {
-		pc, ok := ctx.(ProcContext)
+		tgid, tid, ok := selfIDs(k, ctx)
 		if !ok {
 			return "", unix.ENOENT
 		}
-		id := strconv.Itoa(int(pc.ThreadGroupID()))
-		tid := id
-		if tc, ok := ctx.(ThreadContext); ok {
-			tid = strconv.Itoa(int(tc.ProcThreadID()))
-		}
-		return id + "/task/" + tid, nil
+		return strconv.Itoa(int(tgid)) + "/task/" + strconv.Itoa(int(tid)), nil
 	}}
 	mounts := synth.NewSymlink("self/mounts")
 	filesystems := synth.NewStaticFile(0o444, []byte(filesystemsText))

@@ -36,6 +36,9 @@ type fileOwner struct {
 	k    *kernel.Kernel
 	kind int32
 	id   int32
+	// ns is the PID namespace of the task that set the owner, whose ids
+	// id is one of.
+	ns *kernel.PIDNamespace
 	// task and tg are the owner found when it was set (nil if id named
 	// none of that kind), so a reused id never inherits the signals.
 	task      *kernel.Task
@@ -43,14 +46,14 @@ type fileOwner struct {
 	uid, euid auth.KUID
 }
 
-// pidExists reports whether id is in use as a thread, process group or
-// session id (Linux's find_vpid).
-func pidExists(k *kernel.Kernel, id int32) bool {
-	if k.TaskByID(kernel.ThreadID(id)) != nil {
+// pidExists reports whether id is in use in ns as a thread, process group
+// or session id (Linux's find_vpid).
+func pidExists(ns *kernel.PIDNamespace, id int32) bool {
+	if ns.TaskWithID(kernel.ThreadID(id)) != nil {
 		return true
 	}
-	for _, tg := range k.ThreadGroups() {
-		if tg.ProcessGroupID() == kernel.ThreadID(id) || tg.SessionID() == kernel.ThreadID(id) {
+	for _, tg := range ns.ThreadGroups() {
+		if ns.ProcessGroupIDOf(tg) == kernel.ThreadID(id) || ns.SessionIDOf(tg) == kernel.ThreadID(id) {
 			return true
 		}
 	}
@@ -61,21 +64,22 @@ func pidExists(k *kernel.Kernel, id int32) bool {
 // it): ESRCH if pid names nothing.
 func setOwner(t *kernel.Task, f *fs.FileDescription, kind, pid int32) error {
 	k := t.Kernel()
+	ns := t.PIDNamespace()
 	if pid == 0 {
 		// No owner, but Linux keeps the type.
-		f.SetOwner(&fileOwner{k: k, kind: kind})
+		f.SetOwner(&fileOwner{k: k, kind: kind, ns: ns})
 		return nil
 	}
-	if !pidExists(k, pid) {
+	if !pidExists(ns, pid) {
 		return unix.ESRCH
 	}
 	c := t.Credentials()
-	o := &fileOwner{k: k, kind: kind, id: pid, uid: c.RealUID, euid: c.EffectiveUID}
+	o := &fileOwner{k: k, kind: kind, id: pid, ns: ns, uid: c.RealUID, euid: c.EffectiveUID}
 	switch kind {
 	case fOwnerTID:
-		o.task = k.TaskByID(kernel.ThreadID(pid))
+		o.task = ns.TaskWithID(kernel.ThreadID(pid))
 	case fOwnerPID:
-		o.tg = k.ThreadGroupByID(kernel.ThreadID(pid))
+		o.tg = ns.ThreadGroupWithID(kernel.ThreadID(pid))
 	}
 	f.SetOwner(o)
 	return nil
@@ -98,17 +102,17 @@ func ownerOf(f *fs.FileDescription) (kind, pid int32) {
 func (o *fileOwner) targets() []*kernel.ThreadGroup {
 	switch o.kind {
 	case fOwnerTID:
-		if o.task != nil && o.k.TaskByID(kernel.ThreadID(o.id)) == o.task {
+		if o.task != nil && o.ns.TaskWithID(kernel.ThreadID(o.id)) == o.task {
 			return []*kernel.ThreadGroup{o.task.ThreadGroup()}
 		}
 	case fOwnerPID:
-		if o.tg != nil && o.k.ThreadGroupByID(kernel.ThreadID(o.id)) == o.tg {
+		if o.tg != nil && o.ns.ThreadGroupWithID(kernel.ThreadID(o.id)) == o.tg {
 			return []*kernel.ThreadGroup{o.tg}
 		}
 	case fOwnerPGRP:
 		var out []*kernel.ThreadGroup
-		for _, tg := range o.k.ThreadGroups() {
-			if tg.ProcessGroupID() == kernel.ThreadID(o.id) {
+		for _, tg := range o.ns.ThreadGroups() {
+			if o.ns.ProcessGroupIDOf(tg) == kernel.ThreadID(o.id) {
 				out = append(out, tg)
 			}
 		}

@@ -407,7 +407,12 @@ func fcntlLock(t *kernel.Task, f *fs.FileDescription, cmd int32, addr uintptr) (
 			if l.End != fs.LockEOF {
 				le.PutUint64(out[16:], l.End-l.Start)
 			}
-			le.PutUint32(out[24:], uint32(l.PID))
+			pid := l.PID
+			if tg, ok := l.Owner().(*kernel.ThreadGroup); ok {
+				// The holder's pid as the caller's namespace sees it.
+				pid = int32(t.PIDNamespace().IDOfThreadGroup(tg))
+			}
+			le.PutUint32(out[24:], uint32(pid))
 		} else {
 			copy(out[2:], b[2:])
 		}

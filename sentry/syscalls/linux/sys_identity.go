@@ -188,8 +188,8 @@ func Capget(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EINVAL
 	}
 	target := t
-	if pid != 0 && kernel.ThreadID(pid) != t.ThreadID() {
-		if target = t.Kernel().TaskByID(kernel.ThreadID(pid)); target == nil {
+	if pid != 0 && kernel.ThreadID(pid) != t.Tid() {
+		if target = t.LookupTask(kernel.ThreadID(pid)); target == nil {
 			return 0, unix.ESRCH
 		}
 	}
@@ -218,7 +218,7 @@ func Capset(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, unix.EFAULT
 	}
-	if pid != 0 && kernel.ThreadID(pid) != t.ThreadID() {
+	if pid != 0 && kernel.ThreadID(pid) != t.Tid() {
 		return 0, unix.EPERM
 	}
 	b := make([]byte, 12*words)

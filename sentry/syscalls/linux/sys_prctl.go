@@ -216,7 +216,7 @@ func Prctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 
 	case unix.PR_SET_PTRACER:
 		// Nothing can ptrace inside the sandbox; accept what Yama accepts.
-		if arg2 != 0 && arg2 != unix.PR_SET_PTRACER_ANY && t.Kernel().TaskByID(kernel.ThreadID(int32(arg2))) == nil {
+		if arg2 != 0 && arg2 != unix.PR_SET_PTRACER_ANY && t.LookupTask(kernel.ThreadID(int32(arg2))) == nil {
 			return 0, unix.EINVAL
 		}
 		return 0, nil

@@ -94,7 +94,7 @@ func Prlimit64(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	}
 	target := t
 	if pid != 0 {
-		if target = t.Kernel().TaskByID(kernel.ThreadID(pid)); target == nil {
+		if target = t.LookupTask(kernel.ThreadID(pid)); target == nil {
 			return 0, unix.ESRCH
 		}
 	}

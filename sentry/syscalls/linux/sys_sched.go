@@ -23,7 +23,7 @@ func taskByPID(t *kernel.Task, pid int32) (*kernel.Task, error) {
 	if pid == 0 {
 		return t, nil
 	}
-	o := t.Kernel().TaskByID(kernel.ThreadID(pid))
+	o := t.LookupTask(kernel.ThreadID(pid))
 	if o == nil {
 		return nil, unix.ESRCH
 	}
@@ -501,11 +501,12 @@ func prioTargets(t *kernel.Task, kind int, who int32, uid uint32) []*kernel.Task
 	case byGroup:
 		pgid := kernel.ThreadID(who)
 		if who == 0 {
-			pgid = t.ThreadGroup().ProcessGroupID()
+			pgid = t.PIDNamespace().ProcessGroupIDOf(t.ThreadGroup())
 		}
+		ns := t.PIDNamespace()
 		var out []*kernel.Task
-		for _, tg := range t.Kernel().ThreadGroups() {
-			if tg.ProcessGroupID() == pgid {
+		for _, tg := range ns.ThreadGroups() {
+			if ns.ProcessGroupIDOf(tg) == pgid {
 				out = append(out, tg.Tasks()...)
 			}
 		}

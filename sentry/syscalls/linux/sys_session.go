@@ -16,7 +16,7 @@ func processByPID(t *kernel.Task, pid int32) (*kernel.ThreadGroup, error) {
 	if pid < 0 {
 		return nil, unix.ESRCH
 	}
-	o := t.Kernel().TaskByID(kernel.ThreadID(pid))
+	o := t.LookupTask(kernel.ThreadID(pid))
 	if o == nil {
 		return nil, unix.ESRCH
 	}
@@ -29,12 +29,12 @@ func Getpgid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return uintptr(tg.ProcessGroupID()), nil
+	return uintptr(t.PIDNamespace().ProcessGroupIDOf(tg)), nil
 }
 
 // Getpgrp implements getpgrp(2).
 func Getpgrp(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return uintptr(t.ThreadGroup().ProcessGroupID()), nil
+	return uintptr(t.PIDNamespace().ProcessGroupIDOf(t.ThreadGroup())), nil
 }
 
 // Getsid implements getsid(2).
@@ -43,7 +43,7 @@ func Getsid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return uintptr(tg.SessionID()), nil
+	return uintptr(t.PIDNamespace().SessionIDOf(tg)), nil
 }
 
 // Setsid implements setsid(2).
@@ -70,12 +70,12 @@ func Setpgid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if pid < 0 {
 			return 0, unix.ESRCH
 		}
-		o := t.Kernel().TaskByID(kernel.ThreadID(pid))
+		o := t.LookupTask(kernel.ThreadID(pid))
 		if o == nil {
 			return 0, unix.ESRCH
 		}
 		target = o.ThreadGroup()
-		if target.ID() != kernel.ThreadID(pid) {
+		if t.PIDNamespace().IDOfThreadGroup(target) != kernel.ThreadID(pid) {
 			return 0, unix.EINVAL
 		}
 	}

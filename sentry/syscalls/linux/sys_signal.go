@@ -170,7 +170,7 @@ func RtTgsigqueueinfo(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) 
 	if err != nil {
 		return 0, err
 	}
-	if (info.Code() >= 0 || info.Code() == kernel.SI_TKILL) && kernel.ThreadID(tgid) != t.ThreadGroup().ID() {
+	if (info.Code() >= 0 || info.Code() == kernel.SI_TKILL) && kernel.ThreadID(tgid) != t.Pid() {
 		return 0, unix.EPERM
 	}
 	info.SetSigno(sig)

@@ -2,8 +2,6 @@ package linux
 
 import (
 	"encoding/binary"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -139,27 +137,14 @@ func execveat(t *kernel.Task, dirfd int32, pathAddr, argvAddr, envAddr uintptr, 
 	if err != nil {
 		return 0, err
 	}
-	o := kernel.ExecOptions{
+	if err := t.Execve(kernel.ExecOptions{
 		Start:     start,
 		Path:      p,
 		EmptyPath: flags&unix.AT_EMPTY_PATH != 0,
 		NoFollow:  flags&unix.AT_SYMLINK_NOFOLLOW != 0,
 		Argv:      argv,
 		Envv:      envv,
-	}
-	// Relative to a descriptor the program is "/dev/fd/N[/path]"
-	// (Linux's alloc_bprm), which a close-on-exec N makes unreachable.
-	if dirfd != unix.AT_FDCWD && !strings.HasPrefix(p, "/") {
-		o.Filename = "/dev/fd/" + strconv.Itoa(int(dirfd))
-		if p != "" {
-			o.Filename += "/" + p
-		}
-		if f, fl, ok := t.FDTable().Get(dirfd); ok {
-			f.DecRef()
-			o.PathInaccessible = fl.CloseOnExec
-		}
-	}
-	if err := t.Execve(o); err != nil {
+	}); err != nil {
 		return 0, err
 	}
 	return 0, kernel.ErrNoSyscallReturn
@@ -232,7 +217,7 @@ func Wait4(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	switch {
 	case pid == -1:
 	case pid == 0:
-		o.PGID = t.ThreadGroup().ProcessGroupID()
+		o.PGID = t.PIDNamespace().ProcessGroupIDOf(t.ThreadGroup())
 	case pid < -1:
 		if pid == -2147483648 {
 			return 0, unix.ESRCH
@@ -298,7 +283,7 @@ func Waitid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		o.PGID = kernel.ThreadID(id)
 		if id == 0 {
-			o.PGID = t.ThreadGroup().ProcessGroupID()
+			o.PGID = t.PIDNamespace().ProcessGroupIDOf(t.ThreadGroup())
 		}
 	case pPIDFD:
 		t.Log().Info("waitid: P_PIDFD is not supported")
@@ -350,23 +335,23 @@ func copyOutRusage(t *kernel.Task, addr uintptr, utime, stime time.Duration, max
 
 // Getpid implements getpid(2).
 func Getpid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return uintptr(t.ThreadGroup().ID()), nil
+	return uintptr(t.Pid()), nil
 }
 
 // Gettid implements gettid(2).
 func Gettid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return uintptr(t.ThreadID()), nil
+	return uintptr(t.Tid()), nil
 }
 
 // Getppid implements getppid(2).
 func Getppid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return uintptr(t.ThreadGroup().ParentID()), nil
+	return uintptr(t.Ppid()), nil
 }
 
 // SetTidAddress implements set_tid_address(2).
 func SetTidAddress(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	t.SetClearChildTID(a[0].Pointer())
-	return uintptr(t.ThreadID()), nil
+	return uintptr(t.Tid()), nil
 }
 
 // robustListHeadSize is sizeof(struct robust_list_head).
@@ -386,7 +371,7 @@ func GetRobustList(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	pid := a[0].Int()
 	target := t
 	if pid != 0 {
-		target = t.Kernel().TaskByID(kernel.ThreadID(pid))
+		target = t.LookupTask(kernel.ThreadID(pid))
 		if target == nil {
 			return 0, unix.ESRCH
 		}

@@ -194,7 +194,7 @@ func ClockNanosleep(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			return 0, unix.EINVAL
 		}
 		// A thread cannot sleep on its own CPU clock (pid 0 or its tid).
-		if pid := ^(id >> 3); id&4 != 0 && (pid == 0 || pid == int32(t.ThreadID())) {
+		if pid := ^(id >> 3); id&4 != 0 && (pid == 0 || pid == int32(t.Tid())) {
 			return 0, unix.EINVAL
 		}
 		if _, err := cpuClock(t, id); err != nil {
@@ -335,7 +335,7 @@ func TimerCreate(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		s.Notify = int(int32(le.Uint32(b[12:])))
 		if s.Notify == 4 { // SIGEV_THREAD_ID
 			tid := kernel.ThreadID(int32(le.Uint32(b[16:])))
-			o := t.Kernel().TaskByID(tid)
+			o := t.LookupTask(tid)
 			if o == nil || o.ThreadGroup() != t.ThreadGroup() {
 				return 0, unix.EINVAL
 			}

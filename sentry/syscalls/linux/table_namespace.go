@@ -9,7 +9,7 @@ import (
 // namespaceSyscalls are the entries for namespaces (sys_namespace.go).
 var namespaceSyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_UNSHARE: {Name: "unshare", Fn: Unshare, Support: kernel.SupportPartial,
-		Note: "UTS and IPC namespaces, CLONE_FILES, CLONE_FS; network, user, cgroup and time namespaces unsupported (EINVAL)"},
+		Note: "UTS, IPC and PID namespaces, CLONE_FILES, CLONE_FS; mount, network, user, cgroup and time namespaces unsupported (EINVAL)"},
 }
 
 func init() {

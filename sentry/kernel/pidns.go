@@ -1,0 +1,419 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// PID namespaces.
+//
+// A PIDNamespace numbers the processes, threads, process groups and
+// sessions of its own and of every namespace nested in it; the initial
+// (root) namespace numbers them all. A task lives in one namespace, fixed
+// at its creation, and has an id there and in each ancestor: Task.ids[l]
+// is its id in the ancestor at level l (ids[0], the root's, is Task.tid).
+// A thread group, process group or session has the ids of the task that
+// made it. An object is visible in a namespace when it lives there or
+// in a descendant; elsewhere its id reads as 0, as on Linux.
+//
+// The root namespace's maps are Kernel.tasks, threadGroups, processGroups
+// and sessions (the same map values): code that works on root ids uses
+// those directly. Everything that takes or returns an id on behalf of an
+// application goes through the namespace of the task asking (Task.
+// PIDNamespace, then IDOf*, *WithID).
+//
+// The first process made in a namespace is its init (id 1): orphans of
+// the namespace go to it, signals from inside the namespace reach it only
+// when it handles or blocks them, and its exit kills every process left
+// in the namespace, after which no process may join it (fork fails with
+// ENOMEM). Its parent hears of its exit only once the namespace is empty.
+//
+// Everything here is guarded by Kernel.mu.
+
+// PIDNamespace is a PID namespace.
+type PIDNamespace struct {
+	k      *Kernel
+	parent *PIDNamespace
+	level  int
+	inode  uint64
+
+	// Guarded by Kernel.mu.
+	nextID   ThreadID
+	tasks    map[ThreadID]*Task
+	tgs      map[ThreadID]*ThreadGroup
+	pgs      map[ThreadID]*ProcessGroup
+	sessions map[ThreadID]*Session
+	init     *ThreadGroup
+	// initExited is set when init has exited: no process may join.
+	initExited bool
+	// live counts the tasks of the namespace and its descendants that
+	// have not finished exiting; initExitPending that the parent of init
+	// (which has exited) is told once live falls to zero.
+	live            int
+	initExitPending bool
+}
+
+// newRootPIDNamespace returns the initial namespace over k's maps.
+// Preconditions: the maps are made.
+func (k *Kernel) newRootPIDNamespace() *PIDNamespace {
+	return &PIDNamespace{
+		k:        k,
+		inode:    initPIDInode,
+		nextID:   1,
+		tasks:    k.tasks,
+		tgs:      k.threadGroups,
+		pgs:      k.processGroups,
+		sessions: k.sessions,
+	}
+}
+
+// newChildLocked returns a new namespace nested in ns, ENOSPC beyond
+// Linux's 32 levels. Preconditions: k.mu is held.
+func (ns *PIDNamespace) newChildLocked() (*PIDNamespace, error) {
+	if ns.level+1 > maxPIDNSLevel {
+		return nil, unix.ENOSPC
+	}
+	return &PIDNamespace{
+		k:        ns.k,
+		parent:   ns,
+		level:    ns.level + 1,
+		inode:    ns.k.allocNSInode(),
+		nextID:   1,
+		tasks:    make(map[ThreadID]*Task),
+		tgs:      make(map[ThreadID]*ThreadGroup),
+		pgs:      make(map[ThreadID]*ProcessGroup),
+		sessions: make(map[ThreadID]*Session),
+	}, nil
+}
+
+// Inode returns the namespace's nsfs inode number.
+func (ns *PIDNamespace) Inode() uint64 { return ns.inode }
+
+// Parent returns the namespace's parent, nil for the root.
+func (ns *PIDNamespace) Parent() *PIDNamespace { return ns.parent }
+
+// Level returns how deep the namespace is nested (0 for the root).
+func (ns *PIDNamespace) Level() int { return ns.level }
+
+// contains reports whether o is ns or nested in it.
+func (ns *PIDNamespace) contains(o *PIDNamespace) bool {
+	for ; o != nil && o.level >= ns.level; o = o.parent {
+		if o == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// idIn returns the id, in ns, of an object of namespace owner with ids,
+// or 0 if it is not visible there.
+func (ns *PIDNamespace) idIn(owner *PIDNamespace, ids []ThreadID) ThreadID {
+	if owner == nil || !ns.contains(owner) || ns.level >= len(ids) {
+		return 0
+	}
+	return ids[ns.level]
+}
+
+// allocIDLocked returns a free id of ns. Preconditions: k.mu is held.
+func (ns *PIDNamespace) allocIDLocked() (ThreadID, error) {
+	const pidMax = 4194304
+	for i := 0; i < pidMax; i++ {
+		id := ns.nextID
+		ns.nextID++
+		if ns.nextID >= pidMax {
+			// Linux skips the low ids when it wraps: below 300 in
+			// the initial namespace, init's 1 in the others.
+			ns.nextID = 300
+			if ns.parent != nil {
+				ns.nextID = 2
+			}
+		}
+		if ns.tasks[id] == nil && ns.tgs[id] == nil && ns.pgs[id] == nil && ns.sessions[id] == nil {
+			return id, nil
+		}
+	}
+	return 0, errNoPIDs
+}
+
+// allocIDsLocked returns ids for a new task of ns, one for each level:
+// ENOMEM once an init on the way has exited, as Linux's alloc_pid.
+// Preconditions: k.mu is held.
+func (k *Kernel) allocIDsLocked(ns *PIDNamespace) ([]ThreadID, error) {
+	ids := make([]ThreadID, ns.level+1)
+	for n := ns; n != nil; n = n.parent {
+		if n.initExited {
+			return nil, unix.ENOMEM
+		}
+		id, err := n.allocIDLocked()
+		if err != nil {
+			return nil, err
+		}
+		ids[n.level] = id
+	}
+	return ids, nil
+}
+
+// mapTaskLocked enters t under its ids in its namespace and every
+// ancestor. Preconditions: k.mu is held; t.pidns and t.ids are set.
+func (k *Kernel) mapTaskLocked(t *Task) {
+	for n := t.pidns; n != nil; n = n.parent {
+		n.tasks[t.ids[n.level]] = t
+	}
+}
+
+// unmapTaskLocked removes t from the namespaces' maps.
+// Preconditions: k.mu is held.
+func (k *Kernel) unmapTaskLocked(t *Task) {
+	for n := t.pidns; n != nil; n = n.parent {
+		if id := t.ids[n.level]; n.tasks[id] == t {
+			delete(n.tasks, id)
+		}
+	}
+}
+
+// taskStartedLocked counts t live in its namespaces.
+func (k *Kernel) taskStartedLocked(t *Task) {
+	for n := t.pidns; n != nil; n = n.parent {
+		n.live++
+	}
+}
+
+// taskGoneLocked uncounts t, which has finished exiting, and tells the
+// parent of an init waiting for its namespace to empty.
+// Preconditions: k.mu is held.
+func (k *Kernel) taskGoneLocked(t *Task) {
+	for n := t.pidns; n != nil; n = n.parent {
+		n.live--
+		if n.live == 0 && n.initExitPending {
+			n.initExitPending = false
+			k.signalParentExitLocked(n.init)
+		}
+	}
+}
+
+// mapThreadGroupLocked enters tg under its leader's ids.
+// Preconditions: k.mu is held.
+func (k *Kernel) mapThreadGroupLocked(tg *ThreadGroup) {
+	for n := tg.pidns; n != nil; n = n.parent {
+		n.tgs[tg.ids[n.level]] = tg
+	}
+}
+
+// unmapThreadGroupLocked removes tg from the namespaces' maps.
+func (k *Kernel) unmapThreadGroupLocked(tg *ThreadGroup) {
+	for n := tg.pidns; n != nil; n = n.parent {
+		if id := tg.ids[n.level]; n.tgs[id] == tg {
+			delete(n.tgs, id)
+		}
+	}
+}
+
+// mapProcessGroupLocked enters pg under its ids.
+func (k *Kernel) mapProcessGroupLocked(pg *ProcessGroup) {
+	for n := pg.pidns; n != nil; n = n.parent {
+		n.pgs[pg.ids[n.level]] = pg
+	}
+}
+
+// unmapProcessGroupLocked removes pg from the namespaces' maps.
+func (k *Kernel) unmapProcessGroupLocked(pg *ProcessGroup) {
+	for n := pg.pidns; n != nil; n = n.parent {
+		if id := pg.ids[n.level]; n.pgs[id] == pg {
+			delete(n.pgs, id)
+		}
+	}
+}
+
+// mapSessionLocked enters s under its ids.
+func (k *Kernel) mapSessionLocked(s *Session) {
+	for n := s.pidns; n != nil; n = n.parent {
+		n.sessions[s.ids[n.level]] = s
+	}
+}
+
+// unmapSessionLocked removes s from the namespaces' maps.
+func (k *Kernel) unmapSessionLocked(s *Session) {
+	for n := s.pidns; n != nil; n = n.parent {
+		if id := s.ids[n.level]; n.sessions[id] == s {
+			delete(n.sessions, id)
+		}
+	}
+}
+
+// RootPIDNamespace returns the sandbox's initial PID namespace.
+func (k *Kernel) RootPIDNamespace() *PIDNamespace { return k.rootPID }
+
+// PIDNamespace returns the namespace t lives in.
+func (t *Task) PIDNamespace() *PIDNamespace {
+	if t.pidns == nil {
+		return t.k.rootPID
+	}
+	return t.pidns
+}
+
+// PIDNamespaceForChildren returns the namespace t's new children go to
+// (/proc/[pid]/ns/pid_for_children): a new one after unshare(CLONE_NEWPID).
+func (t *Task) PIDNamespaceForChildren() *PIDNamespace {
+	t.k.mu.Lock()
+	defer t.k.mu.Unlock()
+	return t.childPIDNSLocked()
+}
+
+func (t *Task) childPIDNSLocked() *PIDNamespace {
+	if t.pidnsChildren != nil {
+		return t.pidnsChildren
+	}
+	return t.pidns
+}
+
+// newChildPIDNamespace makes the namespace unshare(CLONE_NEWPID) gives
+// t's children: EINVAL if t already did (Linux's copy_pid_ns).
+func (t *Task) newChildPIDNamespace() (*PIDNamespace, error) {
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if t.childPIDNSLocked() != t.pidns {
+		return nil, errEINVAL
+	}
+	return t.pidns.newChildLocked()
+}
+
+// IDOfTaskLocked returns t's id in ns, 0 if not visible there.
+func (ns *PIDNamespace) IDOfTaskLocked(t *Task) ThreadID { return ns.idIn(t.pidns, t.ids) }
+
+// IDOfTask returns t's id (thread id) in ns, 0 if not visible there.
+func (ns *PIDNamespace) IDOfTask(t *Task) ThreadID {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	return ns.IDOfTaskLocked(t)
+}
+
+// idOfTGLocked returns tg's id in ns, 0 if not visible there.
+func (ns *PIDNamespace) idOfTGLocked(tg *ThreadGroup) ThreadID {
+	if tg == nil {
+		return 0
+	}
+	return ns.idIn(tg.pidns, tg.ids)
+}
+
+// IDOfThreadGroup returns tg's id (process id) in ns, 0 if not visible.
+func (ns *PIDNamespace) IDOfThreadGroup(tg *ThreadGroup) ThreadID {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	return ns.idOfTGLocked(tg)
+}
+
+// idOfPGLocked returns pg's id in ns, 0 if not visible there.
+func (ns *PIDNamespace) idOfPGLocked(pg *ProcessGroup) ThreadID {
+	if pg == nil {
+		return 0
+	}
+	return ns.idIn(pg.pidns, pg.ids)
+}
+
+// idOfSessionLocked returns s's id in ns, 0 if not visible there.
+func (ns *PIDNamespace) idOfSessionLocked(s *Session) ThreadID {
+	if s == nil {
+		return 0
+	}
+	return ns.idIn(s.pidns, s.ids)
+}
+
+// ProcessGroupIDOf returns the id in ns of tg's process group.
+func (ns *PIDNamespace) ProcessGroupIDOf(tg *ThreadGroup) ThreadID {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	return ns.idOfPGLocked(tg.pg)
+}
+
+// SessionIDOf returns the id in ns of tg's session.
+func (ns *PIDNamespace) SessionIDOf(tg *ThreadGroup) ThreadID {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	if tg.pg == nil {
+		return 0
+	}
+	return ns.idOfSessionLocked(tg.pg.session)
+}
+
+// ParentIDOf returns the id in ns of tg's parent, 0 for none or one not
+// visible in ns (the parent of a namespace's init).
+func (ns *PIDNamespace) ParentIDOf(tg *ThreadGroup) ThreadID {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	return ns.idOfTGLocked(tg.parent)
+}
+
+// TaskWithID returns the task with id tid in ns, or nil.
+func (ns *PIDNamespace) TaskWithID(tid ThreadID) *Task {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	return ns.tasks[tid]
+}
+
+// ThreadGroupWithID returns the thread group with id tgid in ns, or nil.
+func (ns *PIDNamespace) ThreadGroupWithID(tgid ThreadID) *ThreadGroup {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	return ns.tgs[tgid]
+}
+
+// ThreadGroups returns the live thread groups visible in ns.
+func (ns *PIDNamespace) ThreadGroups() []*ThreadGroup {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	out := make([]*ThreadGroup, 0, len(ns.tgs))
+	for _, tg := range ns.tgs {
+		out = append(out, tg)
+	}
+	return out
+}
+
+// NSIDs returns t's ids from its own namespace's up to the root's, as
+// /proc/[pid]/status's NSpid line lists them, starting at the level of
+// ns (the namespace of the /proc that shows them).
+func (ns *PIDNamespace) NSIDs(t *Task) []ThreadID {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	if !ns.contains(t.pidns) {
+		return nil
+	}
+	return append([]ThreadID(nil), t.ids[ns.level:]...)
+}
+
+// NSTGIDs is NSIDs for t's process.
+func (ns *PIDNamespace) NSTGIDs(t *Task) []ThreadID {
+	ns.k.mu.Lock()
+	defer ns.k.mu.Unlock()
+	tg := t.tg
+	if !ns.contains(tg.pidns) {
+		return nil
+	}
+	return append([]ThreadID(nil), tg.ids[ns.level:]...)
+}
+
+// isNSInitLocked reports whether tg is the init of its namespace.
+func (tg *ThreadGroup) isNSInitLocked() bool {
+	return tg.pidns != nil && tg.pidns.init == tg
+}
+
+// Pid, Tid, Ppid, Pgid and Sid are the ids the task's own namespace gives
+// (getpid(2) and friends).
+
+// Pid returns t's process id in its namespace (getpid).
+func (t *Task) Pid() ThreadID { return t.PIDNamespace().IDOfThreadGroup(t.tg) }
+
+// Tid returns t's thread id in its namespace (gettid).
+func (t *Task) Tid() ThreadID { return t.PIDNamespace().IDOfTask(t) }
+
+// Ppid returns t's parent's process id in its namespace (getppid): 0 for
+// a namespace's init.
+func (t *Task) Ppid() ThreadID { return t.PIDNamespace().ParentIDOf(t.tg) }
+
+// LookupTask returns the task with id tid in t's namespace, or nil.
+func (t *Task) LookupTask(tid ThreadID) *Task { return t.PIDNamespace().TaskWithID(tid) }
+
+// LookupThreadGroup returns the process with id pid in t's namespace, or
+// nil.
+func (t *Task) LookupThreadGroup(pid ThreadID) *ThreadGroup {
+	return t.PIDNamespace().ThreadGroupWithID(pid)
+}
