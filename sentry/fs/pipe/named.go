@@ -48,6 +48,9 @@ func (f *Named) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.Fil
 		return nil, err
 	}
 	reader, writer := acc != unix.O_WRONLY, acc != unix.O_RDONLY
+	if acc == unix.O_RDONLY && nonblock && f.writers == 0 {
+		f.p.awaitWriter(fd)
+	}
 	if reader {
 		f.readers++
 		f.rOpens++

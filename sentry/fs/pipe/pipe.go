@@ -59,6 +59,9 @@ type Pipe struct {
 	capacity int
 	readers  int
 	writers  int
+	// wOpens counts write-end opens ever (Linux's w_counter): a reader
+	// reports POLLHUP only once a writer it has not seen came and went.
+	wOpens uint64
 }
 
 // New returns a pipe owned by the credentials of ctx, with no ends open.
@@ -112,10 +115,24 @@ func (p *Pipe) open(vd fs.VirtualDentry, flags uint32) *fs.FileDescription {
 	}
 	if f.writer {
 		p.writers++
+		p.wOpens++
 	}
 	p.mu.Unlock()
 	p.queue.Notify(waiter.EventIn | waiter.EventOut)
 	return fs.NewFileDescription(f, vd, flags, fs.FDOptions{Stream: true})
+}
+
+// awaitWriter makes the read end fd report no hangup until a writer opens
+// after now: a FIFO opened for reading with O_NONBLOCK and no writer
+// (fifo(7); Linux's f_version = w_counter).
+func (p *Pipe) awaitWriter(fd *fs.FileDescription) {
+	f, ok := fd.Impl().(*file)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	f.hupAfter = p.wOpens
+	p.mu.Unlock()
 }
 
 // seg is a run of unread bytes: stream data, or one packet written in
@@ -257,6 +274,10 @@ type file struct {
 	fs.FileDefaults
 	pipe           *Pipe
 	reader, writer bool
+	// hupAfter is the pipe's wOpens this reader has seen: without
+	// writers it reports POLLHUP only when wOpens has moved on. Guarded
+	// by pipe.mu.
+	hupAfter uint64
 }
 
 // Read implements fs.FileImpl.
@@ -301,7 +322,7 @@ func (f *file) Readiness(mask waiter.EventMask) waiter.EventMask {
 		if p.buffered() > 0 {
 			r |= waiter.EventIn | waiter.EventRdNorm
 		}
-		if p.writers == 0 {
+		if p.writers == 0 && p.wOpens != f.hupAfter {
 			r |= waiter.EventHUp
 		}
 	}
