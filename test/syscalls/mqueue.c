@@ -518,9 +518,14 @@ static void fork_shares_queue(void)
 	const char *n = qname("fork");
 	mqd_t q = CHECK_SYS(open_q(n, O_RDWR, 4, 16));
 	CHECK_SYS(mq_unlink(n));
+	int go[2];
+	CHECK_SYS(pipe(go));
 	pid_t c = CHECK_SYS(fork());
 	if (c == 0) {
 		CHILD_CHECK(mq_send(q, "from child", 10, 3) == 0);
+		/* Wait for the parent's turn: it takes ours, then sends. */
+		char b;
+		CHILD_CHECK(read(go[0], &b, 1) == 1);
 		char buf[16];
 		unsigned p;
 		CHILD_CHECK(mq_receive(q, buf, sizeof buf, &p) == 11 && p == 9);
@@ -532,8 +537,11 @@ static void fork_shares_queue(void)
 	CHECK_MEMEQ(buf, "from child", 10);
 	CHECK_EQ(p, 3);
 	CHECK_SYS(mq_send(q, "from parent", 11, 9));
+	CHECK_EQ(write(go[1], "g", 1), 1);
 	int st = mt_wait(c);
 	CHECK_EXITED(st, 0);
+	close(go[0]);
+	close(go[1]);
 }
 
 static void epoll_wakes_on_send(void)

@@ -11,7 +11,10 @@
 // rules apply as they do on Linux's mqueue file system.
 //
 // A queue holds messages sorted by priority, highest first and oldest
-// first within a priority. Reading a queue file gives Linux's one status
+// first within a priority. Blocked receivers and senders are served
+// oldest first, by direct handoff as Linux's pipelined send and receive:
+// a message sent while a receiver waits goes to it, and a receive from a
+// full queue moves a waiting sender's message in. Reading a queue file gives Linux's one status
 // line (QSIZE, NOTIFY, SIGNO, NOTIFY_PID); poll reports POLLIN while a
 // message waits and POLLOUT while there is room.
 //

@@ -165,7 +165,7 @@ func TestBlockedReceiver(t *testing.T) {
 	for {
 		q := f.Impl().(*File).Queue()
 		q.mu.Lock()
-		waiting := q.receivers
+		waiting := len(q.recvWaiters)
 		q.mu.Unlock()
 		if waiting == 1 {
 			break
@@ -213,8 +213,8 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("receive: %v, want ErrInterrupted", err)
 	}
 	q := f.Impl().(*File).Queue()
-	if q.receivers != 0 {
-		t.Errorf("receivers %d after an interrupted wait", q.receivers)
+	if len(q.recvWaiters) != 0 {
+		t.Errorf("receivers %d after an interrupted wait", len(q.recvWaiters))
 	}
 }
 
@@ -261,5 +261,44 @@ func TestDirRefusals(t *testing.T) {
 	}
 	if err := fs.Mknod(ctx, lk("p"), unix.S_IFIFO|0o644, 0); err != unix.EPERM {
 		t.Errorf("mknod: %v", err)
+	}
+}
+
+// TestBlockedSenderHandoff: a receive from a full queue moves the oldest
+// waiting sender's message in, so the slot is not up for grabs.
+func TestBlockedSenderHandoff(t *testing.T) {
+	ctx := fstest.NewContext()
+	ns := NewNamespace()
+	f := mustOpen(t, ctx, ns, "q", unix.O_RDWR|unix.O_CREAT, &Attr{MaxMsg: 1, MsgSize: 8})
+	defer f.DecRef()
+	if err := Send(ctx, f, []byte("first"), 0, Deadline{}, Sender{}); err != nil {
+		t.Fatal(err)
+	}
+	q := f.Impl().(*File).Queue()
+	sent := make(chan error, 1)
+	go func() { sent <- Send(fstest.NewContext(), f, []byte("second"), 1, Deadline{}, Sender{}) }()
+	for {
+		q.mu.Lock()
+		n := len(q.sendWaiters)
+		q.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	buf := make([]byte, 8)
+	if n, _, err := Receive(ctx, f, buf, Deadline{}); err != nil || string(buf[:n]) != "first" {
+		t.Fatalf("receive: %q %v", buf[:n], err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("blocked send: %v", err)
+	}
+	if q.Attr().CurMsgs != 1 {
+		t.Errorf("curmsgs %d, want the moved message", q.Attr().CurMsgs)
+	}
+	nb := mustOpen(t, ctx, ns, "q", unix.O_WRONLY|unix.O_NONBLOCK, nil)
+	defer nb.DecRef()
+	if err := Send(ctx, nb, []byte("x"), 0, Deadline{}, Sender{}); err != syserror.ErrWouldBlock {
+		t.Errorf("send to the refilled queue: %v, want EAGAIN", err)
 	}
 }

@@ -66,9 +66,13 @@ type Queue struct {
 	msgs                []message // priority order, highest first
 	qsize               int64     // bytes of the messages held
 	notify              *Notification
-	// receivers counts receivers waiting for a message: a message
-	// that one of them will take fires no notification.
-	receivers int
+	// recvWaiters and sendWaiters are the blocked receivers (of an
+	// empty queue) and senders (to a full one), oldest first. As on
+	// Linux, a message sent while a receiver waits goes straight to the
+	// oldest one (and fires no notification), and a receive from a full
+	// queue moves the oldest waiting sender's message in, so nobody
+	// arriving later overtakes a waiter.
+	recvWaiters, sendWaiters []*handoff
 	linked    bool
 	opens     int
 	released  bool
@@ -237,22 +241,62 @@ type Deadline struct {
 	Set bool
 }
 
-// wait blocks until q's queue reports mask or the deadline passes, with
-// cond checked under q.mu after registering; it returns ETIMEDOUT or
-// syserror.ErrInterrupted.
-func (q *Queue) wait(ctx fs.Context, mask waiter.EventMask, d Deadline, try func() (bool, error)) error {
-	e, ch := waiter.NewChannelEntry(mask)
-	q.queue.EventRegister(e)
-	defer q.queue.EventUnregister(e)
+// handoff is a blocked sender or receiver: done is set, under Queue.mu,
+// once its message has been taken from it (a sender) or given to it (a
+// receiver), and ch is then signalled.
+type handoff struct {
+	msg  message
+	done bool
+	ch   chan struct{}
+}
+
+func newHandoff(m message) *handoff { return &handoff{msg: m, ch: make(chan struct{}, 1)} }
+
+// complete marks h done and wakes it.
+//
+// Preconditions: q.mu is held.
+func (h *handoff) complete() {
+	h.done = true
+	h.ch <- struct{}{}
+}
+
+// await blocks until h is done, the deadline passes or the task is
+// interrupted; a wait cut short takes h off list, unless it was done
+// meanwhile (then the wait succeeded).
+func (q *Queue) await(ctx fs.Context, h *handoff, list *[]*handoff, d Deadline) error {
 	for {
-		done, err := try()
-		if done || err != nil {
+		err := ctx.BlockOn(h.ch, d.At, d.Set)
+		q.mu.Lock()
+		if h.done {
+			q.mu.Unlock()
+			return nil
+		}
+		if err != nil {
+			for i, o := range *list {
+				if o == h {
+					*list = append((*list)[:i], (*list)[i+1:]...)
+					break
+				}
+			}
+			q.mu.Unlock()
 			return err
 		}
-		if err := ctx.BlockOn(ch, d.At, d.Set); err != nil {
-			return err
-		}
+		q.mu.Unlock()
 	}
+}
+
+// insertLocked adds m in priority order.
+//
+// Preconditions: q.mu is held; the queue has room.
+func (q *Queue) insertLocked(m message) {
+	i := len(q.msgs)
+	for i > 0 && q.msgs[i-1].prio < m.prio {
+		i--
+	}
+	q.msgs = append(q.msgs, message{})
+	copy(q.msgs[i+1:], q.msgs[i:])
+	q.msgs[i] = m
+	q.qsize += int64(len(m.data))
 }
 
 // Send implements mq_timedsend on file fd: data at priority prio (the
@@ -271,38 +315,37 @@ func Send(ctx fs.Context, fd *fs.FileDescription, data []byte, prio uint32, d De
 	}
 	msg := message{prio: prio, data: append([]byte(nil), data...)}
 	var fire *Notification
-	try := func() (bool, error) {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		if int64(len(q.msgs)) >= q.maxMsg {
-			return false, nil
-		}
-		i := len(q.msgs)
-		for i > 0 && q.msgs[i-1].prio < prio {
-			i--
-		}
-		q.msgs = append(q.msgs, message{})
-		copy(q.msgs[i+1:], q.msgs[i:])
-		q.msgs[i] = msg
-		q.qsize += int64(len(data))
-		now := fs.Now()
+	q.mu.Lock()
+	now := fs.Now()
+	switch {
+	case int64(len(q.msgs)) < q.maxMsg && len(q.recvWaiters) > 0:
+		// Straight to the oldest waiting receiver.
+		r := q.recvWaiters[0]
+		q.recvWaiters = q.recvWaiters[1:]
+		r.msg = msg
+		r.complete()
 		q.mtime, q.ctime = now, now
-		// Linux notifies when a message lands in an empty queue that
-		// no receiver is waiting on, and then forgets the registration.
-		if len(q.msgs) == 1 && q.receivers == 0 && q.notify != nil {
+		q.mu.Unlock()
+		return nil
+	case int64(len(q.msgs)) < q.maxMsg:
+		q.insertLocked(msg)
+		q.mtime, q.ctime = now, now
+		// Linux notifies when a message lands in an empty queue, and
+		// then forgets the registration.
+		if len(q.msgs) == 1 && q.notify != nil {
 			fire, q.notify = q.notify, nil
 		}
-		return true, nil
-	}
-	done, err := try()
-	if !done && err == nil {
+		q.mu.Unlock()
+	default:
 		if fd.NonBlocking() {
+			q.mu.Unlock()
 			return syserror.ErrWouldBlock
 		}
-		err = q.wait(ctx, waiter.EventOut, d, try)
-	}
-	if err != nil {
-		return err
+		h := newHandoff(msg)
+		q.sendWaiters = append(q.sendWaiters, h)
+		q.mu.Unlock()
+		// A receiver moves the message in (pipelined_receive).
+		return q.await(ctx, h, &q.sendWaiters, d)
 	}
 	q.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
 	if fire != nil && fire.Deliver != nil {
@@ -325,46 +368,43 @@ func Receive(ctx fs.Context, fd *fs.FileDescription, dst []byte, d Deadline) (in
 	if int64(len(dst)) < q.msgSize {
 		return 0, 0, unix.EMSGSIZE
 	}
-	var got message
-	waiting := false
-	try := func() (bool, error) {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		if len(q.msgs) == 0 {
-			if !waiting && !fd.NonBlocking() {
-				waiting = true
-				q.receivers++
-			}
-			return false, nil
-		}
-		got = q.msgs[0]
-		q.msgs[0] = message{}
-		q.msgs = q.msgs[1:]
-		q.qsize -= int64(len(got.data))
-		now := fs.Now()
-		q.atime, q.ctime = now, now
-		if waiting {
-			waiting = false
-			q.receivers--
-		}
-		return true, nil
-	}
-	done, err := try()
-	if !done && err == nil {
+	q.mu.Lock()
+	if len(q.msgs) == 0 {
 		if fd.NonBlocking() {
+			q.mu.Unlock()
 			return 0, 0, syserror.ErrWouldBlock
 		}
-		err = q.wait(ctx, waiter.EventIn, d, try)
-		if waiting {
-			q.mu.Lock()
-			q.receivers--
-			q.mu.Unlock()
+		h := newHandoff(message{})
+		q.recvWaiters = append(q.recvWaiters, h)
+		q.mu.Unlock()
+		if err := q.await(ctx, h, &q.recvWaiters, d); err != nil {
+			return 0, 0, err
 		}
+		q.mu.Lock()
+		now := fs.Now()
+		q.atime, q.ctime = now, now
+		q.mu.Unlock()
+		return copy(dst, h.msg.data), h.msg.prio, nil
 	}
-	if err != nil {
-		return 0, 0, err
+	got := q.msgs[0]
+	q.msgs[0] = message{}
+	q.msgs = q.msgs[1:]
+	q.qsize -= int64(len(got.data))
+	now := fs.Now()
+	q.atime, q.ctime = now, now
+	room := true
+	if len(q.sendWaiters) > 0 {
+		// The oldest waiting sender's message takes the place.
+		s := q.sendWaiters[0]
+		q.sendWaiters = q.sendWaiters[1:]
+		q.insertLocked(s.msg)
+		s.complete()
+		room = false
 	}
-	q.queue.Notify(waiter.EventOut | waiter.EventWrNorm)
+	q.mu.Unlock()
+	if room {
+		q.queue.Notify(waiter.EventOut | waiter.EventWrNorm)
+	}
 	return copy(dst, got.data), got.prio, nil
 }
 
