@@ -141,6 +141,7 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 		binds[b.Index] = b
 	}
 	devTmpfs, ptsMounted, shmMounted := false, false, false
+	var devRO func()
 	for i, m := range cfg.Mounts {
 		dst := path.Clean("/" + m.Destination)
 		flags, _, data := mountOptions(m.Options)
@@ -185,13 +186,22 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 				}
 			}
 		}
-		nm, err := mns.Mount(ctx, at, f, flags)
+		mflags := flags
+		if isDevTmpfs(dst, m) {
+			// A read-only /dev is made read-only at the end, once
+			// its devices and mount points are in, as runc does.
+			mflags.ReadOnly = false
+		}
+		nm, err := mns.Mount(ctx, at, f, mflags)
 		if err != nil {
 			return fmt.Errorf("mounts[%d] (%s on %s): %w", i, m.Type, dst, err)
 		}
 		if isDevTmpfs(dst, m) {
 			if err := dev.Populate(ctx, fs.VirtualDentry{Mount: nm, Dentry: nm.Root()}); err != nil {
 				return fmt.Errorf("mounts[%d]: %w", i, err)
+			}
+			if flags.ReadOnly {
+				devRO = func() { nm.SetFlags(flags) }
 			}
 			devTmpfs = true
 		}
@@ -214,6 +224,9 @@ func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, clien
 	}
 	if err := makeDevices(mns, cfg.Devices, log); err != nil {
 		return err
+	}
+	if devRO != nil {
+		devRO()
 	}
 	for _, p := range cfg.MaskedPaths {
 		if err := maskPath(k, mns, resolve, p); err != nil {

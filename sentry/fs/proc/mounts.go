@@ -75,9 +75,13 @@ func mountSource(m *fs.Mount) string {
 // the gofer serves as a bind shows as that directory).
 func mountRoot(m *fs.Mount) string {
 	rootPath := "/"
-	if r := m.Root(); r != m.Filesystem().Root() {
-		// A bind mount of a subtree: its path within the file system.
-		rootPath, _ = fs.PathOf(fs.VirtualDentry{Dentry: m.Filesystem().Root()}, fs.VirtualDentry{Dentry: r})
+	// A bind mount of a subtree: its path within the file system.
+	var names []string
+	for d := m.Root(); d != nil && !d.IsRoot(); d = d.Parent() {
+		names = append(names, d.Name())
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		rootPath = path.Join(rootPath, names[i])
 	}
 	if base := m.Filesystem().MountInfo().Root; base != "" {
 		rootPath = path.Join(base, rootPath)

@@ -21,6 +21,8 @@ func TestMountSourcesAndRoots(t *testing.T) {
 		"shm": synth.NewDir(0o755, nil),
 		"etc": synth.NewDir(0o755, nil),
 		"sub": synth.NewDir(0o755, nil),
+		"x":   synth.NewDir(0o755, map[string]fs.Node{"y": synth.NewDir(0o755, nil)}),
+		"z":   synth.NewDir(0o755, nil),
 	}), false)
 	if _, err := root.Mount.Namespace().Mount(ctx, base, scratch, fs.MountFlags{}); err != nil {
 		t.Fatal(err)
@@ -47,6 +49,10 @@ func TestMountSourcesAndRoots(t *testing.T) {
 	if _, err := ns.BindMount(ctx, resolve("/bin/sub"), resolve("/bin/etc/sub"), fs.MountFlags{}); err != nil {
 		t.Fatal(err)
 	}
+	// A bind of a subtree of a file system with no root path of its own.
+	if _, err := ns.BindMount(ctx, resolve("/bin/z"), resolve("/bin/x/y"), fs.MountFlags{}); err != nil {
+		t.Fatal(err)
+	}
 	mounts := readAll(t, ctx, root, "/proc/mounts")
 	info := readAll(t, ctx, root, "/proc/self/mountinfo")
 	for _, tc := range []struct {
@@ -58,6 +64,7 @@ func TestMountSourcesAndRoots(t *testing.T) {
 		{"shm mountinfo", "mountinfo", info, " / /bin/shm rw,nodev - tmpfs shm rw\n"},
 		{"host root", "mountinfo", info, " /etc /bin/etc rw - 9p 9p rw\n"},
 		{"bind below host root", "mountinfo", info, " /etc/sub /bin/sub rw - 9p 9p rw\n"},
+		{"bind of a subtree", "mountinfo", info, " /x/y /bin/z rw - tmpfs tmpfs rw\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(tc.text, tc.want) {
