@@ -14,9 +14,9 @@
 // first within a priority. Blocked receivers and senders are served
 // oldest first, by direct handoff as Linux's pipelined send and receive:
 // a message sent while a receiver waits goes to it, and a receive from a
-// full queue moves a waiting sender's message in. Reading a queue file gives Linux's one status
-// line (QSIZE, NOTIFY, SIGNO, NOTIFY_PID); poll reports POLLIN while a
-// message waits and POLLOUT while there is room.
+// full queue moves a waiting sender's message in. Reading a queue file
+// gives Linux's one status line (QSIZE, NOTIFY, SIGNO, NOTIFY_PID); poll
+// reports POLLIN while a message waits and POLLOUT while there is room.
 //
 // Locks: Namespace.mu (the queue count and per-user byte accounting) and
 // Queue.mu (a queue's messages, attributes and notification) are leaves:

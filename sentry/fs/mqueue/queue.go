@@ -73,9 +73,9 @@ type Queue struct {
 	// queue moves the oldest waiting sender's message in, so nobody
 	// arriving later overtakes a waiter.
 	recvWaiters, sendWaiters []*handoff
-	linked    bool
-	opens     int
-	released  bool
+	linked                   bool
+	opens                    int
+	released                 bool
 }
 
 // Stat implements fs.Node.
