@@ -5,10 +5,6 @@ import (
 	"unsafe"
 )
 
-// imageBase is where the linker puts a non-PIE amd64 or arm64 Go
-// executable's ELF header and first segment.
-const imageBase = 0x400000
-
 const (
 	madvDontneed = 4
 	ptLoad       = 1
@@ -23,6 +19,9 @@ type segment struct{ start, end uintptr }
 // writable, page-aligned, or nil when the image is not where a non-PIE
 // executable's is.
 func readOnlySegments() []segment {
+	if imageBase == 0 {
+		return nil // no known layout on this architecture
+	}
 	// mincore fails with ENOMEM if imageBase is not mapped: never read
 	// memory that may not be there.
 	var vec [1]byte
