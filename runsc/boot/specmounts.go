@@ -119,16 +119,23 @@ func mountOptions(opts []string) (flags fs.MountFlags, bind bool, data string) {
 	return flags, bind, strings.Join(rest, ",")
 }
 
-// applySpecMounts mounts what an OCI spec asks for inside the sandbox:
-// its mounts of file systems the Sentry makes (tmpfs, proc, sysfs;
-// /dev/shm's options replace the default ones), then maskedPaths (an
-// empty read-only tmpfs over directories, /dev/null over files) and
-// readonlyPaths (read-only bind mounts over themselves). Host bind mounts
-// are served by the gofer behind client, each as its attach point (see
-// binds.go), and mounted in spec order among the others. Types the
-// Sentry does not have, and binds over the Sentry's own /proc, /sys and
-// /dev, are logged and left out (runsc create has already warned about
-// them).
+// applySpecMounts mounts what an OCI spec asks for inside the sandbox,
+// in spec order, as runc does: its mounts of file systems the Sentry
+// makes (tmpfs, proc, sysfs, devpts, mqueue), each recording the spec's
+// source for /proc/self/mountinfo. A spec mount at /proc, /sys, /dev or
+// /dev/shm replaces the one the boot made there, so mountinfo lists them
+// in the spec's order. A tmpfs at /dev is the container's /dev:
+// dev.Populate fills it with the Sentry's devices and the standard
+// symlinks (/dev/ptmx leads to pts/ptmx), and a devpts and a /dev/shm
+// are mounted in it if the spec has none. Then come the spec's
+// linux.devices (devices.go), a read-only /dev turns read-only, and
+// maskedPaths (an empty read-only tmpfs over directories, /dev/null over
+// files) and readonlyPaths (read-only bind mounts over themselves) are
+// applied. Host bind mounts are served by the gofer behind client, each
+// as its attach point (see binds.go), and mounted in spec order among
+// the others. Types the Sentry does not have, and binds over the
+// Sentry's own /proc, /sys and /dev, are logged and left out (runsc
+// create has already warned about them).
 func applySpecMounts(k *kernel.Kernel, mns *fs.MountNamespace, cfg Config, client *proto.Client, log *slog.Logger) error {
 	ctx := kernel.Background()
 	root := mns.Root()
