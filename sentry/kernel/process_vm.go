@@ -6,16 +6,17 @@ import (
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
-// MemoryForAccess returns the address space of thread tid for
-// process_vm_readv and process_vm_writev, with a reference the caller
-// drops with DecUsers: ESRCH when there is no such thread or it has no
-// address space any more (it is exiting or a zombie), EPERM when t may
-// not reach its memory (ptraceMayAttach).
+// MemoryForAccess returns the address space of thread tid (in t's PID
+// namespace) for process_vm_readv and process_vm_writev, with a
+// reference the caller drops with DecUsers: ESRCH when there is no such
+// thread or it has no address space any more (it is exiting or a
+// zombie), EPERM when t may not reach its memory (ptraceMayAttach).
 func (t *Task) MemoryForAccess(tid int32) (*mm.MemoryManager, error) {
 	k := t.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	target := k.tasks[ThreadID(tid)]
+	// tid is as the caller's PID namespace sees it.
+	target := t.pidns.tasks[ThreadID(tid)]
 	if tid <= 0 || target == nil || target.exitState != taskRunning {
 		return nil, errESRCH
 	}

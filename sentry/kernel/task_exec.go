@@ -121,6 +121,14 @@ type ExecOptions struct {
 	// NoFollow fails on a symlink (AT_SYMLINK_NOFOLLOW).
 	NoFollow   bool
 	Argv, Envv []string
+	// Filename is the name the program gets (AT_EXECFN, a script's
+	// argument to its interpreter, the command name): Path when empty.
+	// execveat relative to a descriptor names it "/dev/fd/N[/path]".
+	Filename string
+	// PathInaccessible says Filename names a close-on-exec descriptor,
+	// which the new program cannot open: a script then fails with
+	// ENOENT (Linux's BINPRM_FLAGS_PATH_INACCESSIBLE).
+	PathInaccessible bool
 }
 
 // Execve replaces the task's program, as execve(2) does. On success the
@@ -140,9 +148,16 @@ func (t *Task) Execve(o ExecOptions) error {
 	if err != nil {
 		return err
 	}
-	filename := o.Path
-	if o.EmptyPath && o.Path == "" {
-		filename = "/dev/fd/?"
+	filename := o.Filename
+	if filename == "" {
+		filename = o.Path
+	}
+	if o.PathInaccessible {
+		var hdr [2]byte
+		if n, _ := f.ReadAt(hdr[:], 0); n == 2 && hdr == [2]byte{'#', '!'} {
+			f.allowWrite()
+			return unix.ENOENT
+		}
 	}
 	nm, res, exe, err := t.k.loadImage(t, f, filename, o.Argv, o.Envv)
 	if err != nil {

@@ -2,6 +2,8 @@ package linux
 
 import (
 	"encoding/binary"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -137,14 +139,27 @@ func execveat(t *kernel.Task, dirfd int32, pathAddr, argvAddr, envAddr uintptr, 
 	if err != nil {
 		return 0, err
 	}
-	if err := t.Execve(kernel.ExecOptions{
+	o := kernel.ExecOptions{
 		Start:     start,
 		Path:      p,
 		EmptyPath: flags&unix.AT_EMPTY_PATH != 0,
 		NoFollow:  flags&unix.AT_SYMLINK_NOFOLLOW != 0,
 		Argv:      argv,
 		Envv:      envv,
-	}); err != nil {
+	}
+	// Relative to a descriptor the program is "/dev/fd/N[/path]"
+	// (Linux's alloc_bprm), which a close-on-exec N makes unreachable.
+	if dirfd != unix.AT_FDCWD && !strings.HasPrefix(p, "/") {
+		o.Filename = "/dev/fd/" + strconv.Itoa(int(dirfd))
+		if p != "" {
+			o.Filename += "/" + p
+		}
+		if f, fl, ok := t.FDTable().Get(dirfd); ok {
+			f.DecRef()
+			o.PathInaccessible = fl.CloseOnExec
+		}
+	}
+	if err := t.Execve(o); err != nil {
 		return 0, err
 	}
 	return 0, kernel.ErrNoSyscallReturn
