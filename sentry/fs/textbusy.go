@@ -65,25 +65,49 @@ func checkWriteAccess(d *Dentry, st *Stat) error {
 	return nil
 }
 
+// WriteDenial is one hold of a node against writers (DenyWriteAccess).
+type WriteDenial struct {
+	k    textKey
+	none bool // not a regular file: nothing is held
+	once sync.Once
+}
+
+// Release lifts the denial; later calls do nothing.
+func (d *WriteDenial) Release() {
+	d.once.Do(func() {
+		if !d.none {
+			addText(d.k, 1)
+		}
+	})
+}
+
+// Dup returns another denial of the same node (a forked address space
+// keeps executing what its parent does), which never fails: d already
+// keeps writers out.
+func (d *WriteDenial) Dup() *WriteDenial {
+	if !d.none {
+		addText(d.k, -1)
+	}
+	return &WriteDenial{k: d.k, none: d.none}
+}
+
 // DenyWriteAccess marks the regular file at vd as being executed (Linux's
 // deny_write_access): ETXTBSY if it is open for writing; otherwise opens
-// for writing and truncation give ETXTBSY until release is called, once.
-func DenyWriteAccess(ctx Context, vd VirtualDentry) (release func(), err error) {
+// for writing and truncation give ETXTBSY until the denial is released.
+func DenyWriteAccess(ctx Context, vd VirtualDentry) (*WriteDenial, error) {
 	st, err := vd.Stat(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if !st.IsRegular() {
-		return func() {}, nil
+		return &WriteDenial{none: true}, nil
 	}
 	k := textKeyOf(vd.Dentry, &st)
 	textMu.Lock()
+	defer textMu.Unlock()
 	if textCount[k] > 0 {
-		textMu.Unlock()
 		return nil, unix.ETXTBSY
 	}
 	textCount[k]--
-	textMu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { addText(k, 1) }) }, nil
+	return &WriteDenial{k: k}, nil
 }

@@ -31,7 +31,7 @@ func TestTextBusy(t *testing.T) {
 		t.Errorf("deny with a writer open: %v, want ETXTBSY", err)
 	}
 	f.DecRef()
-	release, err := fs.DenyWriteAccess(ctx, vd)
+	d, err := fs.DenyWriteAccess(ctx, vd)
 	if err != nil {
 		t.Fatalf("deny: %v", err)
 	}
@@ -58,17 +58,14 @@ func TestTextBusy(t *testing.T) {
 	if err := fs.Truncate(ctx, vd, 0); err != unix.ETXTBSY {
 		t.Errorf("truncate: %v, want ETXTBSY", err)
 	}
-	// Two executions: both must go.
-	release2, err := fs.DenyWriteAccess(ctx, vd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release()
-	release() // a second call changes nothing
+	// Two executions (one a forked copy): both must go.
+	d2 := d.Dup()
+	d.Release()
+	d.Release() // a second call changes nothing
 	if _, err := open("/prog", unix.O_WRONLY); err != unix.ETXTBSY {
 		t.Errorf("open with one execution left: %v, want ETXTBSY", err)
 	}
-	release2()
+	d2.Release()
 	g, err := open("/prog", unix.O_RDWR)
 	if err != nil {
 		t.Fatalf("open after release: %v", err)
@@ -78,9 +75,9 @@ func TestTextBusy(t *testing.T) {
 		t.Errorf("truncate after release: %v", err)
 	}
 	// A failed open leaves no writer behind.
-	release3, err := fs.DenyWriteAccess(ctx, vd)
+	d3, err := fs.DenyWriteAccess(ctx, vd)
 	if err != nil {
 		t.Fatalf("deny after the writers went: %v", err)
 	}
-	release3()
+	d3.Release()
 }

@@ -20,17 +20,24 @@ import (
 type execFile struct {
 	fd *fs.FileDescription
 	vd fs.VirtualDentry
-	// allow lifts the file's ETXTBSY denial (fs.DenyWriteAccess); nil
-	// for files mapped by mmap.
-	allow func()
+	// deny is the file's ETXTBSY denial (fs.DenyWriteAccess); nil for
+	// files mapped by mmap.
+	deny *fs.WriteDenial
 }
 
 // allowWrite lifts f's denial of writers.
 func (f *execFile) allowWrite() {
-	if f.allow != nil {
-		f.allow()
+	if f.deny != nil {
+		f.deny.Release()
 	}
 }
+
+// exeHold is the denial an address space keeps of its executable
+// (mm.ExeHold).
+type exeHold struct{ d *fs.WriteDenial }
+
+func (h exeHold) Dup() mm.ExeHold { return exeHold{h.d.Dup()} }
+func (h exeHold) Release()        { h.d.Release() }
 
 func (f *execFile) ReadAt(p []byte, off int64) (int, error) {
 	n, err := f.fd.PRead(background, p, off)
@@ -83,12 +90,12 @@ func openExec(ctx fs.Context, vd fs.VirtualDentry) (*execFile, error) {
 	}
 	// A file open for writing cannot be executed (ETXTBSY), and is not
 	// opened for writing while it is (loadImage says how long).
-	allow, err := fs.DenyWriteAccess(ctx, vd)
+	deny, err := fs.DenyWriteAccess(ctx, vd)
 	if err != nil {
 		fd.DecRef()
 		return nil, err
 	}
-	return &execFile{fd: fd, vd: vd, allow: allow}, nil
+	return &execFile{fd: fd, vd: vd, deny: deny}, nil
 }
 
 // execOpener resolves interpreters for the loader from the task's root.
@@ -221,12 +228,12 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 		exe = op.opened[0].vd
 	}
 	// The main executable stays unwritable while the address space
-	// lives (Linux's exe_file); the others (the dynamic loader, a
-	// script) only while they were loaded.
+	// lives, forked copies included (Linux's exe_file); the others (the
+	// dynamic loader, a script) only while they were loaded.
 	kept := false
 	for _, o := range append([]*execFile{f}, op.opened...) {
-		if o.vd == exe && !kept && o.allow != nil {
-			nm.OnRelease(o.allow)
+		if o.vd == exe && !kept && o.deny != nil {
+			nm.SetExeHold(exeHold{o.deny})
 			kept = true
 		} else {
 			o.allowWrite()

@@ -23,6 +23,7 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 	c.StartCode, c.EndCode, c.StartStack = m.StartCode, m.EndCode, m.StartStack
 	c.Auxv = append([]uint64(nil), m.Auxv...)
 	c.VDSOBase = m.VDSOBase
+	c.exeHold = m.dupExeHold()
 	c.vmas = make([]*vma, len(m.vmas))
 	for i, v := range m.vmas {
 		nv := *v

@@ -149,18 +149,39 @@ type MemoryManager struct {
 	// StartStack is the initial stack pointer (/proc/[pid]/stat).
 	StartCode, EndCode, StartStack uintptr
 
-	// releaseHooks run when the last user goes (the executable's
-	// ETXTBSY denial is lifted so).
-	releaseMu    sync.Mutex
-	releaseHooks []func()
+	// exeHold is what m holds of its executable (its ETXTBSY denial)
+	// until its last user goes; exeMu guards it.
+	exeMu   sync.Mutex
+	exeHold ExeHold
 }
 
-// OnRelease arranges for f to run when the last user of m goes, after
-// its memory is freed.
-func (m *MemoryManager) OnRelease(f func()) {
-	m.releaseMu.Lock()
-	m.releaseHooks = append(m.releaseHooks, f)
-	m.releaseMu.Unlock()
+// ExeHold is what an address space holds of the executable it runs
+// while it lives (Linux's exe_file keeps writers out); Fork gives the
+// copy a Dup of it.
+type ExeHold interface {
+	Dup() ExeHold
+	Release()
+}
+
+// SetExeHold makes m hold h until its last user goes.
+func (m *MemoryManager) SetExeHold(h ExeHold) {
+	m.exeMu.Lock()
+	old := m.exeHold
+	m.exeHold = h
+	m.exeMu.Unlock()
+	if old != nil {
+		old.Release()
+	}
+}
+
+// dupExeHold returns a copy of m's executable hold for a forked copy.
+func (m *MemoryManager) dupExeHold() ExeHold {
+	m.exeMu.Lock()
+	defer m.exeMu.Unlock()
+	if m.exeHold == nil {
+		return nil
+	}
+	return m.exeHold.Dup()
 }
 
 // New returns an empty address space.
@@ -220,15 +241,7 @@ func (m *MemoryManager) DecUsers() {
 	if m.users.Add(-1) > 0 {
 		return
 	}
-	defer func() {
-		m.releaseMu.Lock()
-		hooks := m.releaseHooks
-		m.releaseHooks = nil
-		m.releaseMu.Unlock()
-		for _, f := range hooks {
-			f()
-		}
-	}()
+	defer m.SetExeHold(nil)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range m.pmas {

@@ -192,12 +192,42 @@ static void script_and_interpreter(void)
 	stop(c);
 }
 
+/* A forked copy of a running program keeps it busy after the process
+ * that exec'd it has gone. */
+static void forked_copy_keeps_busy(void)
+{
+	ENTER();
+	CHECK_SYS(copy_self("prog"));
+	char *argv[] = { "prog", "--fork-wait", NULL };
+	int ready;
+	pid_t c = CHECK_SYS(run_waiting("prog", argv, &ready));
+	pid_t g;
+	CHECK_EQ(read(ready, &g, sizeof g), (ssize_t)sizeof g);
+	close(ready);
+	int st = mt_wait(c);
+	CHECK_EXITED(st, 0);
+	CHECK_ERR(open("prog", O_WRONLY), ETXTBSY);
+	CHECK_SYS(kill(g, SIGKILL));
+	/* The orphan is reaped by init: this program natively and in the
+	 * sandbox; wait for the denial to go either way. */
+	int fd = -1;
+	for (int i = 0; i < 500 && fd < 0; i++) {
+		waitpid(-1, NULL, WNOHANG);
+		fd = open("prog", O_WRONLY);
+		if (fd < 0)
+			usleep(10 * 1000);
+	}
+	CHECK_SYS(fd);
+	close(fd);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(running_program_is_busy),
 	MT_CASE(busy_until_exit),
 	MT_CASE(writer_blocks_exec),
 	MT_CASE(reader_does_not_block_exec),
 	MT_CASE(script_and_interpreter),
+	MT_CASE(forked_copy_keeps_busy),
 };
 
 int main(int argc, char **argv)
@@ -208,6 +238,21 @@ int main(int argc, char **argv)
 			return 1;
 		for (;;)
 			pause();
+	}
+	if (argc >= 2 && strcmp(argv[1], "--fork-wait") == 0) {
+		/* Started by run_waiting: a forked copy reports its pid on fd
+		 * 3 and waits; this process exits. */
+		pid_t g = fork();
+		if (g < 0)
+			return 1;
+		if (g == 0) {
+			pid_t me = getpid();
+			if (write(3, &me, sizeof me) != sizeof me)
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		return 0;
 	}
 	if (argc >= 2 && strcmp(argv[1], "--exit") == 0)
 		return 42;
