@@ -34,7 +34,7 @@ type ExecSpec struct {
 // stdout and stderr, of which it takes ownership (closing them on error).
 // A command that cannot be found or executed gives an *ExecError.
 func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (*kernel.ExternalProcess, error) {
-	p, err := s.loadProcess(s.k.MountNS.Root(), s.seccomp, spec, stdio)
+	p, err := s.loadProcess(s.k.MountNS.Root(), s.seccomp, pidNamespace{}, spec, stdio)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +44,10 @@ func (s *Sandbox) Exec(spec *ExecSpec, stdio []int) (*kernel.ExternalProcess, er
 }
 
 // loadProcess loads spec's process, without starting it, with root as
-// its root directory (the root of the container it belongs to) and
-// filter as its seccomp filter; it takes ownership of stdio as Exec does.
-func (s *Sandbox) loadProcess(root fs.VirtualDentry, filter *SeccompFilter, spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, err error) {
+// its root directory (the root of the container it belongs to), filter
+// as its seccomp filter and ns saying its PID namespace; it takes
+// ownership of stdio as Exec does.
+func (s *Sandbox) loadProcess(root fs.VirtualDentry, filter *SeccompFilter, ns pidNamespace, spec *ExecSpec, stdio []int) (p *kernel.ExternalProcess, err error) {
 	owned := stdio
 	defer func() {
 		for _, fd := range owned {
@@ -91,6 +92,7 @@ func (s *Sandbox) loadProcess(root fs.VirtualDentry, filter *SeccompFilter, spec
 		return nil, err
 	}
 	opts.FDTable = fdt
+	opts.NewPIDNamespace, opts.PIDNamespace = ns.new, ns.join
 	p, err = s.k.CreateProcess(opts)
 	if err != nil {
 		fdt = nil // CreateProcess dropped it

@@ -42,11 +42,15 @@ import (
 // root directory (the leader's): processes inherit it across fork and
 // exec, and the container's init and exec'd processes start with it.
 //
-// PID namespaces: the sandbox has one, so a container's init is not pid
-// 1 and sees the other containers' processes in /proc. As when a PID
-// namespace's init dies, the death of a container's init kills the
-// container's other processes. The root container's init is the
-// kernel's: when it exits, every container's processes die.
+// PID namespaces: a container whose spec asks for a PID namespace of its
+// own (a pid entry in linux.namespaces without a path, as CRI's
+// container mode makes it) gets one, child of the sandbox's: its init is
+// pid 1 there and its /proc shows its own processes. One whose pid entry
+// names a path (CRI's pod mode names the sandbox container's) or that
+// has none shares the sandbox's PID namespace. Either way the death of a
+// container's init kills the container's other processes, as a PID
+// namespace's init's does. The root container's init is the kernel's:
+// when it exits, every container's processes die.
 //
 // Pause and resume freeze the whole kernel, so they are refused for a
 // container that is not the root one.
@@ -73,6 +77,16 @@ type ContainerSpec struct {
 	// WritableRoot serves the gofer's root read-write, as the root
 	// container's with --overlay=none.
 	WritableRoot bool `json:"writableRoot,omitempty"`
+	// NewPIDNamespace gives the container a PID namespace of its own,
+	// whose init its init is; without it, it shares the sandbox's.
+	NewPIDNamespace bool `json:"newPidNamespace,omitempty"`
+}
+
+// pidNamespace says which PID namespace a loaded process goes in: the
+// sandbox's (the zero value), a new one whose init it is, or join.
+type pidNamespace struct {
+	new  bool
+	join *kernel.PIDNamespace
 }
 
 // subContainer is a container that joined the sandbox.
@@ -212,7 +226,7 @@ func (s *Sandbox) newSubContainer(cs *ContainerSpec, fds []int) (sc *subContaine
 		return nil, err
 	}
 	es := &ExecSpec{Argv: spec.Argv, Env: spec.Env, Cwd: spec.Cwd, Process: spec.Process, Terminal: cs.Terminal}
-	p, err := s.loadProcess(mns.Root(), filter, es, stdio)
+	p, err := s.loadProcess(mns.Root(), filter, pidNamespace{new: cs.NewPIDNamespace}, es, stdio)
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +351,7 @@ func (sc *subContainer) exec(spec *ExecSpec, stdio []int) (*kernel.ExternalProce
 		return nil, kernel.ErrInitExited
 	default:
 	}
-	p, err := sc.s.loadProcess(sc.mns.Root(), sc.seccomp, spec, stdio)
+	p, err := sc.s.loadProcess(sc.mns.Root(), sc.seccomp, pidNamespace{join: sc.init.PIDNamespace()}, spec, stdio)
 	if err != nil {
 		return nil, err
 	}
@@ -414,11 +428,22 @@ func (c *controller) rootThreadGroups() []*kernel.ThreadGroup {
 	return out
 }
 
-// killAll sends sig to every process of the container.
+// killAll sends sig to every process of the container; init gets it
+// from an ancestor namespace (SignalFromAncestor).
 func (sc *subContainer) killAll(sig kernel.Signal) {
 	for _, tg := range sc.threadGroups() {
-		tg.SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER)) // one gone meanwhile is fine
+		sc.signal(tg, sig) // one gone meanwhile is fine
 	}
+}
+
+// signal sends sig to tg, a process of the container, from outside: its
+// init, a PID namespace's init, gets only what such an init gets from an
+// ancestor namespace.
+func (sc *subContainer) signal(tg *kernel.ThreadGroup, sig kernel.Signal) error {
+	if tg == sc.init.ThreadGroup() {
+		return sc.init.SignalFromAncestor(sig)
+	}
+	return tg.SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER))
 }
 
 // start runs init and, once it has exited, tears the container's other
@@ -470,7 +495,7 @@ func (sc *subContainer) stopUnstartedLocked(status int) {
 	sc.stopped = true
 	sc.stopStatus = status
 	sc.started = true
-	sc.init.Signal(kernel.Signal(unix.SIGKILL))
+	sc.init.SignalFromAncestor(kernel.Signal(unix.SIGKILL))
 	sc.init.Start()
 	go sc.reap()
 }
@@ -537,7 +562,7 @@ func (sc *subContainer) kill(sig kernel.Signal, all bool, pid int32) Response {
 		if tg == nil || !sc.owns(tg) {
 			return Response{Error: fmt.Sprintf("no such process %d", pid)}
 		}
-		if err := tg.SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER)); err != nil {
+		if err := sc.signal(tg, sig); err != nil {
 			return Response{Error: fmt.Sprintf("signalling process %d: %v", pid, err)}
 		}
 		return Response{}

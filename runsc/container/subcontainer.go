@@ -172,6 +172,10 @@ func createSub(a CreateArgs, spec *specs.Spec, bundle, rootfs string, bs *boot.S
 		Stderr:     a.Stderr,
 		Exe:        a.Exe,
 		Log:        a.Log,
+		// A pid namespace without a path is a new one; one with a path
+		// (CRI's pod mode names the sandbox container's) or none at all
+		// is the sandbox's.
+		NewPIDNamespace: newPIDNamespace(spec),
 		Started: func(goferPid int) error {
 			var err error
 			if c.rec.Gofer, err = newHostProcess(goferPid); err != nil {
@@ -229,6 +233,20 @@ func createSub(a CreateArgs, spec *specs.Spec, bundle, rootfs string, bs *boot.S
 		}
 	}
 	return c, nil
+}
+
+// newPIDNamespace reports whether spec asks for a PID namespace of its
+// own.
+func newPIDNamespace(spec *specs.Spec) bool {
+	if spec.Linux == nil {
+		return false
+	}
+	for _, ns := range spec.Linux.Namespaces {
+		if ns.Type == specs.PIDNamespace {
+			return ns.Path == ""
+		}
+	}
+	return false
 }
 
 // destroySandboxSide asks the sandbox to kill the container's processes

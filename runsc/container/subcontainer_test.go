@@ -3,6 +3,7 @@ package container
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -565,6 +566,81 @@ func TestPodReleasesMemory(t *testing.T) {
 	assertSubGone(t, c)
 	if after := usage(); full < after+28*mib {
 		t.Errorf("memory in use: %d MiB with the container's files, %d MiB after its delete; want 32 MiB back", full/mib, after/mib)
+	}
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
+}
+
+// TestPodPIDNamespaces: a sub-container whose spec asks for a PID
+// namespace of its own (a pid entry without a path) has its init as pid 1
+// and sees only its own processes; one naming a namespace path (CRI's pod
+// mode) shares the sandbox's and sees the others.
+func TestPodPIDNamespaces(t *testing.T) {
+	e := newEnv(t)
+	root, _ := e.mustCreate("pod9", podBundle(t, "pod9", "pod9", podRootfs(t, "pause"), "sleep", "999"))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const show = `echo "pid $$"; exec sleep 1000`
+	own, ownOut := e.mustCreate("own", podBundle(t, "own", "pod9", podRootfs(t, "own"), "sh", "-c", show))
+	sb := podBundle(t, "shared", "pod9", podRootfs(t, "shared"), "sh", "-c", show)
+	editSpec(t, sb, func(s *specs.Spec) {
+		for i := range s.Linux.Namespaces {
+			if s.Linux.Namespaces[i].Type == specs.PIDNamespace {
+				s.Linux.Namespaces[i].Path = fmt.Sprintf("/proc/%d/ns/pid", root.Pid())
+			}
+		}
+	})
+	shared, sharedOut := e.mustCreate("shared", sb)
+	for _, c := range []*Container{own, shared} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitOutput(t, ownOut, "pid ")
+	waitOutput(t, sharedOut, "pid ")
+	if b, _ := os.ReadFile(ownOut); string(b) != "pid 1\n" {
+		t.Errorf("own namespace: init says %q, want pid 1", b)
+	}
+	if b, _ := os.ReadFile(sharedOut); string(b) == "pid 1\n" {
+		t.Errorf("shared namespace: init says %q", b)
+	}
+	for _, tc := range []struct {
+		c        *Container
+		has, not []string
+	}{
+		{own, []string{"sleep 1000"}, []string{"sleep 999"}},
+		{shared, []string{"sleep 1000", "sleep 999"}, nil},
+	} {
+		st, out, err := execOut(t, tc.c, proc("ps"))
+		if err != nil || st != 0 {
+			t.Fatalf("ps in %s: %d %v", tc.c.ID(), st, err)
+		}
+		for _, w := range tc.has {
+			if !strings.Contains(out, w) {
+				t.Errorf("ps in %s lacks %q:\n%s", tc.c.ID(), w, out)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(out, w) {
+				t.Errorf("ps in %s shows %q:\n%s", tc.c.ID(), w, out)
+			}
+		}
+	}
+	// The init of a namespace of its own dies of SIGKILL from outside.
+	if err := own.Kill(unix.SIGKILL, false); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := own.Wait(); err != nil || st != 128+int(unix.SIGKILL) {
+		t.Errorf("wait own: %d, %v", st, err)
+	}
+	for _, c := range []*Container{own, shared} {
+		if err := c.Delete(true); err != nil {
+			t.Fatal(err)
+		}
+		assertSubGone(t, c)
 	}
 	if err := root.Delete(true); err != nil {
 		t.Fatal(err)

@@ -43,6 +43,8 @@ type AddOptions struct {
 	Spec boot.Spec
 	// Terminal says Stdin, Stdout and Stderr are a terminal init leads.
 	Terminal bool
+	// NewPIDNamespace gives the container a PID namespace of its own.
+	NewPIDNamespace bool
 	// Stdin, Stdout and Stderr become init's stdio; nil means the
 	// caller's own.
 	Stdin, Stdout, Stderr *os.File
@@ -164,10 +166,11 @@ func AddContainer(o AddOptions) (*Added, error) {
 	}
 
 	req := boot.Request{Method: "addContainer", Container: &boot.ContainerSpec{
-		ID:           o.ID,
-		Spec:         o.Spec,
-		Terminal:     o.Terminal,
-		WritableRoot: o.Config.WritableRoot(),
+		ID:              o.ID,
+		Spec:            o.Spec,
+		Terminal:        o.Terminal,
+		WritableRoot:    o.Config.WritableRoot(),
+		NewPIDNamespace: o.NewPIDNamespace,
 	}}
 	pass := []int{int(sentryEnd.Fd()), lfd, int(exitFile.Fd()), int(o.Stdin.Fd()), int(o.Stdout.Fd()), int(o.Stderr.Fd())}
 	if _, err := CallFDs(o.SandboxDir, req, pass, addTimeout); err != nil {

@@ -258,17 +258,24 @@ func (k *Kernel) abandonProcess(t *Task, init bool) {
 // the process stands for when it is a container's init (runsc kill of a
 // container that joined a sandbox): SIGKILL and SIGSTOP always act; any
 // other signal is dropped if the process has the default action for it
-// and does not block it (SIGTERM to a plain sleep does nothing).
+// and does not block it (SIGTERM to a plain sleep does nothing). For the
+// init of a PID namespace of its own (InitOptions.NewPIDNamespace) the
+// signal comes as from the root namespace, so SIGKILL and SIGSTOP get
+// past its protection.
 func (p *ExternalProcess) SignalFromAncestor(sig Signal) error {
 	k := p.tg.k
 	k.mu.Lock()
-	drop := false
-	if l := p.tg.leader; l != nil && sig != SIGKILL && sig != SIGSTOP {
-		drop = l.sigMask&SignalSetOf(sig) == 0 && l.sigHandlers.actions[sig].Handler == SIG_DFL
-	}
-	k.mu.Unlock()
-	if drop {
+	defer k.mu.Unlock()
+	l := p.tg.leader
+	if l == nil {
 		return nil
 	}
-	return p.Signal(sig)
+	if sig != SIGKILL && sig != SIGSTOP && l.sigMask&SignalSetOf(sig) == 0 && l.sigHandlers.actions[sig].Handler == SIG_DFL {
+		return nil
+	}
+	if k.init != nil && k.init.leader != nil && k.init != p.tg {
+		k.signalSender = k.init.leader
+		defer func() { k.signalSender = nil }()
+	}
+	return k.sendSignalToGroupLocked(p.tg, sig, NewSignalInfo(sig, SI_USER))
 }
