@@ -128,3 +128,55 @@ func TestFileCacheEvictsUnused(t *testing.T) {
 		t.Fatalf("%d bytes used beyond the %d cached", u, c)
 	}
 }
+
+// TestFileCacheTailStaysHole reads a chunk of a file shorter than the chunk:
+// the pages the file covers hold data, the rest of the chunk stays holes
+// (populating the chunk before the read must not reach past the file).
+func TestFileCacheTailStaysHole(t *testing.T) {
+	mf, err := NewMemoryFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		size int
+	}{
+		{"partial last page", 3*pageSize + 10},
+		{"whole pages", 5 * pageSize},
+		{"one byte", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &memFile{data: bytes.Repeat([]byte("x"), tc.size)}
+			m := New(nil, mf)
+			defer m.DecUsers()
+			addr, err := m.MMap(MMapOpts{Length: 8 * pageSize, Prot: unix.PROT_READ, Private: true, File: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := make([]byte, 1)
+			if _, err := m.CopyIn(addr, b); err != nil || b[0] != 'x' {
+				t.Fatalf("CopyIn = %q, %v", b, err)
+			}
+			mf.cache.mu.Lock()
+			off, ok := mf.cache.chunks[chunkKey{f, 0}]
+			mf.cache.mu.Unlock()
+			if !ok {
+				t.Fatal("chunk 0 not cached")
+			}
+			vec := make([]byte, cacheChunk/pageSize)
+			if err := mf.Resident(off, cacheChunk, vec); err != nil {
+				t.Fatal(err)
+			}
+			filePages := (tc.size + pageSize - 1) / pageSize
+			for i, r := range vec {
+				want := byte(0)
+				if i < filePages {
+					want = 1
+				}
+				if r != want {
+					t.Errorf("page %d (file has %d pages): resident %d, want %d", i, filePages, r, want)
+				}
+			}
+		})
+	}
+}
