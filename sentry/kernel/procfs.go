@@ -504,19 +504,23 @@ func (p procTask) SetTimerSlack(ctx fs.Context, ns uint64) error {
 // ReadMemory implements proc.MemAccessTask.
 func (p procTask) ReadMemory(addr uint64, dst []byte) (int, error) {
 	m := p.memory()
-	if m == nil {
-		return 0, unix.EIO
+	if m == nil || !m.TryIncUsers() {
+		// The address space is gone: nothing, as Linux's mem_rw once
+		// mmget_not_zero fails.
+		return 0, nil
 	}
-	return m.CopyIn(uintptr(addr), dst)
+	defer m.DecUsers()
+	return m.ForceCopyIn(uintptr(addr), dst)
 }
 
 // WriteMemory implements proc.MemAccessTask.
 func (p procTask) WriteMemory(addr uint64, src []byte) (int, error) {
 	m := p.memory()
-	if m == nil {
-		return 0, unix.EIO
+	if m == nil || !m.TryIncUsers() {
+		return 0, nil
 	}
-	return m.CopyOut(uintptr(addr), src)
+	defer m.DecUsers()
+	return m.ForceCopyOut(uintptr(addr), src)
 }
 
 // Personality implements proc.PersonalityTask.

@@ -65,25 +65,25 @@ func (t *Task) Kill(pid int32, s Signal) error {
 		}
 		return send(tg)
 	case pid == -1:
-		found := false
-		var lastErr error = errESRCH
-		// Every process of the caller's namespace but its init and
-		// the caller.
+		// Every process of the caller's namespace but its init and the
+		// caller, zombies included. As Linux's kill_something_info, a
+		// process out of reach (EPERM) is no failure: with at least one
+		// tried, the result is the last other error, or success.
+		count := 0
+		var ret error
 		for id, tg := range ns.tgs {
-			if id == 1 || tg == t.tg || tg.exited {
+			if id == 1 || tg == t.tg || tg.reaped {
 				continue
 			}
-			found = true
-			if err := send(tg); err == nil {
-				lastErr = nil
-			} else if lastErr != nil {
-				lastErr = err
+			count++
+			if err := send(tg); err != errEPERM {
+				ret = err
 			}
 		}
-		if !found {
+		if count == 0 {
 			return errESRCH
 		}
-		return lastErr
+		return ret
 	default:
 		pgid := ThreadID(-pid)
 		if pid == 0 {

@@ -4,11 +4,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// access kinds for translate.
+// access kinds for translate. The forced ones are ptrace's and
+// /proc/[pid]/mem's (FOLL_FORCE; see force.go).
 const (
 	accessRead = iota
 	accessWrite
+	accessForceRead
+	accessForceWrite
 )
+
+// writes reports whether access writes.
+func writes(access int) bool { return access == accessWrite || access == accessForceWrite }
 
 // translate calls fn with the Sentry's view of each piece of
 // [addr, addr+length), populating pages as needed. It stops at the first
@@ -60,7 +66,7 @@ func (m *MemoryManager) translateLocked(addr, end uintptr, access int, fn func([
 			}
 			p := m.pmas[pi]
 			stop := min(p.end, v.end, end)
-			if access == accessWrite && p.private && v.private {
+			if writes(access) && p.private && v.private {
 				first := p.off + uint64(pageDown(a)-p.start)
 				if m.mf.sharedPage(first, p.off+uint64(stop-p.start)-first) {
 					return 0, false
@@ -98,7 +104,7 @@ func (m *MemoryManager) translateLocked(addr, end uintptr, access int, fn func([
 				return done, false
 			}
 		}
-		if access == accessWrite && populate && m.pmas[pi].private && v.private {
+		if writes(access) && populate && m.pmas[pi].private && v.private {
 			if err := m.breakCOW(v, pageDown(a)); err != nil {
 				return done, false
 			}
@@ -106,12 +112,12 @@ func (m *MemoryManager) translateLocked(addr, end uintptr, access int, fn func([
 		}
 		p := m.pmas[pi]
 		stop := min(p.end, v.end, end)
-		if access == accessWrite && p.private && v.private {
+		if writes(access) && p.private && v.private {
 			// Page by page: each may need its own copy.
 			stop = min(stop, pageDown(a)+pageSize)
 		}
 		off := p.off + uint64(a-p.start)
-		if access == accessWrite && p.obj != nil && p.obj.cache != nil && !v.private {
+		if writes(access) && p.obj != nil && p.obj.cache != nil && !v.private {
 			p.obj.markDirty(v.objOff+uint64(a-v.start), uint64(stop-a))
 		}
 		fn(m.mf.Bytes(off, uint64(stop-a)))
@@ -123,10 +129,18 @@ func (m *MemoryManager) translateLocked(addr, end uintptr, access int, fn func([
 
 // vmaAllows reports whether the Sentry may access v on the application's
 // behalf: reads need PROT_READ (or write, or exec, which imply it on amd64),
-// writes need PROT_WRITE.
+// writes need PROT_WRITE; forced accesses need only that the mapping may
+// have the protection.
 func (m *MemoryManager) vmaAllows(v *vma, access int) bool {
-	if access == accessWrite {
+	switch access {
+	case accessWrite:
 		return v.prot&unix.PROT_WRITE != 0
+	case accessForceWrite:
+		// Through copy on write: a private mapping that may be made
+		// writable (VM_MAYWRITE), never a shared read-only one.
+		return v.prot&unix.PROT_WRITE != 0 || v.private && v.maxProt&unix.PROT_WRITE != 0
+	case accessForceRead:
+		return v.prot != 0 || v.maxProt&unix.PROT_READ != 0
 	}
 	return v.prot != 0
 }

@@ -11,12 +11,13 @@ import (
 )
 
 // MemAccessTask is implemented by processes whose memory
-// /proc/[pid]/mem reads and writes. Both follow the mappings'
-// protections: Linux's forced access (reading PROT_NONE memory, writing
-// read-only mappings through copy on write) is not offered.
+// /proc/[pid]/mem reads and writes. Both force access as Linux does
+// (FOLL_FORCE): PROT_NONE memory is read, read-only private mappings are
+// written through copy on write, shared read-only ones are not.
 type MemAccessTask interface {
 	// ReadMemory copies memory at addr into dst: the count copied, and
-	// an error if it stopped short.
+	// an error if it stopped short; 0 and no error once the process's
+	// address space is gone.
 	ReadMemory(addr uint64, dst []byte) (int, error)
 	// WriteMemory copies src to memory at addr, likewise.
 	WriteMemory(addr uint64, src []byte) (int, error)

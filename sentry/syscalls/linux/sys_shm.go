@@ -49,6 +49,9 @@ func Shmat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if addr == 0 && flags&shmRemap != 0 {
 			return 0, unix.EINVAL
 		}
+	} else if addr == 0 && flags&shmRemap != 0 {
+		// SHM_REMAP needs an address to remap.
+		return 0, unix.EINVAL
 	}
 	readOnly, exec := flags&unix.SHM_RDONLY != 0, flags&shmExec != 0
 	s, err := shmRegistry(t).Attach(t.Credentials(), t.ThreadGroupID(), id, readOnly, exec)
@@ -68,7 +71,8 @@ func Shmat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		o.Prot |= unix.PROT_WRITE
 		o.MaxProt |= unix.PROT_WRITE
 	}
-	if exec {
+	// The personality's READ_IMPLIES_EXEC applies, as shmat is do_mmap.
+	if exec || t.ReadImpliesExec() {
 		o.Prot |= unix.PROT_EXEC
 	}
 	if addr != 0 {

@@ -62,7 +62,7 @@ var miscSyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_UNAME:         {Name: "uname", Fn: Uname, Support: kernel.SupportFull},
 	unix.SYS_SETHOSTNAME:   {Name: "sethostname", Fn: Sethostname, Support: kernel.SupportFull},
 	unix.SYS_SETDOMAINNAME: {Name: "setdomainname", Fn: Setdomainname, Support: kernel.SupportFull},
-	unix.SYS_PERSONALITY:   {Name: "personality", Fn: Personality, Support: kernel.SupportPartial, Note: "UNAME26 (uname) and READ_IMPLIES_EXEC (mmap, mprotect; not brk, the stack or shmat) act; other flags are stored and inherited only"},
+	unix.SYS_PERSONALITY:   {Name: "personality", Fn: Personality, Support: kernel.SupportPartial, Note: "UNAME26 (uname) and READ_IMPLIES_EXEC (mmap, mprotect, shmat; not brk or the stack) act; other flags are stored and inherited only"},
 
 	// Randomness and system information (sys_random.go, sys_sysinfo.go).
 	unix.SYS_GETRANDOM: {Name: "getrandom", Fn: Getrandom, Support: kernel.SupportFull},
