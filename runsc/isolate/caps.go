@@ -27,7 +27,18 @@ func DropCapabilities(keep ...uintptr) error {
 		if keepMask&(1<<c) != 0 {
 			continue
 		}
-		err := allThreads(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0)
+		// Each all-threads call stops the world (about 0.2 ms): skip the
+		// capabilities the bounding set already lacks. The set is read
+		// on this thread; every thread's set is the same, as this package
+		// only changes it on all threads at once.
+		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the kernel's last capability
+		}
+		if err == nil && in == 0 {
+			continue
+		}
+		err = allThreads(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0)
 		if errors.Is(err, unix.EINVAL) {
 			break // past the kernel's last capability
 		}

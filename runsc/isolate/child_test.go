@@ -51,6 +51,7 @@ var children = map[string]func() error{
 	"pivot":          childPivot,
 	"caps":           func() error { return childCaps(nil) },
 	"caps-keep":      func() error { return childCaps([]uintptr{unix.CAP_SYS_PTRACE}) },
+	"caps-partial":   childCapsPartial,
 	"nnp":            childNNP,
 	"pivot-then-all": childPivotThenAll,
 }
@@ -159,6 +160,10 @@ func TestDropCapabilities(t *testing.T) {
 	})
 	t.Run("keep ptrace", func(t *testing.T) {
 		ws, out := runChild(t, "caps-keep", attr)
+		wantExit0(t, ws, out)
+	})
+	t.Run("some already gone", func(t *testing.T) {
+		ws, out := runChild(t, "caps-partial", attr)
 		wantExit0(t, ws, out)
 	})
 }
@@ -450,4 +455,16 @@ func childNNP() error {
 		}
 	}
 	return nil
+}
+
+// childCapsPartial drops a few capabilities from the bounding set first, as
+// a runsc started with a reduced set has, so DropCapabilities skips them:
+// every thread must still end with only what it keeps.
+func childCapsPartial() error {
+	for _, c := range []uintptr{unix.CAP_SYS_TIME, unix.CAP_CHOWN, unix.CAP_BPF} {
+		if err := allThreads(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0); err != nil {
+			return err
+		}
+	}
+	return childCaps([]uintptr{unix.CAP_SYS_PTRACE})
 }
