@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs/proc"
 )
 
 // PID namespaces.
@@ -416,4 +418,39 @@ func (t *Task) LookupTask(tid ThreadID) *Task { return t.PIDNamespace().TaskWith
 // nil.
 func (t *Task) LookupThreadGroup(pid ThreadID) *ThreadGroup {
 	return t.PIDNamespace().ThreadGroupWithID(pid)
+}
+
+var _ proc.NamespaceTask = procTask{}
+
+// Namespace implements proc.NamespaceTask: the UTS, IPC and PID
+// namespaces are the task's own; the other kinds are the sandbox's.
+func (p procTask) Namespace(name string) (uint64, any, bool) {
+	t := p.leader()
+	if t == nil {
+		return 0, nil, false
+	}
+	switch name {
+	case "uts":
+		ns := t.UTSNamespace()
+		return ns.Inode(), ns, true
+	case "ipc":
+		ns := t.IPCNamespace()
+		return ns.Inode(), ns, true
+	case "pid":
+		ns := t.PIDNamespace()
+		return ns.Inode(), ns, true
+	case "pid_for_children":
+		// A namespace made by unshare cannot be named until its init
+		// exists (Linux's pidns_for_children_get).
+		k := t.k
+		k.mu.Lock()
+		ns := t.childPIDNSLocked()
+		named := ns == t.pidns || ns.init != nil || ns.initExited
+		k.mu.Unlock()
+		if !named {
+			return 0, ns, true
+		}
+		return ns.Inode(), ns, true
+	}
+	return 0, nil, false
 }

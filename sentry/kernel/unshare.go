@@ -104,3 +104,45 @@ func (t *Task) cloneNamespaceCheck(f uint64) error {
 	}
 	return nil
 }
+
+// SetNamespace implements setns(2) for a namespace file: typ is its
+// CLONE_NEW* type and ns the namespace (nil for the kinds the sandbox has
+// only one of, which the task is in already), nstype setns's check of
+// the type (0: any). Joining a UTS or IPC namespace replaces the task's;
+// joining a PID namespace, which must be the task's own or nested in it,
+// sets where its children go, as Linux.
+func (t *Task) SetNamespace(typ uint32, ns any, nstype uint32) error {
+	if nstype != 0 && nstype != typ {
+		return errEINVAL
+	}
+	switch typ {
+	case unix.CLONE_NEWUSER:
+		// The only user namespace: Linux refuses to re-enter one's own.
+		return errEINVAL
+	case unix.CLONE_NEWNS:
+		t.k.Log.Info("setns: mount namespaces are not supported")
+		return errEINVAL
+	}
+	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+		return errEPERM
+	}
+	switch n := ns.(type) {
+	case *UTSNamespace:
+		t.utsns.Store(n)
+	case *IPCNamespace:
+		t.ipcns.Store(n)
+	case *PIDNamespace:
+		k := t.k
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if !t.pidns.contains(n) {
+			return errEINVAL
+		}
+		t.pidnsChildren = n
+		if n == t.pidns {
+			t.pidnsChildren = nil
+		}
+	}
+	// nil: a network, cgroup or time namespace, the task's already.
+	return nil
+}

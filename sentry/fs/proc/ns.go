@@ -37,6 +37,29 @@ type nsNode struct {
 	ino  uint64
 	typ  uint32
 	name string
+	// ns is the kernel's namespace object, nil for the kinds the
+	// sandbox has one of (setns(2) finds it through NamespaceOf).
+	ns any
+}
+
+// NamespaceTask is implemented by tasks whose namespaces of some kinds
+// are their own: Namespace returns the inode number and the kernel's
+// object of the namespace name ("uts", "pid_for_children", ...), false
+// for the sandbox-wide ones; inode 0 for one that cannot be named yet
+// (pid_for_children before the namespace's init exists: ENOENT).
+type NamespaceTask interface {
+	Namespace(name string) (ino uint64, ns any, ok bool)
+}
+
+// NamespaceOf returns the CLONE_NEW* type and the kernel's object of the
+// namespace a file opened from /proc/[pid]/ns names (ns nil for the
+// sandbox-wide kinds); false if f is not such a file.
+func NamespaceOf(f *fs.FileDescription) (typ uint32, ns any, ok bool) {
+	nf, isNS := f.Impl().(*nsFile)
+	if !isNS {
+		return 0, nil, false
+	}
+	return nf.node.typ, nf.node.ns, true
 }
 
 // Stat implements fs.Node.
@@ -125,15 +148,35 @@ func (f *nsFile) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg ui
 
 // nsDir is /proc/[pid]/ns: a magic link per namespace, reading
 // "kind:[inode]" and opening the namespace's nsfs file.
-func nsDir(attr synth.Attr) fs.Node {
+func nsDir(attr synth.Attr, t Task) fs.Node {
 	entries := make(map[string]fs.Node, len(namespaces))
 	for _, ns := range namespaces {
-		node := nsNode{ino: ns.ino, typ: ns.typ, name: fmt.Sprintf("%s:[%d]", ns.kind, ns.ino)}
+		static := nsNode{ino: ns.ino, typ: ns.typ, name: fmt.Sprintf("%s:[%d]", ns.kind, ns.ino)}
+		kind, name := ns.kind, ns.name
+		// node returns the namespace the task has now.
+		node := func() (nsNode, error) {
+			if nt, ok := t.(NamespaceTask); ok {
+				if ino, obj, ok := nt.Namespace(name); ok {
+					if ino == 0 {
+						return nsNode{}, unix.ENOENT
+					}
+					return nsNode{ino: ino, typ: static.typ, name: fmt.Sprintf("%s:[%d]", kind, ino), ns: obj}, nil
+				}
+			}
+			return static, nil
+		}
 		entries[ns.name] = &synth.MagicLink{
 			Attr: synth.Attr{Mode: 0o777, UID: attr.UID, GID: attr.GID},
-			Path: func(fs.Context) (string, error) { return node.name, nil },
+			Path: func(fs.Context) (string, error) {
+				n, err := node()
+				return n.name, err
+			},
 			Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
-				return fs.VirtualDentry{}, node.open(), nil
+				n, err := node()
+				if err != nil {
+					return fs.VirtualDentry{}, nil, err
+				}
+				return fs.VirtualDentry{}, n.open(), nil
 			},
 		}
 	}

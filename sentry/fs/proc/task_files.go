@@ -308,7 +308,7 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 			return 0, unix.EPERM
 		}}
 	}
-	entries["ns"] = nsDir(owned(0o511))
+	entries["ns"] = nsDir(owned(0o511), t)
 	static := func(mode uint32, text string, werr error) *synth.File {
 		f := &synth.File{Attr: owned(mode), SizeZero: true, Generate: func(fs.Context) ([]byte, error) { return []byte(text), nil }}
 		if werr != nil {
