@@ -106,6 +106,9 @@ type subContainer struct {
 	exitFD   int
 	seccomp  *SeccompFilter
 	init     *kernel.ExternalProcess
+	// ownPIDNS says init is the init of a PID namespace of its own; in
+	// the sandbox's namespace (a pod sharing it) init is a plain process.
+	ownPIDNS bool
 
 	mu sync.Mutex
 	// started is set by start; stopped by a kill before start or by
@@ -233,7 +236,7 @@ func (s *Sandbox) newSubContainer(cs *ContainerSpec, fds []int) (sc *subContaine
 	return &subContainer{
 		id: cs.ID, s: s, mns: mns, upper: upper, client: client, goferFD: goferFD,
 		listenFD: listenFD, exitFD: exitFD, seccomp: filter, init: p,
-		done: make(chan struct{}),
+		ownPIDNS: cs.NewPIDNamespace, done: make(chan struct{}),
 	}, nil
 }
 
@@ -437,13 +440,25 @@ func (sc *subContainer) killAll(sig kernel.Signal) {
 }
 
 // signal sends sig to tg, a process of the container, from outside: its
-// init, a PID namespace's init, gets only what such an init gets from an
-// ancestor namespace.
+// init, when it is a PID namespace's init, gets only what such an init
+// gets from an ancestor namespace.
 func (sc *subContainer) signal(tg *kernel.ThreadGroup, sig kernel.Signal) error {
 	if tg == sc.init.ThreadGroup() {
-		return sc.init.SignalFromAncestor(sig)
+		return sc.signalInit(sig)
 	}
 	return tg.SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER))
+}
+
+// signalInit sends sig to the container's init as runc's kill does: the
+// init of a PID namespace of its own gets SIGKILL, SIGSTOP and what it
+// handles or blocks; in a namespace shared with the pod (where the
+// pause process is init, and runc's container process is a plain one)
+// it gets the signal as any process does, so SIGTERM kills a sleep.
+func (sc *subContainer) signalInit(sig kernel.Signal) error {
+	if sc.ownPIDNS {
+		return sc.init.SignalFromAncestor(sig)
+	}
+	return sc.init.ThreadGroup().SendSignal(kernel.NewSignalInfo(sig, kernel.SI_USER))
 }
 
 // start runs init and, once it has exited, tears the container's other
@@ -574,10 +589,8 @@ func (sc *subContainer) kill(sig kernel.Signal, all bool, pid int32) Response {
 			}
 		}
 	}
-	// As runc's kill: init, its PID namespace's init signalled from an
-	// ancestor namespace, gets SIGKILL, SIGSTOP and the signals it
-	// handles or blocks; any other is dropped.
-	if err := sc.init.SignalFromAncestor(sig); err != nil {
+	// As runc's kill (see signalInit).
+	if err := sc.signalInit(sig); err != nil {
 		return Response{Error: fmt.Sprintf("signalling init: %v", err)}
 	}
 	return Response{}
