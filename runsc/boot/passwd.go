@@ -30,22 +30,26 @@ func homeDir(ctx fs.Context, root fs.VirtualDentry, uid uint32) string {
 			break
 		}
 	}
-	if home, ok := passwdHome(data, uid); ok {
+	if _, home, ok := PasswdUser(data, uid); ok && home != "" {
 		return home
 	}
 	return "/"
 }
 
-// passwdHome finds uid's entry in passwd (name:pw:uid:gid:gecos:home:shell
-// lines) and returns its home directory.
-func passwdHome(passwd []byte, uid uint32) (string, bool) {
+// PasswdUser finds uid's entry in passwd, the text of an /etc/passwd
+// (name:password:uid:gid:gecos:home:shell lines), and returns its user
+// name and home directory (either may be empty).
+func PasswdUser(passwd []byte, uid uint32) (name, home string, ok bool) {
 	want := strconv.FormatUint(uint64(uid), 10)
 	for _, line := range bytes.Split(passwd, []byte("\n")) {
 		f := bytes.Split(line, []byte(":"))
-		if len(f) < 6 || string(f[2]) != want || len(f[5]) == 0 {
+		if len(f) < 3 || string(f[2]) != want {
 			continue
 		}
-		return string(f[5]), true
+		if len(f) > 5 {
+			home = string(f[5])
+		}
+		return string(f[0]), home, true
 	}
-	return "", false
+	return "", "", false
 }

@@ -32,7 +32,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/moat-sandbox/moat/runsc/boot"
@@ -123,42 +122,17 @@ func Create(a CreateArgs) (c *Container, err error) {
 	if err := os.MkdirAll(root, 0o711); err != nil {
 		return nil, fmt.Errorf("state root: %w", err)
 	}
-	dir := filepath.Join(root, a.ID)
-	if err := os.Mkdir(dir, 0o711); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("container with id exists: %s", a.ID)
-		}
-		return nil, fmt.Errorf("state directory: %w", err)
+	c, l, err := newState(a, root, bundle, rootfs, spec, hostProcess{})
+	if err != nil {
+		return nil, err
 	}
+	dir := c.dir
 	defer func() {
 		if err != nil {
 			os.RemoveAll(dir)
 		}
 	}()
-	l, err := lockDir(dir)
-	if err != nil {
-		return nil, err
-	}
 	defer l.unlock()
-
-	me, err := newHostProcess(os.Getpid())
-	if err != nil {
-		return nil, err
-	}
-	c = &Container{Log: a.Log, root: root, dir: dir, rec: record{
-		ID:          a.ID,
-		Status:      Creating,
-		Bundle:      bundle,
-		Rootfs:      rootfs,
-		Annotations: spec.Annotations,
-		Created:     time.Now().UTC(),
-		Owner:       owner(),
-		Creator:     me,
-		Hooks:       spec.Hooks,
-	}}
-	if err := c.save(); err != nil {
-		return nil, fmt.Errorf("writing the state: %w", err)
-	}
 
 	cgPath, err := cgroupPath(spec, a.ID, a.Config.SystemdCgroup)
 	if err != nil {
@@ -261,6 +235,18 @@ func Create(a CreateArgs) (c *Container, err error) {
 		created.Sandbox.Wait()
 		created.Gofer.Wait()
 	}
+	if err := c.finishCreate(a, spec, created.Pid); err != nil {
+		killAll()
+		return nil, err
+	}
+	return c, nil
+}
+
+// finishCreate ends a creation whose processes run: it runs the spec's
+// prestart, createRuntime and createContainer hooks, records the
+// container as created, and writes pid to a.PidFile if one is asked for.
+// On error the caller undoes what it started.
+func (c *Container) finishCreate(a CreateArgs, spec *specs.Spec, pid int) error {
 	if h := spec.Hooks; h != nil {
 		st := c.State()
 		for _, k := range []struct {
@@ -268,24 +254,19 @@ func Create(a CreateArgs) (c *Container, err error) {
 			hooks []specs.Hook
 		}{{"prestart", h.Prestart}, {"createRuntime", h.CreateRuntime}, {"createContainer", h.CreateContainer}} {
 			if err := runHooks(k.name, k.hooks, st); err != nil {
-				killAll()
-				return nil, err
+				return err
 			}
 		}
 	}
 	c.rec.Status = Created
 	c.rec.Creator = hostProcess{}
 	if err := c.save(); err != nil {
-		killAll()
-		return nil, fmt.Errorf("writing the state: %w", err)
+		return fmt.Errorf("writing the state: %w", err)
 	}
 	if a.PidFile != "" {
-		if err := WritePidFile(a.PidFile, created.Pid); err != nil {
-			killAll()
-			return nil, err
-		}
+		return WritePidFile(a.PidFile, pid)
 	}
-	return c, nil
+	return nil
 }
 
 // WritePidFile writes pid to path atomically and without a newline, as
@@ -305,16 +286,13 @@ func WritePidFile(path string, pid int) error {
 // /etc/passwd, else "#uid". (Not os/user: it links cgo, and runsc must
 // stay a pure-Go binary for its all-threads security calls.)
 func owner() string {
-	uid := strconv.Itoa(os.Getuid())
+	uid := os.Getuid()
 	if data, err := os.ReadFile("/etc/passwd"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			f := strings.Split(line, ":")
-			if len(f) > 2 && f[2] == uid && f[0] != "" {
-				return f[0]
-			}
+		if name, _, ok := boot.PasswdUser(data, uint32(uid)); ok && name != "" {
+			return name
 		}
 	}
-	return "#" + uid
+	return "#" + strconv.Itoa(uid)
 }
 
 // specMounts returns the spec's mounts the sandbox applies itself (the
@@ -658,4 +636,50 @@ func (c *Container) destroy() error {
 		}
 	}
 	return nil
+}
+
+// newState makes, locks and writes the state directory of container
+// a.ID under root: its first record says Creating, with sandbox the host
+// sandbox it joins (zero for one that starts its own). The caller
+// unlocks, and removes the directory if the creation fails later; on
+// error nothing is left.
+func newState(a CreateArgs, root, bundle, rootfs string, spec *specs.Spec, sandbox hostProcess) (c *Container, l *lock, err error) {
+	dir := filepath.Join(root, a.ID)
+	if err := os.Mkdir(dir, 0o711); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, nil, fmt.Errorf("container with id exists: %s", a.ID)
+		}
+		return nil, nil, fmt.Errorf("state directory: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if l != nil {
+				l.unlock()
+			}
+			os.RemoveAll(dir)
+		}
+	}()
+	if l, err = lockDir(dir); err != nil {
+		return nil, nil, err
+	}
+	me, err := newHostProcess(os.Getpid())
+	if err != nil {
+		return nil, l, err
+	}
+	c = &Container{Log: a.Log, root: root, dir: dir, rec: record{
+		ID:          a.ID,
+		Status:      Creating,
+		Bundle:      bundle,
+		Rootfs:      rootfs,
+		Annotations: spec.Annotations,
+		Created:     time.Now().UTC(),
+		Owner:       owner(),
+		Creator:     me,
+		Sandbox:     sandbox,
+		Hooks:       spec.Hooks,
+	}}
+	if err := c.save(); err != nil {
+		return nil, l, fmt.Errorf("writing the state: %w", err)
+	}
+	return c, l, nil
 }

@@ -113,42 +113,17 @@ func createSub(a CreateArgs, spec *specs.Spec, bundle, rootfs string, bs *boot.S
 		return nil, fmt.Errorf("sandbox %s of container %s is %s", sid, a.ID, sb.rec.Status)
 	}
 
-	dir := filepath.Join(root, a.ID)
-	if err := os.Mkdir(dir, 0o711); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("container with id exists: %s", a.ID)
-		}
-		return nil, fmt.Errorf("state directory: %w", err)
+	c, l, err := newState(a, root, bundle, rootfs, spec, sb.rec.Sandbox)
+	if err != nil {
+		return nil, err
 	}
+	dir := c.dir
 	defer func() {
 		if err != nil {
 			os.RemoveAll(dir)
 		}
 	}()
-	l, err := lockDir(dir)
-	if err != nil {
-		return nil, err
-	}
 	defer l.unlock()
-	me, err := newHostProcess(os.Getpid())
-	if err != nil {
-		return nil, err
-	}
-	c = &Container{Log: a.Log, root: root, dir: dir, rec: record{
-		ID:          a.ID,
-		Status:      Creating,
-		Bundle:      bundle,
-		Rootfs:      rootfs,
-		Annotations: spec.Annotations,
-		Created:     time.Now().UTC(),
-		Owner:       owner(),
-		Creator:     me,
-		Sandbox:     sb.rec.Sandbox,
-		Hooks:       spec.Hooks,
-	}}
-	if err := c.save(); err != nil {
-		return nil, fmt.Errorf("writing the state: %w", err)
-	}
 	if r := spec.Linux; r != nil && r.Resources != nil {
 		a.Log.Warn("spec: linux.resources of a container joining a sandbox are not applied", "sandbox", sid)
 	}
@@ -208,29 +183,9 @@ func createSub(a CreateArgs, spec *specs.Spec, bundle, rootfs string, bs *boot.S
 		added.Gofer.Kill()
 		added.Gofer.Wait()
 	}
-	if h := spec.Hooks; h != nil {
-		st := c.State()
-		for _, k := range []struct {
-			name  string
-			hooks []specs.Hook
-		}{{"prestart", h.Prestart}, {"createRuntime", h.CreateRuntime}, {"createContainer", h.CreateContainer}} {
-			if err := runHooks(k.name, k.hooks, st); err != nil {
-				undoAdd()
-				return nil, err
-			}
-		}
-	}
-	c.rec.Status = Created
-	c.rec.Creator = hostProcess{}
-	if err := c.save(); err != nil {
+	if err := c.finishCreate(a, spec, c.rec.Sandbox.Pid); err != nil {
 		undoAdd()
-		return nil, fmt.Errorf("writing the state: %w", err)
-	}
-	if a.PidFile != "" {
-		if err := WritePidFile(a.PidFile, c.rec.Sandbox.Pid); err != nil {
-			undoAdd()
-			return nil, err
-		}
+		return nil, err
 	}
 	return c, nil
 }
