@@ -156,21 +156,11 @@ func (k *Kernel) allocIDsLocked(ns *PIDNamespace) ([]ThreadID, error) {
 
 // mapTaskLocked enters t under its ids in its namespace and every
 // ancestor. Preconditions: k.mu is held; t.pidns and t.ids are set.
-func (k *Kernel) mapTaskLocked(t *Task) {
-	for n := t.pidns; n != nil; n = n.parent {
-		n.tasks[t.ids[n.level]] = t
-	}
-}
+func (k *Kernel) mapTaskLocked(t *Task) { mapIDs(t.pidns, t.ids, t, tasksOf) }
 
 // unmapTaskLocked removes t from the namespaces' maps.
 // Preconditions: k.mu is held.
-func (k *Kernel) unmapTaskLocked(t *Task) {
-	for n := t.pidns; n != nil; n = n.parent {
-		if id := t.ids[n.level]; n.tasks[id] == t {
-			delete(n.tasks, id)
-		}
-	}
-}
+func (k *Kernel) unmapTaskLocked(t *Task) { unmapIDs(t.pidns, t.ids, t, tasksOf) }
 
 // taskStartedLocked counts t live in its namespaces.
 func (k *Kernel) taskStartedLocked(t *Task) {
@@ -194,49 +184,43 @@ func (k *Kernel) taskGoneLocked(t *Task) {
 
 // mapThreadGroupLocked enters tg under its leader's ids.
 // Preconditions: k.mu is held.
-func (k *Kernel) mapThreadGroupLocked(tg *ThreadGroup) {
-	for n := tg.pidns; n != nil; n = n.parent {
-		n.tgs[tg.ids[n.level]] = tg
-	}
-}
+func (k *Kernel) mapThreadGroupLocked(tg *ThreadGroup) { mapIDs(tg.pidns, tg.ids, tg, tgsOf) }
 
 // unmapThreadGroupLocked removes tg from the namespaces' maps.
-func (k *Kernel) unmapThreadGroupLocked(tg *ThreadGroup) {
-	for n := tg.pidns; n != nil; n = n.parent {
-		if id := tg.ids[n.level]; n.tgs[id] == tg {
-			delete(n.tgs, id)
-		}
-	}
-}
+func (k *Kernel) unmapThreadGroupLocked(tg *ThreadGroup) { unmapIDs(tg.pidns, tg.ids, tg, tgsOf) }
 
 // mapProcessGroupLocked enters pg under its ids.
-func (k *Kernel) mapProcessGroupLocked(pg *ProcessGroup) {
-	for n := pg.pidns; n != nil; n = n.parent {
-		n.pgs[pg.ids[n.level]] = pg
-	}
-}
+func (k *Kernel) mapProcessGroupLocked(pg *ProcessGroup) { mapIDs(pg.pidns, pg.ids, pg, pgsOf) }
 
 // unmapProcessGroupLocked removes pg from the namespaces' maps.
-func (k *Kernel) unmapProcessGroupLocked(pg *ProcessGroup) {
-	for n := pg.pidns; n != nil; n = n.parent {
-		if id := pg.ids[n.level]; n.pgs[id] == pg {
-			delete(n.pgs, id)
-		}
-	}
-}
+func (k *Kernel) unmapProcessGroupLocked(pg *ProcessGroup) { unmapIDs(pg.pidns, pg.ids, pg, pgsOf) }
 
 // mapSessionLocked enters s under its ids.
-func (k *Kernel) mapSessionLocked(s *Session) {
-	for n := s.pidns; n != nil; n = n.parent {
-		n.sessions[s.ids[n.level]] = s
+func (k *Kernel) mapSessionLocked(s *Session) { mapIDs(s.pidns, s.ids, s, sessionsOf) }
+
+// unmapSessionLocked removes s from the namespaces' maps.
+func (k *Kernel) unmapSessionLocked(s *Session) { unmapIDs(s.pidns, s.ids, s, sessionsOf) }
+
+// The id tables of a namespace, for mapIDs and unmapIDs.
+func tasksOf(n *PIDNamespace) map[ThreadID]*Task       { return n.tasks }
+func tgsOf(n *PIDNamespace) map[ThreadID]*ThreadGroup  { return n.tgs }
+func pgsOf(n *PIDNamespace) map[ThreadID]*ProcessGroup { return n.pgs }
+func sessionsOf(n *PIDNamespace) map[ThreadID]*Session { return n.sessions }
+
+// mapIDs enters v, whose namespace is ns and whose id at each level is
+// ids[level], in the table of ns and of every ancestor.
+func mapIDs[T comparable](ns *PIDNamespace, ids []ThreadID, v T, table func(*PIDNamespace) map[ThreadID]T) {
+	for n := ns; n != nil; n = n.parent {
+		table(n)[ids[n.level]] = v
 	}
 }
 
-// unmapSessionLocked removes s from the namespaces' maps.
-func (k *Kernel) unmapSessionLocked(s *Session) {
-	for n := s.pidns; n != nil; n = n.parent {
-		if id := s.ids[n.level]; n.sessions[id] == s {
-			delete(n.sessions, id)
+// unmapIDs removes v from the tables mapIDs entered it in, leaving an id
+// another object has taken since.
+func unmapIDs[T comparable](ns *PIDNamespace, ids []ThreadID, v T, table func(*PIDNamespace) map[ThreadID]T) {
+	for n := ns; n != nil; n = n.parent {
+		if id := ids[n.level]; table(n)[id] == v {
+			delete(table(n), id)
 		}
 	}
 }
