@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moat-sandbox/moat/test/internal/harness"
 )
 
 // critestBaseline lists the critest specs that pass with Moat; a run must
@@ -52,12 +54,12 @@ func runCritest(t *testing.T, e *env, bin, handler string) critestResult {
 	out, err := cmd.CombinedOutput()
 	t.Logf("critest with %s: %v in %v", handler, err, time.Since(start).Round(time.Second))
 	if ctx.Err() != nil {
-		t.Errorf("critest with %s timed out; its output's end:\n%s", handler, tail(string(out), 60))
+		t.Errorf("critest with %s timed out; its output's end:\n%s", handler, harness.TailLines(string(out), 60))
 		return nil
 	}
 	data, rerr := os.ReadFile(report)
 	if rerr != nil {
-		t.Errorf("critest with %s wrote no report (%v): %v\n%s", handler, err, rerr, tail(string(out), 60))
+		t.Errorf("critest with %s wrote no report (%v): %v\n%s", handler, err, rerr, harness.TailLines(string(out), 60))
 		return nil
 	}
 	var js junitSuites
@@ -80,7 +82,7 @@ func runCritest(t *testing.T, e *env, bin, handler string) critestResult {
 		}
 	}
 	if len(r) == 0 {
-		t.Errorf("critest with %s ran no specs:\n%s", handler, tail(string(out), 60))
+		t.Errorf("critest with %s ran no specs:\n%s", handler, harness.TailLines(string(out), 60))
 		return nil
 	}
 	return r
@@ -95,14 +97,6 @@ func (r critestResult) with(status string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // TestCritest runs critest (sigs.k8s.io/cri-tools' CRI validation suite)

@@ -259,14 +259,7 @@ func (e *env) mustCrictl(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func (e *env) logTail(n int) string {
-	data, _ := os.ReadFile(e.logPath)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (e *env) logTail(n int) string { return harness.FileTail(e.logPath, n) }
 
 // stop removes the pods left, stops containerd and the network.
 func (e *env) stop(t *testing.T) {
@@ -287,26 +280,10 @@ func (e *env) stop(t *testing.T) {
 		e.containerd.Process.Kill()
 		<-done
 	}
-	for _, m := range mountsUnder(e.dir) {
+	for _, m := range harness.MountsUnder(e.dir) {
 		syscall.Unmount(m, syscall.MNT_DETACH)
 	}
 	exec.Command("ip", "link", "del", e.bridge).Run()
-}
-
-// mountsUnder lists the mount points under dir, deepest first.
-func mountsUnder(dir string) []string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var ms []string
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-			ms = append([]string{f[4]}, ms...)
-		}
-	}
-	return ms
 }
 
 // buildCriTool builds crictl or critest from cri-tools (once per cache

@@ -274,14 +274,7 @@ func (e *env) waitEvents(t *testing.T, id string, want []string) {
 	}
 }
 
-func (e *env) logTail(n int) string {
-	data, _ := os.ReadFile(e.logPath)
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func (e *env) logTail(n int) string { return harness.FileTail(e.logPath, n) }
 
 // stop removes what is left, stops containerd and checks that nothing of
 // the shim is left behind.
@@ -315,7 +308,7 @@ func (e *env) stop(t testing.TB) {
 	}
 	// containerd leaves its own mounts (the overlay snapshotter's) only
 	// while running; unmount anything left under the dir.
-	for _, m := range mountsUnder(e.dir) {
+	for _, m := range harness.MountsUnder(e.dir) {
 		syscall.Unmount(m, syscall.MNT_DETACH)
 	}
 	os.RemoveAll(e.runscRoot)
@@ -329,7 +322,7 @@ func (e *env) checkClean(t testing.TB) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		procs := e.leftoverProcesses()
-		mounts := mountsUnder(filepath.Join(e.dir, "state"))
+		mounts := harness.MountsUnder(filepath.Join(e.dir, "state"))
 		entries, _ := os.ReadDir(e.runscRoot)
 		bundles, _ := os.ReadDir(filepath.Join(e.dir, "state", "io.containerd.runtime.v2.task", e.ns))
 		for _, b := range bundles {
@@ -382,22 +375,6 @@ func (e *env) leftoverProcesses() []string {
 		}
 	}
 	return found
-}
-
-// mountsUnder lists mount points at or below dir.
-func mountsUnder(dir string) []string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var ms []string
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
-			ms = append(ms, f[4])
-		}
-	}
-	return ms
 }
 
 // bundle is the bundle directory containerd made for container id.
