@@ -15,14 +15,25 @@ type DirIterator interface {
 }
 
 // DirFile is the file of an opened directory: it lists a DirNode, with "."
-// and "..". The listing is read when the offset is 0 and kept until the
-// directory is rewound, so entries do not move under a reader.
+// and "..". The listing is read when the offset is 0 (open, rewinddir,
+// lseek to 0) and its positions stay put until then, so telldir/seekdir
+// offsets keep naming the same entries. As on Linux, an entry removed
+// before the read that would return it is not listed: a read checks the
+// listing against the directory when the VFS changed the directory's
+// children since the last check, or always for directories that change
+// behind the VFS (RevalidatingDir, UncachedDir). Entries made after the
+// listing was read appear after the next rewind (POSIX leaves that open).
 type DirFile struct {
 	FileDefaults
 	NotPollable
 
-	mu      sync.Mutex
-	entries []Dirent // nil until read
+	mu sync.Mutex
+	// entries is the listing, nil until read; a removed entry keeps its
+	// position with an empty Name.
+	entries []Dirent
+	// gen is the directory dentry's child generation when entries were
+	// last checked.
+	gen uint64
 }
 
 // NewDirFile opens the directory at vd as a generic directory file.
@@ -72,19 +83,69 @@ func (f *DirFile) IterDirents(ctx Context, fd *FileDescription, emit func(Dirent
 		// Linux lists nothing of a removed directory: ENOENT.
 		return unix.ENOENT
 	}
+	d := fd.vd.Dentry
 	if f.entries == nil || fd.off == 0 {
+		gen := d.childGen()
 		ents, err := listDir(ctx, fd.vd)
 		if err != nil {
 			return err
 		}
-		f.entries = ents
+		f.entries, f.gen = ents, gen
+	} else if fd.off < int64(len(f.entries)) && f.stale(d) {
+		if err := f.recheck(ctx, d); err != nil {
+			return err
+		}
 	}
 	for fd.off < int64(len(f.entries)) {
-		if !emit(f.entries[fd.off]) {
+		if e := f.entries[fd.off]; e.Name != "" && !emit(e) {
 			return nil
 		}
 		fd.off++
 	}
+	return nil
+}
+
+// stale reports whether f's listing must be checked against d.
+// Preconditions: f.mu is held.
+func (f *DirFile) stale(d *Dentry) bool {
+	switch d.node.(type) {
+	case RevalidatingDir, UncachedDir:
+		return true
+	}
+	return d.childGen() != f.gen
+}
+
+// recheck blanks the entries of f's listing that d no longer holds and
+// refreshes the inode number and type of the others (a name removed and
+// made again names the new node). "." and ".." stay.
+// Preconditions: f.mu is held.
+func (f *DirFile) recheck(ctx Context, d *Dentry) error {
+	dir, ok := d.node.(DirNode)
+	if !ok {
+		return unix.ENOTDIR
+	}
+	gen := d.childGen()
+	children, err := dir.Readdir(ctx)
+	if err != nil {
+		return err
+	}
+	now := make(map[string]Dirent, len(children))
+	for _, c := range children {
+		now[c.Name] = c
+	}
+	for i := 2; i < len(f.entries); i++ {
+		e := &f.entries[i]
+		if e.Name == "" {
+			continue
+		}
+		c, ok := now[e.Name]
+		if !ok {
+			e.Name = ""
+			continue
+		}
+		e.Ino, e.Type = c.Ino, c.Type
+	}
+	f.gen = gen
 	return nil
 }
 

@@ -332,3 +332,11 @@ func (d *Dentry) InvalidateChild(name string) {
 	delete(d.children, name)
 	d.mu.Unlock()
 }
+
+// childGen returns the count of changes of d's children made by the VFS
+// (directory files compare it to see whether their listing may be stale).
+func (d *Dentry) childGen() uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.gen
+}
