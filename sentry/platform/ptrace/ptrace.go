@@ -21,6 +21,14 @@
 //     inject clone(CLONE_THREAD|CLONE_VM|...); the new thread parks in the
 //     pause loop and the context's own OS thread seizes it.
 //
+// Host file mappings: MapHostFD maps a descriptor of the Sentry (a file
+// the gofer donated) straight into a stub, private and never writable, so
+// the host's page cache serves the application's reads of program text
+// without a fault or a copy in the Sentry. The stub takes a duplicate with
+// pidfd_getfd for the one injected call (stubMapFD) and closes it; a host
+// that refuses it that access (a Yama ptrace scope, say) turns the feature
+// off for the platform, and callers fall back to the memory file.
+//
 // Every traced thread has PTRACE_O_EXITKILL, and every stub process dies
 // with the template (PR_SET_PDEATHSIG), so no stub outlives the Sentry. The
 // stubs close every descriptor except the memory file.
@@ -30,9 +38,11 @@
 package ptrace
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -49,6 +59,10 @@ type Platform struct {
 	memfd    int
 	template *tracer
 	tmplThr  *thread
+	// pid is the Sentry's, as the stubs (in its PID namespace) see it.
+	pid int
+	// noHostMap is set once a stub could not take a Sentry descriptor.
+	noHostMap atomic.Bool
 }
 
 // New creates the platform and its template stub process. memfd is the
@@ -70,7 +84,7 @@ func New(memfd int) (*Platform, error) {
 	if _, err := unix.Pwrite(codefd, code, 0); err != nil {
 		return nil, fmt.Errorf("writing stub code: %w", err)
 	}
-	p := &Platform{memfd: memfd, template: newTracer()}
+	p := &Platform{memfd: memfd, template: newTracer(), pid: unix.Getpid()}
 	p.template.do(func() {
 		var pid int
 		pid, err = forkStub(codefd)
@@ -229,6 +243,57 @@ func (as *addressSpace) MapFile(addr uintptr, off uint64, length uintptr, prot i
 		return fmt.Errorf("stub mmap at %#x returned %#x (%v)", addr, r, unix.Errno(-r))
 	}
 	return nil
+}
+
+// ErrNoHostMap is MapHostFD's error when the host does not let the stubs
+// map the Sentry's descriptors.
+var ErrNoHostMap = errors.New("stubs cannot map Sentry descriptors")
+
+// MapHostFD maps [off, off+length) of the Sentry's host descriptor fd at
+// addr, MAP_PRIVATE|MAP_FIXED with prot, which may not include PROT_WRITE:
+// the application reads the host file's pages and can never change the
+// file. The stub holds no descriptor afterwards. It returns ErrNoHostMap,
+// at once after the first time, when the host refuses the stub the
+// descriptor, and the host mmap's error (EPERM for PROT_EXEC on a noexec
+// mount, ENODEV for a file that cannot be mapped) otherwise.
+func (as *addressSpace) MapHostFD(addr, length uintptr, prot int, fd int, off uint64) error {
+	if prot&unix.PROT_WRITE != 0 {
+		return unix.EINVAL
+	}
+	if as.p.noHostMap.Load() {
+		return ErrNoHostMap
+	}
+	const flags = unix.MAP_PRIVATE | unix.MAP_FIXED
+	var r uintptr
+	var stage mapFDStage
+	var err error
+	if t := as.current(); t != nil {
+		r, stage, err = t.mapFD(as.p.pid, fd, addr, length, prot, flags, off)
+	} else {
+		as.master.do(func() {
+			r, stage, err = as.masterThr.mapFD(as.p.pid, fd, addr, length, prot, flags, off)
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if r == addr {
+		return nil
+	}
+	errno := unix.Errno(-r)
+	if int64(r) >= 0 || int64(r) < -4095 {
+		return fmt.Errorf("stub mmap of descriptor %d at %#x returned %#x", fd, addr, r)
+	}
+	if stage != mapFDMmap {
+		if errno == unix.EPERM || errno == unix.EACCES || errno == unix.ENOSYS || errno == unix.ESRCH {
+			as.p.noHostMap.Store(true)
+			return ErrNoHostMap
+		}
+		return fmt.Errorf("stub taking descriptor %d: %w", fd, errno)
+	}
+	// A failed MAP_FIXED may have left the range unmapped, which is what
+	// the caller's fallback expects anyway.
+	return errno
 }
 
 // Unmap implements platform.AddressSpace.Unmap.

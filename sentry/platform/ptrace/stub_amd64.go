@@ -18,10 +18,11 @@ import (
 //	              jz stubLoop        // the new thread or process (rax == 0)
 //	              int3
 //	stubInit:     ...                // run once in the template process
+//	stubMapFD:    ...                // maps a Sentry descriptor (below)
 //
 // stubInit resets every signal handler to the default, ignores SIGCHLD (so
 // stub processes the template forks are reaped without it waiting), unblocks
-// all signals, closes every descriptor but the memory file, unmaps everything but the stub page (the Sentry's image the
+// all signals, makes a session of its own (setsid), closes every descriptor but the memory file, unmaps everything but the stub page (the Sentry's image the
 // fork copied), stops itself with SIGSTOP for its tracer, then parks.
 const (
 	stubAddr = 0x7fff_fffe_0000
@@ -34,6 +35,7 @@ const (
 	stubLoopOff    = 8
 	stubCloneOff   = 0x18
 	stubInitOff    = 0x40
+	stubMapFDOff   = 0x140
 	stubDataOff    = 0x200
 )
 
@@ -154,6 +156,12 @@ func stubCode(memfd int) ([]byte, error) {
 	a.movR10D(8)
 	a.movEAX(14)
 	a.syscallInsn()
+	// setsid(): a session of its own, without a controlling terminal,
+	// so that no host terminal's signals (^C, SIGWINCH, SIGHUP) or job
+	// control stops reach the stubs, whose tracers would have to drop
+	// them. Every stub process is forked from this one.
+	a.movEAX(112) // SYS_setsid
+	a.syscallInsn()
 	// close_range(0, memfd-1, 0); close_range(memfd+1, ~0, 0)
 	if memfd > 0 {
 		a.emit(0x31, 0xff) // xor edi, edi
@@ -187,6 +195,54 @@ func stubCode(memfd int) ([]byte, error) {
 	a.emit(0xe9) // jmp loop
 	a.rel("loop", 4, 0)
 
+	// stubMapFD maps a descriptor of the Sentry into the stub, for
+	// MapHostFD: with rdi the Sentry's pid, r10 its descriptor, r9, r13,
+	// r14, r15 and rbp mmap's address, length, prot, flags and offset,
+	// and rbx and r8 set to -1 by the tracer, it does
+	//	rbx = pidfd_open(rdi, 0)            // rax < 0: out, rbx stays -1
+	//	r8 = pidfd_getfd(rbx, r10, 0)       // rax < 0: r8 stays -1
+	//	r12 = mmap(r9, r13, r14, r15, r8, rbp)
+	//	close(r8); close(rbx); rax = r12
+	// and stops at int3 with rax the mmap's result or the first error.
+	// The descriptors live only for the call.
+	a.padTo(stubMapFDOff)
+	a.label("mapfd")
+	a.emit(0x31, 0xf6) // xor esi, esi
+	a.movEAX(434)      // SYS_pidfd_open
+	a.syscallInsn()
+	a.emit(0x48, 0x85, 0xc0) // test rax, rax
+	a.emit(0x78)             // js out
+	a.rel("mapfd_out", 1, 0)
+	a.emit(0x48, 0x89, 0xc3) // mov rbx, rax
+	a.emit(0x48, 0x89, 0xdf) // mov rdi, rbx
+	a.emit(0x4c, 0x89, 0xd6) // mov rsi, r10
+	a.xorEDX()
+	a.movEAX(438) // SYS_pidfd_getfd
+	a.syscallInsn()
+	a.emit(0x49, 0x89, 0xc4) // mov r12, rax
+	a.emit(0x48, 0x85, 0xc0) // test rax, rax
+	a.emit(0x78)             // js closepid
+	a.rel("mapfd_closepid", 1, 0)
+	a.emit(0x49, 0x89, 0xc0) // mov r8, rax
+	a.emit(0x4c, 0x89, 0xcf) // mov rdi, r9
+	a.emit(0x4c, 0x89, 0xee) // mov rsi, r13
+	a.emit(0x4c, 0x89, 0xf2) // mov rdx, r14
+	a.emit(0x4d, 0x89, 0xfa) // mov r10, r15
+	a.emit(0x49, 0x89, 0xe9) // mov r9, rbp
+	a.movEAX(9)              // SYS_mmap
+	a.syscallInsn()
+	a.emit(0x49, 0x89, 0xc4) // mov r12, rax
+	a.emit(0x4c, 0x89, 0xc7) // mov rdi, r8
+	a.movEAX(3)              // SYS_close
+	a.syscallInsn()
+	a.label("mapfd_closepid")
+	a.emit(0x48, 0x89, 0xdf) // mov rdi, rbx
+	a.movEAX(3)              // SYS_close
+	a.syscallInsn()
+	a.emit(0x4c, 0x89, 0xe0) // mov rax, r12
+	a.label("mapfd_out")
+	a.emit(0xcc) // int3
+
 	a.padTo(stubDataOff)
 	a.label("dfl") // struct sigaction {SIG_DFL, 0, 0, 0}; also a zero sigset
 	a.emit(make([]byte, 32)...)
@@ -197,7 +253,7 @@ func stubCode(memfd int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.labels["loop"] != stubLoopOff || a.labels["init"] != stubInitOff || a.labels["clone"] != stubCloneOff {
+	if a.labels["loop"] != stubLoopOff || a.labels["init"] != stubInitOff || a.labels["clone"] != stubCloneOff || a.labels["mapfd"] != stubMapFDOff {
 		return nil, fmt.Errorf("stub: layout drifted: loop at %#x, init at %#x", a.labels["loop"], a.labels["init"])
 	}
 	page := make([]byte, stubSize)

@@ -92,23 +92,66 @@ func (t *thread) clone(flags uintptr) (uintptr, error) {
 func (t *thread) inject(rip, sysno, a0, a1, a2, a3, a4, a5 uintptr) (uintptr, error) {
 	regs := t.initRegs
 	regs.Rax = uint64(sysno)
-	regs.Orig_rax = ^uint64(0)
 	regs.Rdi, regs.Rsi, regs.Rdx = uint64(a0), uint64(a1), uint64(a2)
 	regs.R10, regs.R8, regs.R9 = uint64(a3), uint64(a4), uint64(a5)
 	regs.Rip = uint64(rip)
-	if err := unix.PtraceSetRegs(int(t.tid), &regs); err != nil {
-		return 0, fmt.Errorf("PTRACE_SETREGS %d: %w", t.tid, err)
+	if err := t.run(&regs); err != nil {
+		return 0, err
+	}
+	return uintptr(regs.Rax), nil
+}
+
+// mapFDStage says which step of stubMapFD failed.
+type mapFDStage int
+
+const (
+	mapFDOpen  mapFDStage = iota // pidfd_open of the Sentry
+	mapFDGetFD                   // pidfd_getfd of its descriptor
+	mapFDMmap                    // the mmap itself
+)
+
+// mapFD runs stubMapFD in t: it maps the Sentry's descriptor fd at addr
+// (mmap's other arguments as given) and returns mmap's raw result (a
+// negative errno on failure) and, on failure, the step that failed.
+func (t *thread) mapFD(sentryPID, fd int, addr, length uintptr, prot, flags int, off uint64) (uintptr, mapFDStage, error) {
+	regs := t.initRegs
+	regs.Rdi = uint64(sentryPID)
+	regs.R10 = uint64(fd)
+	regs.R9, regs.R13, regs.R14, regs.R15, regs.Rbp = uint64(addr), uint64(length), uint64(prot), uint64(flags), off
+	regs.Rbx, regs.R8 = ^uint64(0), ^uint64(0)
+	regs.Rip = stubAddr + stubMapFDOff
+	if err := t.run(&regs); err != nil {
+		return 0, 0, err
+	}
+	stage := mapFDMmap
+	switch {
+	case int64(regs.Rbx) < 0:
+		stage = mapFDOpen
+	case int64(regs.R8) < 0:
+		stage = mapFDGetFD
+	}
+	return uintptr(regs.Rax), stage, nil
+}
+
+// run starts t at regs (with Orig_rax cleared, so no system call is
+// restarted) and waits until it stops at an int3 of the stub; regs are then
+// its registers there.
+func (t *thread) run(regs *arch.Registers) error {
+	regs.Orig_rax = ^uint64(0)
+	sysno := regs.Rax
+	if err := unix.PtraceSetRegs(int(t.tid), regs); err != nil {
+		return fmt.Errorf("PTRACE_SETREGS %d: %w", t.tid, err)
 	}
 	if err := unix.PtraceCont(int(t.tid), 0); err != nil {
-		return 0, fmt.Errorf("PTRACE_CONT %d: %w", t.tid, err)
+		return fmt.Errorf("PTRACE_CONT %d: %w", t.tid, err)
 	}
 	for {
 		ws, err := t.wait()
 		if err != nil {
-			return 0, err
+			return err
 		}
 		if !ws.Stopped() {
-			return 0, fmt.Errorf("stub thread %d died during injected syscall %d: %#x", t.tid, sysno, uint32(ws))
+			return fmt.Errorf("stub thread %d died during injected syscall %d: %#x", t.tid, sysno, uint32(ws))
 		}
 		if ws.StopSignal() == unix.SIGTRAP && ws.TrapCause() == 0 {
 			break
@@ -117,16 +160,16 @@ func (t *thread) inject(rip, sysno, a0, a1, a2, a3, a4, a5 uintptr) (uintptr, er
 			// An interrupt meant for Switch; the caller's run loop checks
 			// for pending work itself. Suppress it and go on.
 			if err := unix.PtraceCont(int(t.tid), 0); err != nil {
-				return 0, err
+				return err
 			}
 			continue
 		}
-		return 0, fmt.Errorf("stub thread %d: unexpected stop %#x during injected syscall %d", t.tid, uint32(ws), sysno)
+		return fmt.Errorf("stub thread %d: unexpected stop %#x during injected syscall %d", t.tid, uint32(ws), sysno)
 	}
-	if err := unix.PtraceGetRegs(int(t.tid), &regs); err != nil {
-		return 0, fmt.Errorf("PTRACE_GETREGS %d: %w", t.tid, err)
+	if err := unix.PtraceGetRegs(int(t.tid), regs); err != nil {
+		return fmt.Errorf("PTRACE_GETREGS %d: %w", t.tid, err)
 	}
-	return uintptr(regs.Rax), nil
+	return nil
 }
 
 // exit makes t exit and reaps it.
