@@ -141,7 +141,7 @@ func (ep *EventPoll) markReady(it *item) {
 	ep.readyMu.Lock()
 	ep.pushReady(it)
 	ep.readyMu.Unlock()
-	ep.queue.Notify(waiter.EventIn)
+	ep.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
 }
 
 func waiterMask(events uint32) waiter.EventMask {
@@ -347,9 +347,11 @@ func (ep *EventPoll) Wait(ctx fs.Context, max int, deadline time.Time, hasDeadli
 	}
 }
 
-// Readiness implements waiter.Waitable: readable when an item is ready.
+// Readiness implements waiter.Waitable: readable (POLLIN|POLLRDNORM, as
+// Linux's ep_eventpoll_poll) when an item is ready.
 func (ep *EventPoll) Readiness(mask waiter.EventMask) waiter.EventMask {
-	if mask&waiter.EventIn == 0 {
+	const readable = waiter.EventIn | waiter.EventRdNorm
+	if mask&readable == 0 {
 		return 0
 	}
 	ep.readyMu.Lock()
@@ -361,7 +363,7 @@ func (ep *EventPoll) Readiness(mask waiter.EventMask) waiter.EventMask {
 	for _, it := range list {
 		events := it.events.Load()
 		if events&readinessBits != 0 && it.key.file.Readiness(waiterMask(events)) != 0 {
-			return waiter.EventIn
+			return mask & readable
 		}
 	}
 	return 0

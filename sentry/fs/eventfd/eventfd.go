@@ -104,11 +104,12 @@ func (f *File) Readiness(mask waiter.EventMask) waiter.EventMask {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var r waiter.EventMask
+	// Linux's eventfd_poll: POLLIN and POLLOUT, never the *NORM bits.
 	if f.count > 0 {
-		r |= waiter.EventIn | waiter.EventRdNorm
+		r |= waiter.EventIn
 	}
 	if f.count < maxCount {
-		r |= waiter.EventOut | waiter.EventWrNorm
+		r |= waiter.EventOut
 	}
 	return r & mask
 }

@@ -89,3 +89,35 @@ func TestSemaphoreAndBlocking(t *testing.T) {
 		t.Fatalf("value %d", v)
 	}
 }
+
+// TestReadinessBits checks the poll bits of each counter state: POLLIN
+// and POLLOUT only, as Linux's eventfd_poll (no POLLRDNORM/POLLWRNORM).
+func TestReadinessBits(t *testing.T) {
+	all := waiter.EventIn | waiter.EventOut | waiter.EventRdNorm | waiter.EventWrNorm | waiter.EventPri
+	cases := []struct {
+		name  string
+		count uint64
+		want  waiter.EventMask
+	}{
+		{"zero", 0, waiter.EventOut},
+		{"some", 1, waiter.EventIn | waiter.EventOut},
+		{"full", maxCount, waiter.EventIn},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fd, err := New(0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fd.DecRef()
+			if c.count > 0 {
+				if _, err := fd.Write(fstest.NewContext(), u64(c.count)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := fd.Readiness(all); got != c.want {
+				t.Errorf("readiness = %#x, want %#x", got, c.want)
+			}
+		})
+	}
+}

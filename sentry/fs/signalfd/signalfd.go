@@ -138,7 +138,7 @@ func (f *File) Readiness(mask waiter.EventMask) waiter.EventMask {
 	t, set := f.target, f.mask
 	f.mu.Unlock()
 	if t != nil && t.PendingIn(set) {
-		return mask & (waiter.EventIn | waiter.EventRdNorm)
+		return mask & waiter.EventIn // POLLIN alone, as signalfd_poll
 	}
 	return 0
 }

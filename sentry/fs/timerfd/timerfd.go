@@ -102,7 +102,7 @@ func (f *File) expired(n uint64) {
 		f.ticks += n
 	}
 	f.mu.Unlock()
-	f.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
+	f.queue.Notify(waiter.EventIn)
 }
 
 // SetTime implements timerfd_settime: flags may hold TFD_TIMER_ABSTIME
@@ -168,7 +168,7 @@ func (f *File) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg uint
 	f.mu.Lock()
 	f.ticks = n
 	f.mu.Unlock()
-	f.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
+	f.queue.Notify(waiter.EventIn)
 	return 0, nil
 }
 
@@ -178,7 +178,7 @@ func (f *File) Readiness(mask waiter.EventMask) waiter.EventMask {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ticks > 0 {
-		return mask & (waiter.EventIn | waiter.EventRdNorm)
+		return mask & waiter.EventIn // POLLIN alone, as timerfd_poll
 	}
 	return 0
 }

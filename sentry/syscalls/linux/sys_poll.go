@@ -84,8 +84,16 @@ func doPoll(t *kernel.Task, addr uintptr, nfds uint32, deadline time.Time, hasDe
 			continue
 		}
 		events := waiter.EventMask(binary.LittleEndian.Uint16(raw[8*i+4:]))
+		f := t.FDTable().GetFile(fd)
+		if f != nil && f.IsPath() {
+			// poll cannot get the file through an O_PATH descriptor
+			// (fdget refuses FMODE_PATH): POLLNVAL, as for a closed
+			// one. select only checks the number is open.
+			f.DecRef()
+			f = nil
+		}
 		index[i] = len(items)
-		items = append(items, fs.PollItem{File: t.FDTable().GetFile(fd), Events: events})
+		items = append(items, fs.PollItem{File: f, Events: events})
 	}
 	n, err := fs.Poll(t, items, deadline, hasDeadline)
 	if err != nil {
