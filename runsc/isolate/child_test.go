@@ -53,6 +53,10 @@ var children = map[string]func() error{
 	"caps-keep":      func() error { return childCaps([]uintptr{unix.CAP_SYS_PTRACE}) },
 	"caps-partial":   childCapsPartial,
 	"nnp":            childNNP,
+	"nnp-by-tsync":   childNNPByTsync,
+	"caps-ambient":   childCapsAmbient,
+	"limit-bset":     childLimitBoundingSet,
+	"print-caps":     childPrintCaps,
 	"pivot-then-all": childPivotThenAll,
 }
 
@@ -166,6 +170,31 @@ func TestDropCapabilities(t *testing.T) {
 		ws, out := runChild(t, "caps-partial", attr)
 		wantExit0(t, ws, out)
 	})
+}
+
+// TestInstallSetsNoNewPrivsEverywhere checks that Install, which sets
+// no_new_privs on its own thread only, leaves it set on every thread (the
+// kernel's TSYNC copies it along with the filter).
+func TestInstallSetsNoNewPrivsEverywhere(t *testing.T) {
+	ws, out := runChild(t, "nnp-by-tsync", nil)
+	wantExit0(t, ws, out)
+}
+
+// TestDropCapabilitiesClearsAmbient raises an ambient capability on every
+// thread first: DropCapabilities must leave none (its capset empties the
+// inheritable set, which takes the ambient set with it).
+func TestDropCapabilitiesClearsAmbient(t *testing.T) {
+	ws, out := runChild(t, "caps-ambient", &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWUTS})
+	wantExit0(t, ws, out)
+}
+
+// TestLimitBoundingSet checks that a process started from a thread that
+// limited its bounding set has only the kept capabilities in every set,
+// in and out of a new user namespace (where the kernel gives it a full
+// bounding set back), and that the rest of the caller keeps its own.
+func TestLimitBoundingSet(t *testing.T) {
+	ws, out := runChild(t, "limit-bset", nil)
+	wantExit0(t, ws, out)
 }
 
 func TestSetNoNewPrivs(t *testing.T) {
@@ -467,4 +496,131 @@ func childCapsPartial() error {
 		}
 	}
 	return childCaps([]uintptr{unix.CAP_SYS_PTRACE})
+}
+
+// allowAll is a filter that lets everything through, for tests of what
+// installing a filter does besides filtering.
+var allowAll = &Filter{Rules: Rules{unix.SYS_GETPID: Allow}, Default: ActionAllow}
+
+func childNNPByTsync() error {
+	stop := startThreads(3)
+	defer stop()
+	if v, _ := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0); v != 0 {
+		return errors.New("no_new_privs already set before Install")
+	}
+	if err := Install(allowAll); err != nil {
+		return err
+	}
+	vals, err := taskStatusField("NoNewPrivs")
+	if err != nil {
+		return err
+	}
+	for _, v := range vals {
+		if v != "1" {
+			return fmt.Errorf("NoNewPrivs = %s on a thread after Install", v)
+		}
+	}
+	return nil
+}
+
+func childCapsAmbient() error {
+	// An ambient capability must be permitted and inheritable: raise
+	// CAP_NET_RAW's inheritable bit on every thread (keeping what is
+	// permitted now), then make it ambient on every thread.
+	prm, err := taskStatusField("CapPrm")
+	if err != nil {
+		return err
+	}
+	all, err := strconv.ParseUint(prm[0], 16, 64)
+	if err != nil {
+		return err
+	}
+	if err := capsetAllThreads(all, all, 1<<unix.CAP_NET_RAW); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_RAISE, unix.CAP_NET_RAW, 0, 0, 0); err != nil {
+		return fmt.Errorf("raising an ambient capability: %w", err)
+	}
+	vals, err := taskStatusField("CapAmb")
+	if err != nil {
+		return err
+	}
+	if got, _ := strconv.ParseUint(vals[0], 16, 64); got != 1<<unix.CAP_NET_RAW {
+		return fmt.Errorf("CapAmb = %s before the drop, want CAP_NET_RAW", vals[0])
+	}
+	return childCaps([]uintptr{unix.CAP_NET_RAW})
+}
+
+// childPrintCaps prints its capability sets, as a process started by
+// childLimitBoundingSet sees them.
+func childPrintCaps() error {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "Cap") {
+			fmt.Println(line)
+		}
+	}
+	return nil
+}
+
+func childLimitBoundingSet() error {
+	keep := []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+	want := fmt.Sprintf("%016x", uint64(1<<unix.CAP_SYS_ADMIN|1<<unix.CAP_SETPCAP))
+	full := fmt.Sprintf("%016x", ^uint64(0)>>(63-unix.CAP_LAST_CAP))
+	start := func(userns bool) (string, error) {
+		out := make(chan string, 1)
+		errc := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			if err := LimitBoundingSet(keep...); err != nil {
+				errc <- err
+				return
+			}
+			cmd := exec.Command("/proc/self/exe", "-test.run=^$")
+			cmd.Env = append(os.Environ(), childEnv+"=print-caps")
+			if userns {
+				cmd.SysProcAttr = &syscall.SysProcAttr{
+					Cloneflags:  unix.CLONE_NEWUSER,
+					UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
+					GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
+				}
+			}
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				errc <- fmt.Errorf("%v: %s", err, b)
+				return
+			}
+			out <- string(b)
+		}()
+		select {
+		case s := <-out:
+			return s, nil
+		case err := <-errc:
+			return "", err
+		}
+	}
+	got, err := start(false)
+	if err != nil {
+		return err
+	}
+	for _, set := range []string{"CapPrm", "CapEff", "CapBnd"} {
+		if !strings.Contains(got, set+":\t"+want+"\n") {
+			return fmt.Errorf("child of a limited thread: %s not %s:\n%s", set, want, got)
+		}
+	}
+	got, err = start(true)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(got, "CapBnd:\t"+full+"\n") {
+		return fmt.Errorf("child in a new user namespace: bounding set not full (%s):\n%s", full, got)
+	}
+	// This thread, and so the process's other threads, kept the full set.
+	if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_TIME, 0, 0, 0); err != nil || in != 1 {
+		return fmt.Errorf("the caller lost CAP_SYS_TIME from its bounding set: %d, %v", in, err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package isolate
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -88,8 +89,9 @@ func SetNoNewPrivs() error {
 }
 
 // Install compiles f and installs it on every thread of the process
-// (SECCOMP_FILTER_FLAG_TSYNC), after setting no_new_privs. Threads created
-// later and child processes inherit it. There is no way back.
+// (SECCOMP_FILTER_FLAG_TSYNC), with no_new_privs set on every thread too.
+// Threads created later and child processes inherit both. There is no way
+// back.
 func Install(f *Filter) error {
 	prog, err := f.Build()
 	if err != nil {
@@ -103,8 +105,14 @@ func InstallProgram(prog []unix.SockFilter) error {
 	if len(prog) == 0 {
 		return errors.New("installing seccomp filter: empty program")
 	}
-	if err := SetNoNewPrivs(); err != nil {
-		return err
+	// no_new_privs on the calling thread is enough: TSYNC gives every
+	// thread it synchronises the caller's no_new_privs along with the
+	// filter, which saves stopping the world for SetNoNewPrivs. Both
+	// calls must run on the same thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	tid, errno := seccompSetFilter(prog, unix.SECCOMP_FILTER_FLAG_TSYNC)
 	if errno != 0 {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 
 	"github.com/moat-sandbox/moat/gofer"
@@ -28,6 +30,56 @@ var goferCaps = []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
 // (CHOWN) and changing the mode, times and owner of files the gofer does
 // not own, keeping set-id bits (FOWNER, FSETID).
 var goferWriteCaps = []uintptr{unix.CAP_CHOWN, unix.CAP_FOWNER, unix.CAP_FSETID}
+
+// goferStartCaps are the capabilities a gofer may start with (see
+// startLimited): what it keeps, goferWriteCaps when it changes files
+// (writable says so), and what it needs until it drops the rest:
+// CAP_SYS_ADMIN for gofer.Confine's mounts and pivot_root, CAP_SYS_PTRACE
+// to read its parent's mount namespace link there (its parent has more
+// capabilities than it) and CAP_SETPCAP to drop them.
+func goferStartCaps(writable bool) []uintptr {
+	caps := append([]uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP}, goferCaps...)
+	if writable {
+		caps = append(caps, goferWriteCaps...)
+	}
+	return caps
+}
+
+// goferWritable reports whether a gofer of conf serving binds changes
+// files: the root with --overlay=none, or a read-write bind.
+func goferWritable(conf *config.Config, binds []gofer.Mount) bool {
+	changes := conf.WritableRoot()
+	for _, b := range binds {
+		changes = changes || !b.ReadOnly
+	}
+	return changes
+}
+
+// limitThread limits the calling thread's bounding set to keep before it
+// starts a child process (isolate.LimitBoundingSet: the thread must be
+// locked and never unlocked). The child, started as root in runsc's user
+// namespace, then holds no more than keep after its execve, and its own
+// isolate.DropCapabilities stops its world a few times instead of once for
+// each of the forty-odd capabilities. Failing (runsc without CAP_SETPCAP)
+// costs only that time: the child still drops everything itself.
+func limitThread(keep []uintptr, log *slog.Logger) {
+	if err := isolate.LimitBoundingSet(keep...); err != nil {
+		log.Debug("child keeps this thread's bounding set", "err", err)
+	}
+}
+
+// startLimited starts cmd from a thread of its own whose bounding set is
+// limited to keep (limitThread). The thread ends once cmd has started, so
+// cmd must not ask for a parent-death signal, which would follow it.
+func startLimited(cmd *exec.Cmd, keep []uintptr, log *slog.Logger) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: see limitThread
+		limitThread(keep, log)
+		errc <- cmd.Start()
+	}()
+	return <-errc
+}
 
 // RunGofer is `runsc gofer`: it pivots into root (in its private mount
 // namespace), drops its capabilities but goferCaps, installs the gofer's
@@ -69,10 +121,7 @@ func RunGofer(conf *config.Config, root string, connFD int, binds []gofer.Mount,
 			return err
 		}
 	}
-	changes := writable
-	for _, b := range binds {
-		changes = changes || !b.ReadOnly
-	}
+	changes := goferWritable(conf, binds)
 	caps := goferCaps
 	filter := isolate.GoferFilter(conf.SeccompMode(), os.Getpid())
 	if changes {

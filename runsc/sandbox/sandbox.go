@@ -293,20 +293,21 @@ func Do(ctx context.Context, o Options) (int, error) {
 	// The gofer starts on a thread of its own while this one starts the
 	// sandbox: the two spawns (each a fork and an exec of runsc) overlap.
 	// Its parent-death signal follows that thread, which therefore stays
-	// locked until the gofer has been reaped.
+	// locked until the gofer has been reaped; its bounding set is
+	// limited first (limitThread), so it is never unlocked and ends with
+	// the goroutine.
 	goferStarted := make(chan error, 1)
 	goferDone := make(chan error, 1)
+	goferKeep := goferStartCaps(goferWritable(o.Config, binds))
 	go func() {
 		runtime.LockOSThread()
+		limitThread(goferKeep, o.Log)
 		if err := gofer.Start(); err != nil {
-			runtime.UnlockOSThread()
 			goferStarted <- err
 			return
 		}
 		goferStarted <- nil
-		err := gofer.Wait()
-		runtime.UnlockOSThread()
-		goferDone <- err
+		goferDone <- gofer.Wait()
 	}()
 	waitGoferStart := func() error {
 		err := <-goferStarted
