@@ -151,7 +151,9 @@ func (k *Kernel) newProcess(o InitOptions, init bool) (*Task, error) {
 	if !init {
 		switch {
 		case o.NewPIDNamespace:
-			ns, err = k.rootPID.newChildLocked()
+			if ns, err = k.rootPID.newChildLocked(); err == nil {
+				ns.container = true
+			}
 		case o.PIDNamespace != nil:
 			ns = o.PIDNamespace
 			if ns.initExited || ns.init == nil && ns != k.rootPID {

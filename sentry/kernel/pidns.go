@@ -45,6 +45,10 @@ type PIDNamespace struct {
 	pgs      map[ThreadID]*ProcessGroup
 	sessions map[ThreadID]*Session
 	init     *ThreadGroup
+	// container is set on a namespace made for a container's init by the
+	// runtime (InitOptions.NewPIDNamespace): the one the container's
+	// boot-time /proc shows (ProcKernel.nsFor).
+	container bool
 	// initExited is set when init has exited: no process may join.
 	initExited bool
 	// live counts the tasks of the namespace and its descendants that

@@ -24,18 +24,22 @@ type ProcKernel struct {
 	Release, Version string
 	// MemTotal returns the sandbox's memory in bytes (sysinfo's total).
 	MemTotal func() uint64
-	// PIDNS is the PID namespace the /proc shows (that of the task that
-	// mounted it, see ForMounter); nil shows the reader's own.
+	// PIDNS is the PID namespace the /proc shows: as on Linux, that of
+	// the task that mounted it (see ForMounter). nil, for the /proc the
+	// runtime mounts for a container before its init exists, shows the
+	// namespace of the reader's container: the sandbox's root namespace,
+	// or the one a sub-container was given (InitOptions.NewPIDNamespace),
+	// never a namespace its processes nested inside it.
 	PIDNS *PIDNamespace
 }
 
-// ForMounter returns p showing the PID namespace of the task behind ctx,
-// the one mounting the /proc (the root namespace for another context).
+// ForMounter returns p showing the active PID namespace of the task
+// behind ctx, the one mounting the /proc (mount(2)). A context without a
+// task (the runtime mounting a container's file systems) leaves p
+// showing the reader's container's namespace.
 func (p ProcKernel) ForMounter(ctx fs.Context) ProcKernel {
 	if t := taskOf(ctx); t != nil {
 		p.PIDNS = t.PIDNamespace()
-	} else {
-		p.PIDNS = p.K.rootPID
 	}
 	return p
 }
@@ -60,7 +64,11 @@ func (p ProcKernel) nsFor(ctx fs.Context) *PIDNamespace {
 		return p.PIDNS
 	}
 	if t := taskOf(ctx); t != nil && t.pidns != nil {
-		return t.pidns
+		ns := t.pidns
+		for ns.parent != nil && !ns.container {
+			ns = ns.parent
+		}
+		return ns
 	}
 	return p.K.rootPID
 }

@@ -4,7 +4,8 @@
  * unshare(CLONE_NEWPID): ids as seen from inside and outside (getpid,
  * getppid, wait, siginfo, /proc/PID/status NSpid), the namespace's init
  * (orphans' reaper, protected from its namespace's signals, its death
- * ending the namespace), flag checks and CAP_SYS_ADMIN. */
+ * ending the namespace), flag checks and CAP_SYS_ADMIN, and which
+ * namespace a /proc numbers processes in (its mounter's). */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -17,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -396,10 +399,11 @@ static void sigchld_and_waitid_use_namespace_pids(void)
 	CHECK_EXITED(mt_wait(p), 0);
 }
 
-static int nspid_line(pid_t pid, const char *key, char *out, size_t n)
+/* status_line copies the value of the line key (with its leading "\n")
+ * of the status file at path into out. */
+static int status_line(const char *path, const char *key, char *out, size_t n)
 {
-	char path[64], buf[4096];
-	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	char buf[4096];
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
@@ -418,6 +422,13 @@ static int nspid_line(pid_t pid, const char *key, char *out, size_t n)
 	memcpy(out, l, e - l);
 	out[e - l] = 0;
 	return 0;
+}
+
+static int nspid_line(pid_t pid, const char *key, char *out, size_t n)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	return status_line(path, key, out, n);
 }
 
 static void proc_status_lists_namespace_pids(void)
@@ -463,6 +474,125 @@ static void nested_namespaces(void)
 {
 	pid_t p = CHECK_SYS(spawn_ns(nested_again, (void *)3L));
 	CHECK_EXITED(mt_wait(p), 0);
+}
+
+/* read_link_nul reads the link at path into out, NUL-terminated. */
+static int read_link_nul(const char *path, char *out, size_t n)
+{
+	ssize_t r = readlink(path, out, n - 1);
+	if (r < 0)
+		return -1;
+	out[r] = 0;
+	return 0;
+}
+
+/* report_boot_proc writes, on the pipe at arg, what the /proc the
+ * namespace's parent mounted says of the caller: /proc/self and the
+ * NSpid line of /proc/self/status. */
+static int report_boot_proc(void *arg)
+{
+	int *fds = arg;
+	close(fds[0]);
+	char self[64] = "", nspid[64] = "", msg[160];
+	if (read_link_nul("/proc/self", self, sizeof self) < 0)
+		snprintf(self, sizeof self, "readlink:%d", errno);
+	if (status_line("/proc/self/status", "\nNSpid:", nspid, sizeof nspid) < 0)
+		snprintf(nspid, sizeof nspid, "status:%d", errno);
+	int n = snprintf(msg, sizeof msg, "%s|%s", self, nspid);
+	return write(fds[1], msg, n) == n ? 0 : 2;
+}
+
+static void boot_proc_shows_mounters_ids(void)
+{
+	/* A /proc shows the PID namespace of the task that mounted it (for
+	 * the boot /proc, the outer one), not the reader's. */
+	int fds[2];
+	CHECK_SYS(pipe(fds));
+	pid_t p = spawn_ns(report_boot_proc, fds);
+	close(fds[1]);
+	CHECK_SYS(p);
+	char msg[160];
+	ssize_t r = mt_read_n(fds[0], msg, sizeof msg - 1, 10000);
+	close(fds[0]);
+	CHECK_EXITED(mt_wait(p), 0);
+	CHECK_GT(r, 0);
+	msg[r > 0 ? r : 0] = 0;
+	char want[160];
+	snprintf(want, sizeof want, "%d|\t%d\t1", p, p);
+	CHECK_STREQ(msg, want);
+}
+
+struct proc_mount_args {
+	int ready[2]; /* child -> parent: the mount is made, or an error */
+	int done[2];  /* parent -> child: finish */
+};
+
+/* mount_proc_inside mounts a proc at "p" from inside the new namespace,
+ * checks what it shows the mounter, and waits for the parent to look. */
+static int mount_proc_inside(void *arg)
+{
+	struct proc_mount_args *a = arg;
+	close(a->ready[0]);
+	close(a->done[1]);
+	char self[64] = "", nspid[64] = "", msg[160];
+	if (mount("proc", "p", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		snprintf(msg, sizeof msg, "mount:%d", errno);
+	} else {
+		if (read_link_nul("p/self", self, sizeof self) < 0)
+			snprintf(self, sizeof self, "readlink:%d", errno);
+		if (status_line("p/1/status", "\nNSpid:", nspid, sizeof nspid) < 0)
+			snprintf(nspid, sizeof nspid, "status:%d", errno);
+		snprintf(msg, sizeof msg, "%s|%s", self, nspid);
+	}
+	int n = strlen(msg);
+	if (write(a->ready[1], msg, n) != n)
+		return 2;
+	char c;
+	if (read(a->done[0], &c, 1) < 0)
+		return 3;
+	return 0;
+}
+
+static void own_proc_mount_shows_namespace_ids(void)
+{
+	/* A proc mounted inside the namespace numbers its processes; the
+	 * parent, outside it, has no /proc/self there. */
+	ENTER();
+	CHECK_SYS(mkdir("p", 0755));
+	struct proc_mount_args a;
+	CHECK_SYS(pipe(a.ready));
+	CHECK_SYS(pipe(a.done));
+	pid_t p = spawn_ns(mount_proc_inside, &a);
+	close(a.ready[1]);
+	close(a.done[0]);
+	CHECK_SYS(p);
+	char msg[160];
+	ssize_t r = mt_read_n(a.ready[0], msg, sizeof msg - 1, 10000);
+	msg[r > 0 ? r : 0] = 0;
+	/* Seen from the parent, while the namespace lives. */
+	char self[64];
+	errno = 0;
+	int sr = read_link_nul("p/self", self, sizeof self);
+	int serr = errno;
+	int init_there = access("p/1", F_OK);
+	char mine[32];
+	snprintf(mine, sizeof mine, "p/%d", (int)p);
+	errno = 0;
+	int outer_there = access(mine, F_OK);
+	int oerr = errno;
+	close(a.done[1]);
+	close(a.ready[0]);
+	int st = mt_wait(p);
+	umount2("p", MNT_DETACH);
+	CHECK_EXITED(st, 0);
+	CHECK_STREQ(msg, "1|\t1");
+	CHECK_EQ(sr, -1);
+	CHECK_EQ(serr, ENOENT);
+	CHECK_EQ(init_there, 0);
+	if (p != 1) {
+		CHECK_EQ(outer_there, -1);
+		CHECK_EQ(oerr, ENOENT);
+	}
 }
 
 static int hold_lock(void *arg)
@@ -518,6 +648,8 @@ static const struct mt_case cases[] = {
 	MT_CASE(proc_status_lists_namespace_pids),
 	MT_CASE(nested_namespaces),
 	MT_CASE(getlk_reports_pid_of_callers_namespace),
+	MT_CASE(boot_proc_shows_mounters_ids),
+	MT_CASE(own_proc_mount_shows_namespace_ids),
 };
 
 MT_MAIN(cases)
