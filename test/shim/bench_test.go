@@ -14,7 +14,7 @@ import (
 // Moat shim and with containerd's runc shim (io.containerd.runc.v2), in the
 // same run, and logs the ratio and the Moat shim's resident memory.
 func BenchmarkCtrRunTrue(b *testing.B) {
-	e := startEnv(b)
+	e := startEnv(b, debianContainerd)
 	per := map[string]time.Duration{}
 	for _, rt := range []struct{ name, runtime string }{
 		{"moat", runtime},

@@ -4,8 +4,11 @@
 // PATH, a busybox image imported from a docker-archive tarball built
 // here, and `ctr` as the client.
 //
+// Each test runs against Debian's containerd 1.6 and against containerd
+// 2.x built from its Go module (tools/modbuild, cached under $MOAT_CACHE).
 // It needs root, Debian's containerd package (containerd and ctr) and
-// busybox-static (/bin/busybox); without containerd it is skipped.
+// busybox-static (/bin/busybox); without containerd it is skipped, as the
+// 2.x variant is when the module proxy cannot be reached.
 // MOAT_RUNSC picks a prebuilt runsc; otherwise one is built.
 package shim_test
 
@@ -13,6 +16,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,6 +29,7 @@ import (
 
 	"github.com/moat-sandbox/moat/shim"
 	"github.com/moat-sandbox/moat/test/internal/harness"
+	"github.com/moat-sandbox/moat/tools/modbuild"
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
@@ -32,8 +37,46 @@ func TestMain(m *testing.M) { harness.Main(m) }
 // imageRef is the test image's name.
 const imageRef = "docker.io/library/busybox:moat"
 
+// daemon is the containerd a test runs: Debian's, or 2.x built here.
+type daemon struct {
+	name       string // for messages
+	containerd string // the daemon's binary
+	ctr        string // its client
+	v2         bool   // containerd 2.x
+}
+
+// debianContainerd is Debian's containerd 1.6 from PATH.
+var debianContainerd = daemon{name: "containerd 1.6", containerd: "containerd", ctr: "ctr"}
+
+// containerd2 returns containerd 2.x, built from its module the first time
+// (a few minutes), or skips t when the module cannot be fetched.
+func containerd2(t testing.TB) daemon {
+	t.Helper()
+	cache, err := harness.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	d, c, err := modbuild.Containerd2(ctx, cache)
+	if errors.Is(err, modbuild.ErrFetch) {
+		harness.Unavailable(t, "containerd %s cannot be built here: %v", modbuild.Containerd2Version, err)
+	}
+	if err != nil {
+		t.Fatalf("building containerd %s: %v", modbuild.Containerd2Version, err)
+	}
+	return daemon{name: "containerd " + modbuild.Containerd2Version, containerd: d, ctr: c, v2: true}
+}
+
+// daemons runs f against each daemon as a subtest named after it.
+func daemons(t *testing.T, f func(t *testing.T, d daemon)) {
+	t.Run("containerd1", func(t *testing.T) { f(t, debianContainerd) })
+	t.Run("containerd2", func(t *testing.T) { f(t, containerd2(t)) })
+}
+
 // env is a private containerd with the shim installed.
 type env struct {
+	d          daemon
 	dir        string
 	sock       string
 	ns         string
@@ -57,13 +100,13 @@ type event struct {
 	body  string
 }
 
-// startEnv starts containerd, builds the shim and imports the image.
-func startEnv(t testing.TB) *env {
+// startEnv starts containerd d, builds the shim and imports the image.
+func startEnv(t testing.TB, d daemon) *env {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		harness.Unavailable(t, "needs root")
 	}
-	for _, bin := range []string{"containerd", "ctr"} {
+	for _, bin := range []string{d.containerd, d.ctr} {
 		if _, err := exec.LookPath(bin); err != nil {
 			harness.Unavailable(t, "%s not installed (Debian package containerd): %v", bin, err)
 		}
@@ -71,6 +114,9 @@ func startEnv(t testing.TB) *env {
 	if _, err := os.Stat("/bin/busybox"); err != nil {
 		harness.Unavailable(t, "no static busybox (Debian package busybox-static): %v", err)
 	}
+	// ctr 2.x warns on every call that cgroup v1 is deprecated (this host
+	// is hybrid), into the output the tests read.
+	t.Setenv("CONTAINERD_SUPPRESS_DEPRECATION_WARNINGS", "1")
 	runsc := harness.RequireRunsc(t)
 	root, err := harness.RepoRoot()
 	if err != nil {
@@ -87,6 +133,7 @@ func startEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	e := &env{
+		d:       d,
 		dir:     dir,
 		sock:    filepath.Join(dir, "c.sock"),
 		ns:      fmt.Sprintf("moat-shim-%d", os.Getpid()),
@@ -103,11 +150,17 @@ func startEnv(t testing.TB) *env {
 	if err := os.Symlink(runsc, filepath.Join(bin, "runsc")); err != nil {
 		t.Fatal(err)
 	}
+	// containerd 2.x splits CRI into three plugins, and its NRI plugin
+	// would listen on the host-wide /var/run/nri/nri.sock.
+	disabled := `"io.containerd.grpc.v1.cri"`
+	if d.v2 {
+		disabled += `, "io.containerd.cri.v1.runtime", "io.containerd.cri.v1.images", "io.containerd.nri.v1.nri"`
+	}
 	config := filepath.Join(dir, "config.toml")
 	err = os.WriteFile(config, []byte(fmt.Sprintf(`version = 2
 root = %q
 state = %q
-disabled_plugins = ["io.containerd.grpc.v1.cri"]
+disabled_plugins = [%s]
 [grpc]
   address = %q
 [ttrpc]
@@ -116,7 +169,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
   level = "debug"
 [plugins."io.containerd.internal.v1.opt"]
   path = %q
-`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), e.sock, e.sock+".ttrpc", filepath.Join(dir, "opt"))), 0o644)
+`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), disabled, e.sock, e.sock+".ttrpc", filepath.Join(dir, "opt"))), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,13 +177,13 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.containerd = exec.Command("containerd", "--config", config)
+	e.containerd = exec.Command(d.containerd, "--config", config)
 	e.containerd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
 	e.containerd.Stdout, e.containerd.Stderr = logf, logf
 	e.containerd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := e.containerd.Start(); err != nil {
 		logf.Close()
-		harness.Unavailable(t, "containerd cannot start: %v", err)
+		harness.Unavailable(t, "%s cannot start: %v", d.name, err)
 	}
 	logf.Close()
 	t.Cleanup(func() { e.stop(t) })
@@ -140,7 +193,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("containerd did not come up; its log:\n%s", e.logTail(30))
+			t.Fatalf("%s did not come up; its log:\n%s", d.name, e.logTail(30))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -159,7 +212,7 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 func (e *env) ctr(ctx context.Context, args ...string) ([]byte, error) {
 	e.noteID(args)
 	full := append([]string{"-a", e.sock, "-n", e.ns}, args...)
-	return exec.CommandContext(ctx, "ctr", full...).CombinedOutput()
+	return exec.CommandContext(ctx, e.d.ctr, full...).CombinedOutput()
 }
 
 // ctrRun is ctr with separate stdout and stderr, and its exit status.
@@ -168,7 +221,7 @@ func (e *env) ctrRun(t *testing.T, args ...string) (stdout, stderr string, statu
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	e.noteID(args)
-	cmd := exec.CommandContext(ctx, "ctr", append([]string{"-a", e.sock, "-n", e.ns}, args...)...)
+	cmd := exec.CommandContext(ctx, e.d.ctr, append([]string{"-a", e.sock, "-n", e.ns}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -213,7 +266,7 @@ func (e *env) mustCtr(t *testing.T, args ...string) string {
 
 // startEvents subscribes to the namespace's events for the whole test.
 func (e *env) startEvents(t testing.TB) {
-	cmd := exec.Command("ctr", "-a", e.sock, "-n", e.ns, "events")
+	cmd := exec.Command(e.d.ctr, "-a", e.sock, "-n", e.ns, "events")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

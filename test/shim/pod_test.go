@@ -37,7 +37,10 @@ func (e *env) taskPid(t *testing.T, id string) string {
 // annotations: the app containers share the sandbox container's shim and
 // Moat sandbox, each with its own root file system.
 func TestShimPod(t *testing.T) {
-	e := startEnv(t)
+	daemons(t, func(t *testing.T, d daemon) { testShimPod(t, startEnv(t, d)) })
+}
+
+func testShimPod(t *testing.T, e *env) {
 	const pod, app1, app2 = "pod1", "pod1-app1", "pod1-app2"
 	run := func(id string, args ...string) {
 		t.Helper()

@@ -21,7 +21,10 @@ const runtime = "io.containerd.runsc.v1"
 
 // TestShim runs busybox containers through containerd and the shim.
 func TestShim(t *testing.T) {
-	e := startEnv(t)
+	daemons(t, func(t *testing.T, d daemon) { testShim(t, startEnv(t, d)) })
+}
+
+func testShim(t *testing.T, e *env) {
 
 	t.Run("output and exit status", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -50,7 +53,7 @@ func TestShim(t *testing.T) {
 	})
 
 	t.Run("stdin", func(t *testing.T) {
-		cmd := exec.Command("ctr", "-a", e.sock, "-n", e.ns, "run", "--rm", "--runtime", runtime, imageRef, "stdin1", "wc", "-c")
+		cmd := exec.Command(e.d.ctr, "-a", e.sock, "-n", e.ns, "run", "--rm", "--runtime", runtime, imageRef, "stdin1", "wc", "-c")
 		cmd.Stdin = strings.NewReader("twelve bytes")
 		out, err := cmd.Output()
 		if err != nil || strings.TrimSpace(string(out)) != "12" {
@@ -161,7 +164,7 @@ func TestShim(t *testing.T) {
 			t.Skip("no script(1) to give ctr a terminal")
 		}
 		// ctr run -t needs a terminal of its own: script gives it one.
-		ctrCmd := "ctr -a " + e.sock + " -n " + e.ns + " run -t --rm --runtime " + runtime + " " + imageRef +
+		ctrCmd := e.d.ctr + " -a " + e.sock + " -n " + e.ns + " run -t --rm --runtime " + runtime + " " + imageRef +
 			" tty1 sh -c 'echo on-tty; exit 6'"
 		cmd := exec.Command("script", "-qec", ctrCmd, "/dev/null")
 		cmd.Stdin = nil
@@ -184,7 +187,7 @@ func TestShim(t *testing.T) {
 		id := "ttyexec1"
 		e.mustCtr(t, "run", "-d", "--runtime", runtime, imageRef, id, "sleep", "1000")
 		defer e.remove(t, id)
-		ctrCmd := "ctr -a " + e.sock + " -n " + e.ns + " task exec -t --exec-id tx1 " + id + " sh -c 'echo exec-tty; exit 9'"
+		ctrCmd := e.d.ctr + " -a " + e.sock + " -n " + e.ns + " task exec -t --exec-id tx1 " + id + " sh -c 'echo exec-tty; exit 9'"
 		out, err := exec.Command("script", "-qec", ctrCmd, "/dev/null").Output()
 		status := 0
 		if ee, ok := err.(*exec.ExitError); ok {
