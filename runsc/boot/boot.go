@@ -275,6 +275,9 @@ func Load(cfg Config) (*Sandbox, error) {
 	if cfg.Process.NoNewPrivileges {
 		t.SetNoNewPrivs()
 	}
+	if err := applySettings(k, t, cfg.Process.Settings, log); err != nil {
+		return nil, err
+	}
 	if s.seccomp, err = loadSeccomp(cfg.Process.Seccomp, log); err != nil {
 		return nil, err
 	}
@@ -361,13 +364,13 @@ func registerFilesystems(k *kernel.Kernel) {
 		}
 		return tmpfs.New(k.MemFile, opts, ctx.Credentials()), nil
 	})
-	k.RegisterFilesystem("proc", func(ctx fs.Context, _ string, _ bool, _ string) (*fs.Filesystem, error) {
+	k.RegisterFilesystem("proc", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
 		return proc.New(kernel.ProcKernel{
 			K:        k,
 			Release:  linux.UnameRelease,
 			Version:  linux.UnameVersion,
 			MemTotal: func() uint64 { return linux.SandboxMemory },
-		}.ForMounter(ctx), nil), nil
+		}, nil), nil
 	})
 	k.RegisterFilesystem("sysfs", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
 		return sys.New(kernel.NumCPUs()), nil

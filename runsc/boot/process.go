@@ -34,6 +34,9 @@ type Process struct {
 	// runs (seccomp.go). Processes started by exec get init's instead,
 	// as in runc; an ExecSpec's is ignored.
 	Seccomp *specs.LinuxSeccomp `json:"seccomp,omitempty"`
+	// Settings are what the runtime sets in the kernel for init
+	// (settings.go); an ExecSpec's are ignored.
+	Settings *KernelSettings `json:"settings,omitempty"`
 }
 
 // Capabilities are capability numbers (CAP_*) per set.

@@ -206,6 +206,9 @@ func Create(a CreateArgs) (c *Container, err error) {
 					return err
 				}
 			}
+			if err := setOOMScoreAdj(spec, sandboxPid, goferPid); err != nil {
+				return err
+			}
 			return c.save()
 		},
 	}
@@ -323,6 +326,9 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 		return nil, err
 	}
 	bs.Process = bp
+	if bs.Process.Settings, err = kernelSettings(spec); err != nil {
+		return nil, err
+	}
 	if l := spec.Linux; l != nil {
 		bs.MaskedPaths = l.MaskedPaths
 		bs.ReadonlyPaths = l.ReadonlyPaths

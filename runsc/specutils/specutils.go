@@ -183,7 +183,7 @@ func Validate(spec *specs.Spec, bundle string) error {
 	if spec.Domainname != "" && spec.Linux != nil && !hasNamespace(spec, specs.UTSNamespace) {
 		return errors.New("domainname is set but linux.namespaces has no uts namespace")
 	}
-	return nil
+	return validateSysctl(spec)
 }
 
 func hasNamespace(spec *specs.Spec, t specs.LinuxNamespaceType) bool {

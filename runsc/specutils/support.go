@@ -39,9 +39,6 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 	if p.SelinuxLabel != "" {
 		notes = append(notes, "process.selinuxLabel is ignored: the Sentry is the container's kernel")
 	}
-	if p.OOMScoreAdj != nil {
-		notes = append(notes, "process.oomScoreAdj is not applied yet")
-	}
 	if p.Scheduler != nil {
 		notes = append(notes, "process.scheduler is not applied yet")
 	}
@@ -78,9 +75,8 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 		}
 		// linux.resources and cgroupsPath: runsc/container applies them
 		// and names what it leaves out.
-		if len(l.Sysctl) > 0 {
-			notes = append(notes, "linux.sysctl is not applied yet")
-		}
+		// linux.sysctl: Validate checks the namespaces, and the
+		// sandbox's kernel the keys it models (at create).
 		for i, d := range l.Devices {
 			if !sentryDevice(d) {
 				notes = append(notes, fmt.Sprintf("linux.devices[%d] (%s): the node is made, but the sandbox has no driver for it (opening it gives ENXIO)", i, d.Path))

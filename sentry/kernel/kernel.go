@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/kernel/futex"
 	"github.com/moat-sandbox/moat/sentry/mm"
 	"github.com/moat-sandbox/moat/sentry/platform"
@@ -99,6 +100,9 @@ type Kernel struct {
 	// started from outside the sandbox (external.go).
 	freezer  freezer
 	external map[*ThreadGroup]*ExternalProcess
+
+	// settings are the runtime's sysctls and id maps (settings.go).
+	settings proc.Settings
 }
 
 // ThreadID is a task or thread group id.

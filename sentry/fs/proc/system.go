@@ -292,7 +292,8 @@ func constValue(v string) sysctlFile {
 const utsNameMax = 64
 
 // sysctlDir is /proc/sys: the tunables programs read to learn the
-// sandbox's limits. Only the UTS names are writable.
+// sandbox's limits. The UTS names and the settable sysctls (settings.go)
+// are writable.
 func sysctlDir(s System) fs.Node {
 	info := s.SystemInfo
 	itoa := func(f func(SystemInfo) int) sysctlFile {
@@ -306,13 +307,13 @@ func sysctlDir(s System) fs.Node {
 			return s.SetUTSName(ctx, domain, v)
 		}
 	}
-	random := synth.NewDir(0o555, map[string]fs.Node{
+	random := map[string]fs.Node{
 		"boot_id":       constValue(bootID()),
 		"uuid":          sysctlValue(newUUID, nil),
 		"entropy_avail": constValue("256"),
 		"poolsize":      constValue("256"),
-	})
-	kernel := synth.NewDir(0o555, map[string]fs.Node{
+	}
+	kernel := map[string]fs.Node{
 		"hostname":           sysctlCtxValue(s.Hostname, setUTS(false)),
 		"domainname":         sysctlCtxValue(s.Domainname, setUTS(true)),
 		"ostype":             constValue("Linux"),
@@ -332,35 +333,46 @@ func sysctlDir(s System) fs.Node {
 		"msgmnb":             constValue("16384"),
 		"msgmni":             constValue("32000"),
 		"sem":                constValue("32000\t1024000000\t500\t32000"),
-		"random":             random,
-	})
-	vm := synth.NewDir(0o555, map[string]fs.Node{
+	}
+	vm := map[string]fs.Node{
 		"overcommit_memory": constValue("0"),
 		"overcommit_ratio":  constValue("50"),
 		"max_map_count":     constValue("65530"),
 		"mmap_min_addr":     itoa(func(i SystemInfo) int { return i.MmapMinAddr }),
-	})
-	fsDir := synth.NewDir(0o555, map[string]fs.Node{
+	}
+	fsDir := map[string]fs.Node{
 		"file-max":      constValue("9223372036854775807"),
 		"nr_open":       itoa(func(i SystemInfo) int { return i.NROpen }),
 		"pipe-max-size": itoa(func(i SystemInfo) int { return i.PipeMaxSize }),
-		// The Sentry's queue limits are Linux's defaults, fixed
-		// (sentry/fs/mqueue).
-		"mqueue": synth.NewDir(0o555, map[string]fs.Node{
-			"msg_max":         constValue("10"),
-			"msgsize_max":     constValue("8192"),
-			"msg_default":     constValue("10"),
-			"msgsize_default": constValue("8192"),
-			"queues_max":      constValue("256"),
-		}),
-		"inotify": synth.NewDir(0o555, map[string]fs.Node{
-			"max_user_watches":   constValue("8192"),
-			"max_user_instances": constValue("128"),
-			"max_queued_events":  constValue("16384"),
-		}),
-	})
-	net := synth.NewDir(0o555, map[string]fs.Node{
-		"core": synth.NewDir(0o555, map[string]fs.Node{"somaxconn": constValue("4096")}),
-	})
-	return synth.NewDir(0o555, map[string]fs.Node{"kernel": kernel, "vm": vm, "fs": fsDir, "net": net})
+	}
+	// The Sentry's queue limits are Linux's defaults, fixed
+	// (sentry/fs/mqueue).
+	mqueue := map[string]fs.Node{
+		"msg_max":         constValue("10"),
+		"msgsize_max":     constValue("8192"),
+		"msg_default":     constValue("10"),
+		"msgsize_default": constValue("8192"),
+		"queues_max":      constValue("256"),
+	}
+	inotify := map[string]fs.Node{
+		"max_user_watches":   constValue("8192"),
+		"max_user_instances": constValue("128"),
+		"max_queued_events":  constValue("16384"),
+	}
+	dirs := map[string]map[string]fs.Node{
+		"":              {},
+		"kernel":        kernel,
+		"kernel.random": random,
+		"vm":            vm,
+		"fs":            fsDir,
+		"fs.mqueue":     mqueue,
+		"fs.inotify":    inotify,
+		"net":           {},
+	}
+	set := &Settings{}
+	if sk, ok := s.(SettingsKernel); ok {
+		set = sk.Settings()
+	}
+	addSettableSysctls(set, dirs)
+	return sysctlTree(dirs)
 }

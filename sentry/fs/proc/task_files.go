@@ -264,10 +264,6 @@ func statmText(maps string, rss uint64) string {
 	return fmt.Sprintf("%d %d 0 %d 0 %d 0\n", size/page, rss/page, text/page, data/page)
 }
 
-// idMapText is uid_map and gid_map: the sandbox has one user namespace,
-// the identity mapping of every id.
-const idMapText = "         0          0 4294967295\n"
-
 // parseOOMScoreAdj parses a write to oom_score_adj as kstrtoint(base 0)
 // after trimming white space.
 func parseOOMScoreAdj(data []byte) (int32, error) {
@@ -301,8 +297,12 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 		return []byte("0::/\n"), nil
 	}}
 	for _, n := range []string{"uid_map", "gid_map"} {
+		gid := n == "gid_map"
 		entries[n] = &synth.File{Attr: owned(0o644), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
-			return []byte(idMapText), nil
+			if st, ok := t.(SettingsTask); ok {
+				return []byte(st.Settings().idMapText(gid)), nil
+			}
+			return []byte(identityIDMapText), nil
 		}, Write: func(fs.Context, []byte) (int, error) {
 			// The map of a namespace is written once, and this one is set.
 			return 0, unix.EPERM
