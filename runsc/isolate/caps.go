@@ -3,6 +3,7 @@ package isolate
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,33 +16,39 @@ import (
 // permitted and inheritable). It needs CAP_SETPCAP for the bounding set.
 //
 // Each all-threads call stops the world and waits for every thread to run
-// it (about 0.15 ms on a quiet machine, milliseconds on a loaded one), so
-// capabilities the bounding set already lacks are skipped: a process
-// started from a thread that called LimitBoundingSet makes few calls.
+// it (about 0.12 ms on a quiet machine, milliseconds on a loaded one), so
+// capabilities the bounding set already lacks are skipped (a process
+// started from a thread that called LimitBoundingSet makes few calls), and
+// the calls run with GOMAXPROCS 1, which halves what each costs (measured
+// with the 41 drops of a new user namespace: 5.4 ms with the two Ps of a
+// 2-CPU machine, 2.9 ms with one).
 func DropCapabilities(keep ...uintptr) error {
 	keepMask, err := capMask(keep)
 	if err != nil {
 		return err
 	}
+	// The set is read on this thread; every thread's set is the same, as
+	// this package only changes it on all threads at once
+	// (LimitBoundingSet's thread starts processes, it is not one of
+	// theirs).
+	var drop []uintptr
 	for c := uintptr(0); c <= 63; c++ {
 		if keepMask&(1<<c) != 0 {
 			continue
 		}
-		// The set is read on this thread; every thread's set is the
-		// same, as this package only changes it on all threads at once
-		// (LimitBoundingSet's thread starts processes, it is not one of
-		// theirs).
 		in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0)
 		if errors.Is(err, unix.EINVAL) {
 			break // past the kernel's last capability
 		}
-		if err == nil && in == 0 {
-			continue
+		if err != nil || in != 0 {
+			drop = append(drop, c)
 		}
-		err = allThreads(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0)
-		if errors.Is(err, unix.EINVAL) {
-			break // past the kernel's last capability
-		}
+	}
+	if len(drop) > 1 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	}
+	for _, c := range drop {
+		err := allThreads(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0, 0, 0, 0)
 		if err != nil {
 			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
 		}
