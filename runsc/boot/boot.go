@@ -38,7 +38,6 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/dev"
 	"github.com/moat-sandbox/moat/sentry/fs/gofer"
-	"github.com/moat-sandbox/moat/sentry/fs/host"
 	"github.com/moat-sandbox/moat/sentry/fs/overlay"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/fs/sys"
@@ -150,6 +149,10 @@ type Sandbox struct {
 	// none), which processes started by exec get too, as runc gives
 	// them.
 	seccomp *SeccompFilter
+	// console is init's terminal with process.terminal (tty.go); ttys
+	// are those of processes exec started.
+	console *Console
+	ttys    consoleTable
 }
 
 // Load builds the kernel, mounts the root through the gofer and loads
@@ -234,20 +237,36 @@ func Load(cfg Config) (*Sandbox, error) {
 		}
 	}()
 	fdt := fs.NewFDTable()
-	tty := &host.TTY{}
-	for i, fd := range cfg.Stdio {
+	stdio := make([]int, 0, 3)
+	for _, fd := range cfg.Stdio {
 		nfd, err := unix.Dup(fd)
 		if err != nil {
+			for _, fd := range stdio {
+				unix.Close(fd)
+			}
 			return nil, fmt.Errorf("duplicating stdio fd %d: %w", fd, err)
 		}
-		f, err := host.NewFile(nfd, host.Options{TTY: tty})
-		if err != nil {
-			return nil, err
-		}
-		if err := fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024); err != nil {
-			return nil, err
+		stdio = append(stdio, nfd)
+	}
+	files, con, err := stdioFiles(mns.Root(), stdio, cfg.Process.Terminal, 0, 0, log)
+	if err != nil {
+		return nil, err
+	}
+	if con != nil {
+		defer func() {
+			if !ok {
+				con.closeNow()
+			}
+		}()
+	}
+	for i, f := range files {
+		if err == nil {
+			err = fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024)
 		}
 		f.DecRef()
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	phase("stdio")
@@ -272,6 +291,12 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, execError(err)
 	}
+	if con != nil {
+		if err := t.SetControllingTTY(con.Terminal(), false, true); err != nil {
+			return nil, fmt.Errorf("binding init's terminal: %w", err)
+		}
+		s.console = con
+	}
 	if cfg.Process.NoNewPrivileges {
 		t.SetNoNewPrivs()
 	}
@@ -292,6 +317,12 @@ func Load(cfg Config) (*Sandbox, error) {
 	signal.Notify(s.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
 	go func() {
 		for sig := range s.sigs {
+			if sig == syscall.SIGWINCH && s.console != nil {
+				// The host terminal's size changed: the
+				// console's terminal signals its own.
+				s.console.SyncWindowSize()
+				continue
+			}
 			log.Debug("forwarding signal to init", "signal", sig)
 			k.SignalInit(kernel.Signal(sig.(syscall.Signal)))
 		}
@@ -308,6 +339,9 @@ func (s *Sandbox) Start() {
 			start := time.Now()
 			s.init.Start()
 			ws := s.k.Wait()
+			if s.console != nil {
+				s.console.Close()
+			}
 			s.log.Debug("init exited", "status", fmt.Sprintf("%#x", uint32(ws)), "after", time.Since(start))
 			if ws.Signaled() {
 				s.status = 128 + int(ws.Signal())

@@ -7,7 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
-	"github.com/moat-sandbox/moat/sentry/fs/host"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
@@ -71,20 +70,24 @@ func (s *Sandbox) loadProcess(root fs.VirtualDentry, filter *SeccompFilter, ns p
 			fdt.DecRef()
 		}
 	}()
-	tty := &host.TTY{}
-	for i, fd := range stdio {
-		// Owned by the process's user, so that it may reopen them
-		// (/dev/stdout).
-		f, err := host.NewFile(fd, host.Options{TTY: tty, UID: auth.KUID(spec.Process.UID), GID: auth.KGID(spec.Process.GID)})
-		if err != nil {
-			return nil, err
+	files, con, err := stdioFiles(root, stdio, spec.Terminal, auth.KUID(spec.Process.UID), auth.KGID(spec.Process.GID), s.log)
+	owned = nil
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && con != nil {
+			con.closeNow()
 		}
-		owned = stdio[i+1:]
-		err = fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024)
+	}()
+	for i, f := range files {
+		if err == nil {
+			err = fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024)
+		}
 		f.DecRef()
-		if err != nil {
-			return nil, err
-		}
+	}
+	if err != nil {
+		return nil, err
 	}
 
 	opts, err := processOptions(root, spec.Argv, spec.Env, spec.Cwd, spec.Process)
@@ -105,8 +108,11 @@ func (s *Sandbox) loadProcess(root fs.VirtualDentry, filter *SeccompFilter, ns p
 		// Cannot happen: the same filter went on the container's init.
 		return nil, err
 	}
-	if spec.Terminal {
-		tty.SetForegroundPgrp(int32(p.PID()))
+	if con != nil {
+		if err := p.Leader().SetControllingTTY(con.Terminal(), false, true); err != nil {
+			return nil, fmt.Errorf("binding the terminal: %w", err)
+		}
+		s.ttys.watch(p, con)
 	}
 	return p, nil
 }
@@ -193,7 +199,7 @@ func (c *controller) waitExec(fd int, req *Request) Response {
 			go watchHangup(wfd, p)
 		}
 	}
-	<-p.Done()
+	<-c.s.ttys.done(p)
 	c.mu.Lock()
 	if c.execs[req.PID] == p {
 		delete(c.execs, req.PID)

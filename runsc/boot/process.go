@@ -37,6 +37,10 @@ type Process struct {
 	// Settings are what the runtime sets in the kernel for init
 	// (settings.go); an ExecSpec's are ignored.
 	Settings *KernelSettings `json:"settings,omitempty"`
+	// Terminal is the spec's process.terminal: init's stdio is a
+	// pseudo-terminal of the Sentry relayed to the host descriptors it
+	// was given (tty.go). ExecSpec.Terminal says so for exec.
+	Terminal bool `json:"terminal,omitempty"`
 }
 
 // Capabilities are capability numbers (CAP_*) per set.

@@ -329,6 +329,7 @@ func BootSpec(spec *specs.Spec) (*boot.Spec, error) {
 	if bs.Process.Settings, err = kernelSettings(spec); err != nil {
 		return nil, err
 	}
+	bs.Process.Terminal = p.Terminal
 	if l := spec.Linux; l != nil {
 		bs.MaskedPaths = l.MaskedPaths
 		bs.ReadonlyPaths = l.ReadonlyPaths

@@ -30,13 +30,22 @@ func setJobControl(attr *syscall.SysProcAttr, stdin *os.File, log *slog.Logger) 
 	attr.Foreground = true // implies Setpgid
 	attr.Ctty = fd         // for Foreground, a descriptor of the parent
 	own := unix.Getpgrp()
+	// A sandbox whose init has a terminal puts this one in raw mode
+	// (runsc/boot's console) and restores it when init exits; should
+	// it die first, its modes come back here.
+	saved, _ := unix.IoctlGetTermios(fd, unix.TCGETS)
 	return func() {
-		// tcsetpgrp from a background group raises SIGTTOU unless it is
-		// ignored.
+		// tcsetpgrp and tcsetattr from a background group raise
+		// SIGTTOU unless it is ignored.
 		signal.Ignore(unix.SIGTTOU)
 		defer signal.Reset(unix.SIGTTOU)
 		if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPGRP, own); err != nil {
 			log.Warn("giving the terminal back to runsc's process group", "err", err)
+		}
+		if saved != nil {
+			if err := unix.IoctlSetTermios(fd, unix.TCSETS, saved); err != nil {
+				log.Warn("restoring the terminal's modes", "err", err)
+			}
 		}
 	}
 }

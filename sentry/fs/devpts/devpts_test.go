@@ -336,3 +336,60 @@ func TestTimedRawRead(t *testing.T) {
 		t.Fatalf("read with input = %d, %v", n, err)
 	}
 }
+
+// TestSentryUse drives a terminal as runsc/boot's console does: unlocked
+// and resized without ioctls.
+func TestSentryUse(t *testing.T) {
+	e := setup(t)
+	ctx := newJobCtx(3)
+	m, err := e.open(t, ctx, "/ptmx", unix.O_RDWR|unix.O_NOCTTY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.DecRef()
+	term := MasterTerminal(m)
+	path := "/pts/" + itoa(term.Index())
+	if _, err := e.open(t, ctx, path, unix.O_RDWR|unix.O_NOCTTY); err != unix.EIO {
+		t.Fatalf("open of a locked slave = %v, want EIO", err)
+	}
+	term.Unlock()
+	s, err := e.open(t, ctx, path, unix.O_RDWR|unix.O_NOCTTY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.DecRef()
+	if TerminalOf(s) != term {
+		t.Fatal("the slave opened is not the master's terminal")
+	}
+	if _, err := s.Ioctl(ctx, unix.TIOCSCTTY, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		ws   unix.Winsize
+		sigs int
+	}{
+		{"change", unix.Winsize{Row: 50, Col: 100}, 1},
+		{"same size again", unix.Winsize{Row: 50, Col: 100}, 1},
+		{"another change", unix.Winsize{Row: 24, Col: 80}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			term.SetWindowSize(tc.ws)
+			if got := term.WindowSize(); got != tc.ws {
+				t.Fatalf("WindowSize = %+v, want %+v", got, tc.ws)
+			}
+			s.Ioctl(ctx, unix.TIOCGWINSZ, ctx.mem(0))
+			var b [4]byte
+			ctx.CopyInBytes(ctx.mem(0), b[:])
+			if b[0] != byte(tc.ws.Row) || b[2] != byte(tc.ws.Col) {
+				t.Fatalf("TIOCGWINSZ %v, want %+v", b, tc.ws)
+			}
+			e.sigs.mu.Lock()
+			n := len(e.sigs.sigs)
+			e.sigs.mu.Unlock()
+			if n != tc.sigs {
+				t.Fatalf("%d SIGWINCH sent, want %d", n, tc.sigs)
+			}
+		})
+	}
+}

@@ -579,3 +579,21 @@ func (t *Terminal) getTermios() Termios {
 	defer t.mu.Unlock()
 	return t.termios
 }
+
+// The Sentry's own users of a terminal (runsc/boot's console, which
+// relays a terminal's master to a host terminal) call these instead of
+// the ioctls, which need an application's memory.
+
+// Unlock unlocks the slave, as TIOCSPTLCK with 0 (unlockpt(3)).
+func (t *Terminal) Unlock() {
+	t.mu.Lock()
+	t.locked = false
+	t.mu.Unlock()
+}
+
+// WindowSize returns the window size (TIOCGWINSZ).
+func (t *Terminal) WindowSize() unix.Winsize { return t.getWinsize() }
+
+// SetWindowSize sets the window size as TIOCSWINSZ does: a change sends
+// SIGWINCH to the foreground process group.
+func (t *Terminal) SetWindowSize(ws unix.Winsize) { t.setWinsize(ws) }
