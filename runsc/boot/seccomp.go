@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -65,8 +66,9 @@ const (
 	offArgs = 16
 )
 
-// syscallNumbers maps the amd64 table's names to numbers.
-var syscallNumbers = func() map[string]uintptr {
+// syscallNumbers maps the amd64 table's names to numbers, built on first
+// use (only containers with a seccomp profile need it).
+var syscallNumbers = sync.OnceValue(func() map[string]uintptr {
 	m := make(map[string]uintptr, len(linux.AMD64.Table))
 	for nr, s := range linux.AMD64.Table {
 		if s.Name != "" {
@@ -74,7 +76,7 @@ var syscallNumbers = func() map[string]uintptr {
 		}
 	}
 	return m
-}()
+})
 
 // SeccompFilter is a compiled profile.
 type SeccompFilter struct {
@@ -182,7 +184,7 @@ func CompileSeccomp(s *specs.LinuxSeccomp) (*SeccompFilter, error) {
 			return nil, fmt.Errorf("seccomp syscalls[%d]: no names", i)
 		}
 		for _, name := range sc.Names {
-			nr, ok := syscallNumbers[name]
+			nr, ok := syscallNumbers()[name]
 			if !ok {
 				skipped[name] = true
 				continue

@@ -38,7 +38,9 @@ type sysInfo struct {
 	fmt func(p *printer)
 }
 
-var byName = func() map[string]uintptr {
+// byName maps names to numbers, built on first use: every runsc process
+// links this package, few look a name up.
+var byName = sync.OnceValue(func() map[string]uintptr {
 	m := make(map[string]uintptr, len(table))
 	for i := range table {
 		if table[i].name != "" {
@@ -46,7 +48,7 @@ var byName = func() map[string]uintptr {
 		}
 	}
 	return m
-}()
+})
 
 // Name returns the name of x86-64 system call sysno, or "" if the number
 // is not assigned.
@@ -59,7 +61,7 @@ func Name(sysno uintptr) string {
 
 // Number returns the number of the x86-64 system call named name.
 func Number(name string) (uintptr, bool) {
-	n, ok := byName[name]
+	n, ok := byName()[name]
 	return n, ok
 }
 
