@@ -39,6 +39,12 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 	if v.prot == 0 {
 		return FaultSIGSEGV, SEGV_ACCERR
 	}
+	if !v.hostMapped && m.as != nil && v.hostFD() >= 0 {
+		// Map the whole vma from its host file (hostmap.go).
+		if m.mapHost(v); v.hostMapped {
+			return FaultHandled, 0
+		}
+	}
 	page := pageDown(addr)
 	pi := m.findPMA(page)
 	if pi < 0 {
@@ -54,6 +60,9 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 		if err := m.populateAround(v, start, end, page, page+pageSize); err != nil {
 			// Past the end of a file, or out of memory.
 			return FaultSIGBUS, BUS_ADRERR
+		}
+		if v.private && v.file != nil && v.prot&unix.PROT_WRITE != 0 {
+			m.privatizeAround(v, page)
 		}
 		pi = m.findPMA(page)
 		if pi < 0 {
@@ -154,6 +163,18 @@ func (m *MemoryManager) breakCOW(v *vma, addr uintptr) error {
 	if !p.private || !v.private {
 		return nil
 	}
+	if v.hostMapped {
+		// The page is about to differ from the file the stub shows
+		// there: take the file's page out; the next access maps the
+		// pma. The vma is never host-mapped again.
+		m.splitPMAAt(addr)
+		m.splitPMAAt(addr + pageSize)
+		m.pmas[m.findPMA(addr)].stubProt = 0
+		if m.as != nil {
+			m.as.Unmap(addr, pageSize)
+		}
+	}
+	v.written = true
 	off := p.off + uint64(addr-p.start)
 	if m.mf.RefCount(off) <= 1 {
 		if p.obj != nil {
@@ -207,4 +228,59 @@ func (m *MemoryManager) growStack(addr uintptr) int {
 	}
 	v.start = newStart
 	return i
+}
+
+// cowAround is the window a fault in writable private file memory gives
+// private copies at once (see privatizeAround).
+const cowAround = 16 * pageSize
+
+// privatizeAround gives the pages of v around page (an aligned window of
+// cowAround bytes, within v) that it shares with the file cache private
+// copies, in one run of the memory file, so the fault maps them writable at
+// once. Without it a program's data segment (which the dynamic loader
+// reads and then relocates page by page) takes a read fault, then a
+// copy-on-write fault per page, each a stub round trip. A page only ever
+// read costs a copy it did not need; the window bounds that. Pages not
+// shared (private reads, copies made already) are left as they are.
+// Preconditions: m.mu is held for writing; v is private, file-backed and
+// writable.
+func (m *MemoryManager) privatizeAround(v *vma, page uintptr) {
+	start := max(page&^(cowAround-1), v.start)
+	end := min(start+cowAround, v.end)
+	// The run of shared pages around page, each covered by a pma.
+	shared := func(a uintptr) bool {
+		i := m.findPMA(a)
+		if i < 0 {
+			return false
+		}
+		p := &m.pmas[i]
+		return p.private && p.obj == nil && p.stubProt == 0 && m.mf.RefCount(p.off+uint64(a-p.start)) > 1
+	}
+	if !shared(page) {
+		return
+	}
+	lo, hi := page, page+pageSize
+	for lo > start && shared(lo-pageSize) {
+		lo -= pageSize
+	}
+	for hi < end && shared(hi) {
+		hi += pageSize
+	}
+	n, err := m.mf.Allocate(uint64(hi - lo))
+	if err != nil {
+		return // each page is copied at its own write fault instead
+	}
+	m.splitPMAAt(lo)
+	m.splitPMAAt(hi)
+	i := m.firstPMAAfter(lo)
+	j := i
+	for j < len(m.pmas) && m.pmas[j].start < hi {
+		p := m.pmas[j]
+		size := uint64(p.end - p.start)
+		copy(m.mf.Bytes(n+uint64(p.start-lo), size), m.mf.Bytes(p.off, size))
+		m.mf.DecRef(p.off, size)
+		j++
+	}
+	m.pmas[i] = pma{start: lo, end: hi, off: n, private: true}
+	m.pmas = append(m.pmas[:i+1], m.pmas[j:]...)
 }

@@ -27,7 +27,8 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 	c.vmas = make([]*vma, len(m.vmas))
 	for i, v := range m.vmas {
 		nv := *v
-		nv.locked = false // the child's memory is not locked (fork(2))
+		nv.locked = false     // the child's memory is not locked (fork(2))
+		nv.hostMapped = false // the child's stub maps it at its first fault
 		if nv.obj != nil {
 			nv.obj.attach(c, &nv)
 		}

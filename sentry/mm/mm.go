@@ -96,6 +96,12 @@ type vma struct {
 
 	// name is what /proc/[pid]/maps shows.
 	name string
+
+	// written is set once the vma may hold pages that differ from its
+	// file: it was writable, or was written through copy-on-write.
+	written bool
+	// hostMapped: the stub maps the vma's host file (hostmap.go).
+	hostMapped bool
 }
 
 // pma is a run of memory-file pages backing part of a vma.
@@ -210,6 +216,7 @@ func (m *MemoryManager) AddressSpace() (platform.AddressSpace, error) {
 			return nil, err
 		}
 		m.as = as
+		m.mapHostAll()
 	}
 	return m.as, nil
 }
@@ -385,6 +392,7 @@ func (m *MemoryManager) removePMAs(start, end uintptr) {
 // removeVMAs drops the vmas and pmas in [start, end).
 // Preconditions: m.mu is held for writing.
 func (m *MemoryManager) removeVMAs(start, end uintptr) {
+	m.unmapHost(start, end)
 	m.removePMAs(start, end)
 	m.splitVMAAt(start)
 	m.splitVMAAt(end)

@@ -149,6 +149,7 @@ func (m *MemoryManager) MMap(o MMapOpts) (uintptr, error) {
 		prot: o.Prot, maxProt: o.MaxProt,
 		private: o.Private, growsDown: o.GrowsDown,
 		name: o.Name, locked: o.Locked || m.lockFuture,
+		written: o.Prot&unix.PROT_WRITE != 0,
 	}
 	if v.maxProt == 0 {
 		v.maxProt = unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
@@ -276,10 +277,15 @@ func (m *MemoryManager) MProtect(addr, length uintptr, prot int, o MProtectOpts)
 	m.splitVMAAt(addr)
 	m.splitVMAAt(end)
 	for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
-		m.vmas[i].prot = vmaProt(prot, m.vmas[i], o)
+		v := m.vmas[i]
+		v.prot = vmaProt(prot, v, o)
+		if v.prot&unix.PROT_WRITE != 0 {
+			v.written = true
+		}
 	}
 	// Unmap the affected pages from the stub; they are mapped again with
 	// the new protection on the next fault.
+	m.unmapHost(addr, end)
 	m.unstub(addr, end)
 	m.mergeVMAs(addr, end)
 	return nil
@@ -392,6 +398,10 @@ func (m *MemoryManager) MRemap(old, oldSize, newSize uintptr, o MRemapOpts) (uin
 		return 0, unix.EFAULT
 	}
 	v := m.vmas[vi]
+	if v.hostMapped {
+		// The moved or grown vma faults in again.
+		m.unmapHost(v.start, v.end)
+	}
 	if oldSize == 0 {
 		// Duplicating a shared mapping; private ones cannot be.
 		if v.private || !mayMove {
@@ -826,9 +836,18 @@ func (m *MemoryManager) Resident(addr, length uintptr) ([]byte, error) {
 	}
 	// Pages of a shared object this address space has not touched are
 	// resident if the object holds them (mincore reports the page cache
-	// for file mappings, as on Linux).
+	// for file mappings, as on Linux); so are those of a host-mapped file,
+	// which the host's page cache serves to the stub.
 	for i := m.firstVMAAfter(addr); i < len(m.vmas) && m.vmas[i].start < end; i++ {
 		v := m.vmas[i]
+		if v.hostMapped {
+			for a := max(v.start, addr); a < min(v.end, end); a += pageSize {
+				if m.findPMA(a) < 0 {
+					out[(a-addr)/pageSize] = 1
+				}
+			}
+			continue
+		}
 		if v.obj == nil {
 			continue
 		}

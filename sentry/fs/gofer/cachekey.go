@@ -10,3 +10,14 @@ func (f *regularFile) CacheKey() any {
 	}
 	return f.node
 }
+
+// HostMapFD implements mm.HostMappable: private read-only mappings of a
+// file of the read-only tree map its donated descriptor straight into the
+// application's stub (its contents never change); -1 when the tree is
+// writable.
+func (f *regularFile) HostMapFD() int {
+	if f.node.fs.writable {
+		return -1
+	}
+	return f.hostFD
+}
