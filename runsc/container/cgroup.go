@@ -18,7 +18,9 @@ import (
 // CPU shares, quota and period, and the block I/O weight where the kernel
 // has it. Both cgroup v1 (one hierarchy per controller, as on hosts with
 // the hybrid layout) and v2 (the unified hierarchy) are handled, and
-// cpuset's cpus and mems. Device rules are not applied (a note says so).
+// cpuset's cpus and mems. Device rules are applied by the v1 devices
+// controller (cgroup_devices.go); on v2 they would take an eBPF program,
+// which runsc does not load (a note says so).
 //
 // The cgroup is linux.cgroupsPath, taken relative to each hierarchy's
 // mount point (a relative path too, rather than relative to runsc's own
@@ -31,7 +33,7 @@ import (
 var cgroupRoot = "/sys/fs/cgroup"
 
 // v1Controllers are the v1 hierarchies a container's cgroup is made in.
-var v1Controllers = []string{"pids", "memory", "cpu", "cpuacct", "cpuset", "blkio"}
+var v1Controllers = []string{"pids", "memory", "cpu", "cpuacct", "cpuset", "blkio", "devices"}
 
 // cgroup is a container's cgroup: the directories it is made of, and
 // which of them runsc created (and so removes).
@@ -303,7 +305,16 @@ func (cg *cgroup) apply(r *specs.LinuxResources) (notes []string, err error) {
 		}
 	}
 	if len(r.Devices) > 0 {
-		notes = append(notes, "linux.resources.devices are not applied: the sandbox opens no host devices")
+		switch {
+		case !v2 && cg.Dirs["devices"] != "":
+			if err := cg.applyDevices(r.Devices); err != nil {
+				return nil, err
+			}
+		default:
+			// cgroup v2 controls devices with an eBPF program, which
+			// runsc does not load.
+			notes = append(notes, "linux.resources.devices are not applied: the host has no cgroup v1 devices hierarchy (the cgroup v2 device filter is not supported); the sandbox opens no host devices for the container")
+		}
 	}
 	if len(r.HugepageLimits) > 0 || r.Network != nil || r.Rdma != nil || len(r.Unified) > 0 {
 		notes = append(notes, "linux.resources hugepageLimits, network, rdma and unified are not applied")
