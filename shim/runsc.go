@@ -323,9 +323,10 @@ func (r *Runsc) Update(ctx context.Context, id string, resources []byte) error {
 	return err
 }
 
-// Ps runs `runsc ps --format json` and returns the pids.
+// Ps runs `runsc ps --format json --sentry` and returns the pids as the
+// container sees them (plain --format json gives host pids, as runc's).
 func (r *Runsc) Ps(ctx context.Context, id string) ([]int, error) {
-	out, err := r.run(ctx, cmdIO{}, "ps", "--format", "json", id)
+	out, err := r.run(ctx, cmdIO{}, "ps", "--format", "json", "--sentry", id)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -157,8 +158,26 @@ func TestOCICommands(t *testing.T) {
 		t.Errorf("list -q: %q", out)
 	}
 	var pids []int
-	if err := json.Unmarshal([]byte(e.mustRun("ps", "--format", "json", "a")), &pids); err != nil || len(pids) == 0 || pids[0] != 1 {
-		t.Errorf("ps json: %v, %v", pids, err)
+	if err := json.Unmarshal([]byte(e.mustRun("ps", "--format", "json", "--sentry", "a")), &pids); err != nil || len(pids) == 0 || pids[0] != 1 {
+		t.Errorf("ps json --sentry: %v, %v", pids, err)
+	}
+	// Without --sentry, host pids as runc's: the sandbox (the state's
+	// pid) and its stub processes, all in the sandbox's PID namespace.
+	var sb struct {
+		Pid int `json:"pid"`
+	}
+	if err := json.Unmarshal([]byte(e.mustRun("state", "a")), &sb); err != nil {
+		t.Fatal(err)
+	}
+	pids = nil
+	if err := json.Unmarshal([]byte(e.mustRun("ps", "--format", "json", "a")), &pids); err != nil || !slices.Contains(pids, sb.Pid) || len(pids) < 2 {
+		t.Errorf("ps json: %v, %v; want the sandbox %d and its stubs", pids, err, sb.Pid)
+	}
+	sandboxNS, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", sb.Pid))
+	for _, pid := range pids {
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil && ns != sandboxNS {
+			t.Errorf("ps json lists host pid %d, in PID namespace %s, not the sandbox's %s", pid, ns, sandboxNS)
+		}
 	}
 	if out := e.mustRun("ps", "a"); !strings.Contains(out, "PID") || !strings.Contains(out, "sh -c") {
 		t.Errorf("ps table:\n%s", out)
@@ -217,7 +236,7 @@ func TestOCIRunDetachAndKillAll(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var pids []int
-		json.Unmarshal([]byte(e.mustRun("ps", "--format", "json", "b")), &pids)
+		json.Unmarshal([]byte(e.mustRun("ps", "--format", "json", "--sentry", "b")), &pids)
 		if len(pids) == 3 {
 			break
 		}

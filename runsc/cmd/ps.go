@@ -15,7 +15,10 @@ import (
 )
 
 // Ps is `runsc ps`: the processes of a container, as its Sentry sees them.
-type Ps struct{ format string }
+type Ps struct {
+	format string
+	sentry bool
+}
 
 // Name implements subcommands.Command.
 func (*Ps) Name() string { return "ps" }
@@ -28,7 +31,10 @@ func (*Ps) Usage() string {
 	return `ps [--format table|json] ID
 
 Lists the processes running in container ID, with the pids the container
-sees. --format json prints a JSON array of the pids, as runc's does.
+sees. --format json prints a JSON array of pids, as runc's does: the host
+pids of the processes that run the container (the sandbox and its stub
+processes, which is what docker top looks up in the host's ps), or, with
+--sentry, the pids the container sees (as the runsc shim wants them).
 runc's trailing ps(1) options are refused: there is no host ps to pass
 them to.
 
@@ -39,6 +45,7 @@ them to.
 func (p *Ps) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&p.format, "format", "table", "output format: table or json")
 	f.StringVar(&p.format, "f", "table", "short for --format")
+	f.BoolVar(&p.sentry, "sentry", false, "with --format json, the pids the container sees instead of host pids")
 }
 
 // Execute implements subcommands.Command.
@@ -59,6 +66,18 @@ func (p *Ps) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcommand
 	c, err := container.Load(conf.RootDir, id)
 	if err != nil {
 		return ociFail(conf, log, "ps", err)
+	}
+	if p.format == "json" && !p.sentry {
+		pids, err := c.HostPIDs()
+		if err != nil {
+			return ociFail(conf, log, "ps", err)
+		}
+		if pids == nil {
+			pids = []int{}
+		}
+		b, _ := json.Marshal(pids)
+		os.Stdout.Write(append(b, '\n'))
+		return subcommands.ExitSuccess
 	}
 	procs, err := c.Processes()
 	if err != nil {
