@@ -20,9 +20,13 @@ type DirIterator interface {
 // offsets keep naming the same entries. As on Linux, an entry removed
 // before the read that would return it is not listed: a read checks the
 // listing against the directory when the VFS changed the directory's
-// children since the last check, or always for directories that change
-// behind the VFS (RevalidatingDir, UncachedDir). Entries made after the
-// listing was read appear after the next rewind (POSIX leaves that open).
+// children since the last check; for directories that change behind the
+// VFS, also when a bind mount's directory (RevalidatingDir) shows a new
+// mtime or ctime (one stat, not a whole listing, per read of a large
+// directory; a host change in the clock tick of the last check shows at
+// the next change or rewind), and always for UncachedDir ones (/proc). Entries made after
+// the listing was read appear after the next rewind (POSIX leaves that
+// open).
 type DirFile struct {
 	FileDefaults
 	NotPollable
@@ -31,9 +35,11 @@ type DirFile struct {
 	// entries is the listing, nil until read; a removed entry keeps its
 	// position with an empty Name.
 	entries []Dirent
-	// gen is the directory dentry's child generation when entries were
-	// last checked.
-	gen uint64
+	// gen is the directory dentry's child generation, and mtime and
+	// ctime the times of a RevalidatingDir, when entries were last
+	// checked.
+	gen          uint64
+	mtime, ctime unix.Timespec
 }
 
 // NewDirFile opens the directory at vd as a generic directory file.
@@ -86,12 +92,13 @@ func (f *DirFile) IterDirents(ctx Context, fd *FileDescription, emit func(Dirent
 	d := fd.vd.Dentry
 	if f.entries == nil || fd.off == 0 {
 		gen := d.childGen()
+		f.mtime, f.ctime = hostTimes(ctx, d)
 		ents, err := listDir(ctx, fd.vd)
 		if err != nil {
 			return err
 		}
 		f.entries, f.gen = ents, gen
-	} else if fd.off < int64(len(f.entries)) && f.stale(d) {
+	} else if fd.off < int64(len(f.entries)) && f.stale(ctx, d) {
 		if err := f.recheck(ctx, d); err != nil {
 			return err
 		}
@@ -107,12 +114,32 @@ func (f *DirFile) IterDirents(ctx Context, fd *FileDescription, emit func(Dirent
 
 // stale reports whether f's listing must be checked against d.
 // Preconditions: f.mu is held.
-func (f *DirFile) stale(d *Dentry) bool {
-	switch d.node.(type) {
-	case RevalidatingDir, UncachedDir:
+func (f *DirFile) stale(ctx Context, d *Dentry) bool {
+	if _, ok := d.node.(UncachedDir); ok {
 		return true
 	}
-	return d.childGen() != f.gen
+	if d.childGen() != f.gen {
+		return true
+	}
+	if _, ok := d.node.(RevalidatingDir); ok {
+		st, err := d.node.Stat(ctx)
+		return err != nil || st.Mtime != f.mtime || st.Ctime != f.ctime
+	}
+	return false
+}
+
+// hostTimes returns the mtime and ctime of d if it is a RevalidatingDir
+// (whose entries host processes change, changing those), else zeros (a
+// failed stat too: stale then stats again and sees an error or a change).
+func hostTimes(ctx Context, d *Dentry) (mtime, ctime unix.Timespec) {
+	if _, ok := d.node.(RevalidatingDir); !ok {
+		return
+	}
+	st, err := d.node.Stat(ctx)
+	if err != nil {
+		return
+	}
+	return st.Mtime, st.Ctime
 }
 
 // recheck blanks the entries of f's listing that d no longer holds and
@@ -125,6 +152,7 @@ func (f *DirFile) recheck(ctx Context, d *Dentry) error {
 		return unix.ENOTDIR
 	}
 	gen := d.childGen()
+	f.mtime, f.ctime = hostTimes(ctx, d)
 	children, err := dir.Readdir(ctx)
 	if err != nil {
 		return err
