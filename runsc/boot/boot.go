@@ -398,13 +398,13 @@ func registerFilesystems(k *kernel.Kernel) {
 		}
 		return tmpfs.New(k.MemFile, opts, ctx.Credentials()), nil
 	})
-	k.RegisterFilesystem("proc", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
+	k.RegisterFilesystem("proc", func(ctx fs.Context, _ string, _ bool, _ string) (*fs.Filesystem, error) {
 		return proc.New(kernel.ProcKernel{
 			K:        k,
 			Release:  linux.UnameRelease,
 			Version:  linux.UnameVersion,
 			MemTotal: func() uint64 { return linux.SandboxMemory },
-		}, nil), nil
+		}.ForMounter(ctx), nil), nil
 	})
 	k.RegisterFilesystem("sysfs", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
 		return sys.New(kernel.NumCPUs()), nil
