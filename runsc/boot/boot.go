@@ -97,7 +97,15 @@ const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // Run runs the sandbox until its init exits and returns the exit status to
 // report: the exit code, or 128+N when signal N killed it. A command that
 // cannot be found or executed gives 127 or 126, as a shell reports it.
+// When stdin and stdout are the terminal whose foreground the sandbox is,
+// the command gets a terminal of its own relayed to it (runsc do at a
+// shell), as process.terminal gives.
 func Run(cfg Config) (int, error) {
+	// runsc do at a terminal: the command gets a terminal of the
+	// Sentry's, as process.terminal gives one (tty.go).
+	if !cfg.Process.Terminal && onForegroundTerminal(cfg.Stdio) {
+		cfg.Process.Terminal = true
+	}
 	s, err := Load(cfg)
 	if err != nil {
 		var ee *ExecError
@@ -398,13 +406,13 @@ func registerFilesystems(k *kernel.Kernel) {
 		}
 		return tmpfs.New(k.MemFile, opts, ctx.Credentials()), nil
 	})
-	k.RegisterFilesystem("proc", func(ctx fs.Context, _ string, _ bool, _ string) (*fs.Filesystem, error) {
+	k.RegisterFilesystem("proc", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
 		return proc.New(kernel.ProcKernel{
 			K:        k,
 			Release:  linux.UnameRelease,
 			Version:  linux.UnameVersion,
 			MemTotal: func() uint64 { return linux.SandboxMemory },
-		}.ForMounter(ctx), nil), nil
+		}, nil), nil
 	})
 	k.RegisterFilesystem("sysfs", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
 		return sys.New(kernel.NumCPUs()), nil

@@ -397,3 +397,21 @@ func (t *consoleTable) done(p *kernel.ExternalProcess) <-chan struct{} {
 	}
 	return p.Done()
 }
+
+// onForegroundTerminal reports whether stdin and stdout are one terminal
+// (the same device) and the caller's process group is its foreground: a
+// command run at a shell's prompt, not one whose output is redirected.
+func onForegroundTerminal(stdio [3]int) bool {
+	var in, out unix.Stat_t
+	if unix.Fstat(stdio[0], &in) != nil || unix.Fstat(stdio[1], &out) != nil {
+		return false
+	}
+	if in.Mode&unix.S_IFMT != unix.S_IFCHR || in.Rdev != out.Rdev {
+		return false
+	}
+	if _, err := unix.IoctlGetTermios(stdio[0], unix.TCGETS); err != nil {
+		return false
+	}
+	fg, err := unix.IoctlGetInt(stdio[0], unix.TIOCGPGRP)
+	return err == nil && fg == unix.Getpgrp()
+}

@@ -282,3 +282,49 @@ func interactiveTerminal(t *testing.T, runtime string) {
 			after.Lflag, after.Iflag, after.Oflag, before.Lflag, before.Iflag, before.Oflag)
 	}
 }
+
+// TestRunscDoTerminal: `runsc do` at a terminal gives the command a
+// terminal of the sandbox's, named as it is inside (/dev/pts/0), with the
+// host terminal's size; with its output redirected the command's stdout
+// is the redirection, not a terminal.
+func TestRunscDoTerminal(t *testing.T) {
+	runsc := harness.RequireRunsc(t)
+	script := `tty; stty size; [ -t 1 ] && echo stdout-tty || echo stdout-not-tty`
+	for _, tc := range []struct {
+		name      string
+		redirect  bool
+		wantLines []string
+	}{
+		{"at a terminal", false, []string{"/dev/pts/0", "24 80", "stdout-tty"}},
+		{"output redirected", true, []string{"stdout-not-tty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			master, replica := hostPTY(t)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, runsc, "do", "--read-only", "--rootfs", "/", "--", "/bin/busybox", "sh", "-c", script)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = replica, replica, replica
+			var pipeOut bytes.Buffer
+			if tc.redirect {
+				cmd.Stdout = &pipeOut
+			}
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			u := newTerminalUser(t, master)
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("runsc do: %v; the terminal shows %q", err, u.output())
+			}
+			got := pipeOut.String()
+			if !tc.redirect {
+				for _, want := range tc.wantLines {
+					u.expect(want + "\r\n")
+				}
+				return
+			}
+			for _, want := range tc.wantLines {
+				if !strings.Contains(got, want+"\n") {
+					t.Errorf("stdout %q lacks %q", got, want)
+				}
+			}
+		})
+	}
+}
