@@ -44,8 +44,9 @@ type Config struct {
 	// OverlayNone serves the root read-write, so the sandbox's changes
 	// reach the host directory.
 	Overlay Overlay
-	// HostUDS says which unix sockets on host paths (of bind mounts, or
-	// of the root with --overlay=none) the sandbox may use (--host-uds):
+	// HostUDS says which unix sockets on host paths (of bind mounts, of
+	// the root with --overlay=none, and for connect the overlay root's
+	// lower layer) the sandbox may use (--host-uds):
 	// HostUDSNone (the default), HostUDSOpen (connect to host sockets),
 	// HostUDSCreate (bind sockets that host processes connect to) or
 	// HostUDSAll, as gVisor's runsc names them.

@@ -19,7 +19,7 @@ var socketSyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_LISTEN:      partial("listen", Listen, socketNote),
 	unix.SYS_ACCEPT:      partial("accept", Accept, socketNote),
 	unix.SYS_ACCEPT4:     partial("accept4", Accept4, socketNote),
-	unix.SYS_CONNECT:     partial("connect", Connect, socketNote+"; sockets host processes bound on a gofer mount are reachable only with --host-uds=open or all (else ECONNREFUSED), without passing descriptors or credentials"),
+	unix.SYS_CONNECT:     partial("connect", Connect, socketNote+"; sockets host processes bound on a gofer mount (or on the host root under the memory overlay) are reachable only with --host-uds=open or all (else ECONNREFUSED), without passing descriptors or credentials"),
 	unix.SYS_GETSOCKNAME: partial("getsockname", Getsockname, socketNote),
 	unix.SYS_GETPEERNAME: partial("getpeername", Getpeername, socketNote),
 	unix.SYS_SHUTDOWN:    partial("shutdown", Shutdown, socketNote),
