@@ -9,6 +9,7 @@ func (m *MemoryManager) Fork() (*MemoryManager, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := New(m.p, m.mf)
+	c.forked = true
 	// Once attached to objects, c can be reached by their truncations
 	// (invalidateObject) before Fork returns.
 	c.mu.Lock()

@@ -83,12 +83,31 @@ func (m *MemoryManager) mapHost(v *vma) {
 	}
 }
 
-// mapHostAll host-maps every vma that may be, once the stub exists (the
-// image exec loaded is about to run).
+// mapOnCreate fills the stub just made for m: every vma that may be is
+// host-mapped, and, unless m is a fork's copy (which may hold many pages
+// and often execs at once), the pages the Sentry populated already (the
+// stack exec wrote argv and the auxv to, the zeroed tails of data
+// segments) are mapped, each saving its first fault.
 // Preconditions: m.mu is held for writing.
-func (m *MemoryManager) mapHostAll() {
+func (m *MemoryManager) mapOnCreate() {
 	for _, v := range m.vmas {
 		m.mapHost(v)
+	}
+	if m.forked {
+		return
+	}
+	for a := uintptr(0); ; {
+		i := m.firstPMAAfter(a)
+		if i >= len(m.pmas) {
+			return
+		}
+		p := m.pmas[i]
+		a = p.end
+		vi := m.findVMA(p.start)
+		if p.stubProt != 0 || vi < 0 || m.vmas[vi].prot == 0 || m.vmas[vi].hostMapped {
+			continue
+		}
+		m.mapPMARange(m.vmas[vi], i, p.start)
 	}
 }
 

@@ -432,3 +432,98 @@ func TestPrivateFileDataCopiedAround(t *testing.T) {
 		t.Fatalf("%d bytes used, %d cached: leaked pages", u, m.mf.CachedBytes())
 	}
 }
+
+func TestStubFilledOnCreate(t *testing.T) {
+	mf, err := NewMemoryFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fakePlatform{mf: mf}
+	f, data := newHostFile(t)
+	// What exec leaves before the first switch: text, and a stack with
+	// argv written to it.
+	m := New(p, mf)
+	text := mapText(t, m, f, 2)
+	stack, _ := m.MMap(MMapOpts{Length: 4 * pageSize, Prot: unix.PROT_READ | unix.PROT_WRITE, Private: true})
+	if _, err := m.CopyOut(stack+3*pageSize, []byte("argv")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := m.Fork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.DecUsers()
+	for _, tc := range []struct {
+		name      string
+		m         *MemoryManager
+		wantStack bool
+	}{
+		{"exec", m, true},
+		{"fork", c, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := tc.m.AddressSpace(); err != nil {
+				t.Fatal(err)
+			}
+			as := tc.m.fakeAS()
+			wantView(t, as, text+pageSize, data, 2, true)
+			got, sp, ok := as.view(t, stack+3*pageSize)
+			if ok != tc.wantStack {
+				t.Fatalf("stack page mapped %v, want %v", ok, tc.wantStack)
+			}
+			// (Shared with the fork's copy, it is mapped read-only.)
+			if ok && (string(got[:4]) != "argv" || sp.prot != unix.PROT_READ) {
+				t.Fatalf("stack page %q prot %#x", got[:4], sp.prot)
+			}
+		})
+	}
+}
+
+func TestMProtectRemapsWithoutFaults(t *testing.T) {
+	m, _ := newHostMapMM(t)
+	as := m.fakeAS()
+	addr, _ := m.MMap(MMapOpts{Length: 4 * pageSize, Prot: unix.PROT_READ | unix.PROT_WRITE, Private: true})
+	m.CopyOut(addr, []byte("relro"))
+	for _, tc := range []struct {
+		name string
+		prot int
+		// want is the stub's protection after it, -1 for unmapped.
+		want int
+	}{
+		{"read only stays mapped", unix.PROT_READ, unix.PROT_READ},
+		{"writable again faults in", unix.PROT_READ | unix.PROT_WRITE, -1},
+		{"none unmaps", unix.PROT_NONE, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Map the pages first (as a fault would).
+			m.MProtect(addr, 4*pageSize, unix.PROT_READ|unix.PROT_WRITE, MProtectOpts{})
+			for i := uintptr(0); i < 4; i++ {
+				if _, ok := as.pages[addr+i*pageSize]; !ok {
+					fault(t, m, addr+i*pageSize, SEGV_MAPERR)
+				}
+			}
+			if err := m.MProtect(addr, 2*pageSize, tc.prot, MProtectOpts{}); err != nil {
+				t.Fatal(err)
+			}
+			for i := uintptr(0); i < 2; i++ {
+				sp, ok := as.pages[addr+i*pageSize]
+				if tc.want < 0 && ok || tc.want >= 0 && (!ok || sp.prot != tc.want) {
+					t.Fatalf("page %d: %+v mapped %v, want prot %d", i, sp, ok, tc.want)
+				}
+			}
+			// The pages past the change keep their mapping.
+			if sp := as.pages[addr+2*pageSize]; sp.prot != unix.PROT_READ|unix.PROT_WRITE {
+				t.Fatalf("page past the change: %+v", sp)
+			}
+		})
+	}
+	b := make([]byte, 5)
+	m.MProtect(addr, 4*pageSize, unix.PROT_READ, MProtectOpts{})
+	if _, err := m.CopyIn(addr, b); err != nil || string(b) != "relro" {
+		t.Fatalf("contents %q %v", b, err)
+	}
+	fault(t, m, addr, SEGV_MAPERR)
+	if got, _, ok := as.view(t, addr); !ok || string(got[:5]) != "relro" {
+		t.Fatalf("stub shows %q (mapped %v)", got[:5], ok)
+	}
+}

@@ -155,6 +155,9 @@ type MemoryManager struct {
 	// StartStack is the initial stack pointer (/proc/[pid]/stat).
 	StartCode, EndCode, StartStack uintptr
 
+	// forked is set in a fork's copy (mapOnCreate).
+	forked bool
+
 	// exeHold is what m holds of its executable (its ETXTBSY denial)
 	// until its last user goes; exeMu guards it.
 	exeMu   sync.Mutex
@@ -216,7 +219,7 @@ func (m *MemoryManager) AddressSpace() (platform.AddressSpace, error) {
 			return nil, err
 		}
 		m.as = as
-		m.mapHostAll()
+		m.mapOnCreate()
 	}
 	return m.as, nil
 }

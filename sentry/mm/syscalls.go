@@ -284,9 +284,10 @@ func (m *MemoryManager) MProtect(addr, length uintptr, prot int, o MProtectOpts)
 		}
 	}
 	// Unmap the affected pages from the stub; they are mapped again with
-	// the new protection on the next fault.
+	// the new protection on the next fault, or at once when the change
+	// takes write permission away (restub).
 	m.unmapHost(addr, end)
-	m.unstub(addr, end)
+	m.restub(addr, end)
 	m.mergeVMAs(addr, end)
 	return nil
 }
@@ -297,6 +298,45 @@ func vmaProt(prot int, v *vma, o MProtectOpts) int {
 		prot |= unix.PROT_EXEC
 	}
 	return prot
+}
+
+// restub maps the pages of [start, end) that the stub maps already again
+// with their vma's protection when it does not allow writing (a program's
+// relocated data made read-only, RELRO, is read again at once: a fault
+// each would cost a stub round trip); the rest it unmaps (unstub).
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) restub(start, end uintptr) {
+	for vi := m.firstVMAAfter(start); vi < len(m.vmas) && m.vmas[vi].start < end; vi++ {
+		v := m.vmas[vi]
+		s, e := max(v.start, start), min(v.end, end)
+		if v.prot == 0 || v.prot&unix.PROT_WRITE != 0 || m.as == nil {
+			m.unstub(s, e)
+			continue
+		}
+		m.splitPMAAt(s)
+		m.splitPMAAt(e)
+		for a := s; a < e; {
+			i := m.firstPMAAfter(a)
+			if i >= len(m.pmas) || m.pmas[i].start >= e {
+				break
+			}
+			p := m.pmas[i]
+			if p.stubProt == 0 {
+				a = p.end
+				continue
+			}
+			if res, _ := m.mapPMARange(v, i, p.start); res != FaultHandled {
+				m.unstub(p.start, p.end)
+				a = p.end
+				continue
+			}
+			// mapPMARange mapped a run from p.start, splitting the
+			// pma there; the rest, if any, comes next.
+			a = m.pmas[m.findPMA(p.start)].end
+		}
+	}
+	// Pages outside any vma have no pmas (mprotect covers mapped
+	// memory only).
 }
 
 // unstub removes [start, end) from the stub without freeing pages.
