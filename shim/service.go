@@ -34,6 +34,8 @@ type container struct {
 	// request's mounts on it, else "".
 	rootfs string
 	init   *process
+	// oom watches the sandbox's memory cgroup, if it has one (oom.go).
+	oom *oomWatcher
 
 	// execs and paused are guarded by service.mu.
 	execs  map[string]*process
@@ -154,6 +156,10 @@ func (s *service) processExited(p *process, status uint32, at time.Time) {
 		return
 	}
 	if started {
+		if p == p.c.init {
+			// An OOM kill that ended the container is told first.
+			p.c.oom.check()
+		}
 		s.publisher.Publish(context.Background(), TopicTaskExit, &eventstypes.TaskExit{
 			ContainerID: p.c.id,
 			ID:          p.taskID(),
@@ -329,6 +335,11 @@ func (s *service) Create(ctx context.Context, r *taskapi.CreateTaskRequest) (_ *
 		p.mu.Unlock()
 		go s.waitSub(c, p)
 	} else {
+		// Before watch, which may hand an early exit to processExited.
+		c.oom = watchOOM(ctx, r.ID, pid, func(ev *eventstypes.TaskOOM) {
+			s.publisher.Publish(context.Background(), TopicTaskOOM, ev)
+		})
+		undo = append(undo, c.oom.stop)
 		s.watch(p, pid)
 		undo = append(undo, func() { s.unwatch(p) })
 	}
@@ -533,6 +544,7 @@ func (s *service) Delete(ctx context.Context, r *taskapi.DeleteRequest) (_ *task
 		p.setExited(128+uint32(unix.SIGKILL), time.Now())
 	}
 	p.io.Close()
+	c.oom.stop()
 	s.mu.Lock()
 	for _, e := range c.execs {
 		e.io.Close()
