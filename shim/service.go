@@ -174,8 +174,9 @@ func (s *service) processExited(p *process, status uint32, at time.Time) {
 func (s *service) getContainer(id string) (*container, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.containers[id]
-	if !ok {
+	// A nil entry is a container Create is still making.
+	c := s.containers[id]
+	if c == nil {
 		return nil, fmt.Errorf("container %s: %w", id, errdefs.ErrNotFound)
 	}
 	return c, nil
@@ -185,8 +186,8 @@ func (s *service) getContainer(id string) (*container, error) {
 func (s *service) getProcess(id, execID string) (*container, *process, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.containers[id]
-	if !ok {
+	c := s.containers[id]
+	if c == nil {
 		return nil, nil, fmt.Errorf("container %s: %w", id, errdefs.ErrNotFound)
 	}
 	if execID == "" {
