@@ -30,37 +30,41 @@ type featureWord struct {
 	names     map[uint]string
 }
 
-// featureWords are in the order Linux prints them.
-var featureWords = []featureWord{
-	{1, 0, regEDX, map[uint]string{0: "fpu", 1: "vme", 2: "de", 3: "pse", 4: "tsc", 5: "msr", 6: "pae", 7: "mce", 8: "cx8",
-		9: "apic", 11: "sep", 12: "mtrr", 13: "pge", 14: "mca", 15: "cmov", 16: "pat", 17: "pse36", 18: "pn", 19: "clflush",
-		21: "dts", 22: "acpi", 23: "mmx", 24: "fxsr", 25: "sse", 26: "sse2", 27: "ss", 28: "ht", 29: "tm", 30: "ia64", 31: "pbe"}},
-	{0x80000001, 0, regEDX, map[uint]string{11: "syscall", 19: "mp", 20: "nx", 22: "mmxext", 25: "fxsr_opt", 26: "pdpe1gb",
-		27: "rdtscp", 29: "lm", 30: "3dnowext", 31: "3dnow"}},
-	{0x80000007, 0, regEDX, map[uint]string{8: "constant_tsc nonstop_tsc"}},
-	{1, 0, regECX, map[uint]string{0: "pni", 1: "pclmulqdq", 2: "dtes64", 3: "monitor", 4: "ds_cpl", 5: "vmx", 6: "smx", 7: "est",
-		8: "tm2", 9: "ssse3", 10: "cid", 11: "sdbg", 12: "fma", 13: "cx16", 14: "xtpr", 15: "pdcm", 17: "pcid", 18: "dca",
-		19: "sse4_1", 20: "sse4_2", 21: "x2apic", 22: "movbe", 23: "popcnt", 24: "tsc_deadline_timer", 25: "aes", 26: "xsave",
-		28: "avx", 29: "f16c", 30: "rdrand", 31: "hypervisor"}},
-	{0x80000001, 0, regECX, map[uint]string{0: "lahf_lm", 1: "cmp_legacy", 2: "svm", 3: "extapic", 4: "cr8_legacy", 5: "abm",
-		6: "sse4a", 7: "misalignsse", 8: "3dnowprefetch", 9: "osvw", 10: "ibs", 11: "xop", 12: "skinit", 13: "wdt", 15: "lwp",
-		16: "fma4", 17: "tce", 19: "nodeid_msr", 21: "tbm", 22: "topoext", 23: "perfctr_core", 24: "perfctr_nb", 26: "bpext",
-		27: "ptsc", 28: "perfctr_llc", 29: "mwaitx"}},
-	{7, 0, regEBX, map[uint]string{0: "fsgsbase", 1: "tsc_adjust", 2: "sgx", 3: "bmi1", 4: "hle", 5: "avx2", 7: "smep", 8: "bmi2",
-		9: "erms", 10: "invpcid", 11: "rtm", 12: "cqm", 14: "mpx", 15: "rdt_a", 16: "avx512f", 17: "avx512dq", 18: "rdseed",
-		19: "adx", 20: "smap", 21: "avx512ifma", 23: "clflushopt", 24: "clwb", 25: "intel_pt", 26: "avx512pf", 27: "avx512er",
-		28: "avx512cd", 29: "sha_ni", 30: "avx512bw", 31: "avx512vl"}},
-	{0xd, 1, regEAX, map[uint]string{0: "xsaveopt", 1: "xsavec", 2: "xgetbv1", 3: "xsaves"}},
-	{7, 1, regEAX, map[uint]string{4: "avx_vnni", 5: "avx512_bf16"}},
-	{0x80000008, 0, regEBX, map[uint]string{0: "clzero", 1: "irperf", 2: "xsaveerptr", 9: "wbnoinvd"}},
-	{6, 0, regEAX, map[uint]string{2: "arat"}},
-	{7, 0, regECX, map[uint]string{1: "avx512vbmi", 2: "umip", 3: "pku", 4: "ospke", 5: "waitpkg", 6: "avx512_vbmi2", 8: "gfni",
-		9: "vaes", 10: "vpclmulqdq", 11: "avx512_vnni", 12: "avx512_bitalg", 13: "tme", 14: "avx512_vpopcntdq", 16: "la57",
-		22: "rdpid", 24: "bus_lock_detect", 25: "cldemote", 27: "movdiri", 28: "movdir64b", 29: "enqcmd", 30: "sgx_lc"}},
-	{7, 0, regEDX, map[uint]string{2: "avx512_4vnniw", 3: "avx512_4fmaps", 4: "fsrm", 8: "avx512_vp2intersect", 10: "md_clear",
-		14: "serialize", 16: "tsxldtrk", 18: "pconfig", 19: "arch_lbr", 20: "ibt", 22: "amx_bf16", 23: "avx512_fp16",
-		24: "amx_tile", 25: "amx_int8", 28: "flush_l1d", 29: "arch_capabilities"}},
-}
+// featureWords are in the order Linux prints them. The table (a dozen
+// maps) is built on first use, by /proc/cpuinfo's first reader, not when
+// the package is initialised in every runsc process.
+var featureWords = sync.OnceValue(func() []featureWord {
+	return []featureWord{
+		{1, 0, regEDX, map[uint]string{0: "fpu", 1: "vme", 2: "de", 3: "pse", 4: "tsc", 5: "msr", 6: "pae", 7: "mce", 8: "cx8",
+			9: "apic", 11: "sep", 12: "mtrr", 13: "pge", 14: "mca", 15: "cmov", 16: "pat", 17: "pse36", 18: "pn", 19: "clflush",
+			21: "dts", 22: "acpi", 23: "mmx", 24: "fxsr", 25: "sse", 26: "sse2", 27: "ss", 28: "ht", 29: "tm", 30: "ia64", 31: "pbe"}},
+		{0x80000001, 0, regEDX, map[uint]string{11: "syscall", 19: "mp", 20: "nx", 22: "mmxext", 25: "fxsr_opt", 26: "pdpe1gb",
+			27: "rdtscp", 29: "lm", 30: "3dnowext", 31: "3dnow"}},
+		{0x80000007, 0, regEDX, map[uint]string{8: "constant_tsc nonstop_tsc"}},
+		{1, 0, regECX, map[uint]string{0: "pni", 1: "pclmulqdq", 2: "dtes64", 3: "monitor", 4: "ds_cpl", 5: "vmx", 6: "smx", 7: "est",
+			8: "tm2", 9: "ssse3", 10: "cid", 11: "sdbg", 12: "fma", 13: "cx16", 14: "xtpr", 15: "pdcm", 17: "pcid", 18: "dca",
+			19: "sse4_1", 20: "sse4_2", 21: "x2apic", 22: "movbe", 23: "popcnt", 24: "tsc_deadline_timer", 25: "aes", 26: "xsave",
+			28: "avx", 29: "f16c", 30: "rdrand", 31: "hypervisor"}},
+		{0x80000001, 0, regECX, map[uint]string{0: "lahf_lm", 1: "cmp_legacy", 2: "svm", 3: "extapic", 4: "cr8_legacy", 5: "abm",
+			6: "sse4a", 7: "misalignsse", 8: "3dnowprefetch", 9: "osvw", 10: "ibs", 11: "xop", 12: "skinit", 13: "wdt", 15: "lwp",
+			16: "fma4", 17: "tce", 19: "nodeid_msr", 21: "tbm", 22: "topoext", 23: "perfctr_core", 24: "perfctr_nb", 26: "bpext",
+			27: "ptsc", 28: "perfctr_llc", 29: "mwaitx"}},
+		{7, 0, regEBX, map[uint]string{0: "fsgsbase", 1: "tsc_adjust", 2: "sgx", 3: "bmi1", 4: "hle", 5: "avx2", 7: "smep", 8: "bmi2",
+			9: "erms", 10: "invpcid", 11: "rtm", 12: "cqm", 14: "mpx", 15: "rdt_a", 16: "avx512f", 17: "avx512dq", 18: "rdseed",
+			19: "adx", 20: "smap", 21: "avx512ifma", 23: "clflushopt", 24: "clwb", 25: "intel_pt", 26: "avx512pf", 27: "avx512er",
+			28: "avx512cd", 29: "sha_ni", 30: "avx512bw", 31: "avx512vl"}},
+		{0xd, 1, regEAX, map[uint]string{0: "xsaveopt", 1: "xsavec", 2: "xgetbv1", 3: "xsaves"}},
+		{7, 1, regEAX, map[uint]string{4: "avx_vnni", 5: "avx512_bf16"}},
+		{0x80000008, 0, regEBX, map[uint]string{0: "clzero", 1: "irperf", 2: "xsaveerptr", 9: "wbnoinvd"}},
+		{6, 0, regEAX, map[uint]string{2: "arat"}},
+		{7, 0, regECX, map[uint]string{1: "avx512vbmi", 2: "umip", 3: "pku", 4: "ospke", 5: "waitpkg", 6: "avx512_vbmi2", 8: "gfni",
+			9: "vaes", 10: "vpclmulqdq", 11: "avx512_vnni", 12: "avx512_bitalg", 13: "tme", 14: "avx512_vpopcntdq", 16: "la57",
+			22: "rdpid", 24: "bus_lock_detect", 25: "cldemote", 27: "movdiri", 28: "movdir64b", 29: "enqcmd", 30: "sgx_lc"}},
+		{7, 0, regEDX, map[uint]string{2: "avx512_4vnniw", 3: "avx512_4fmaps", 4: "fsrm", 8: "avx512_vp2intersect", 10: "md_clear",
+			14: "serialize", 16: "tsxldtrk", 18: "pconfig", 19: "arch_lbr", 20: "ibt", 22: "amx_bf16", 23: "avx512_fp16",
+			24: "amx_tile", 25: "amx_int8", 28: "flush_l1d", 29: "arch_capabilities"}},
+	}
+})
 
 // cpuidRegs returns the four registers of leaf/sub, or zeros if the CPU
 // does not have the leaf.
@@ -75,7 +79,7 @@ func cpuidRegs(leaf, sub uint32) [4]uint32 {
 
 func cpuFlags() string {
 	var flags []string
-	for _, w := range featureWords {
+	for _, w := range featureWords() {
 		v := cpuidRegs(w.leaf, w.sub)[w.reg]
 		for bit := uint(0); bit < 32; bit++ {
 			if v&(1<<bit) != 0 && w.names[bit] != "" {
