@@ -63,6 +63,8 @@ type Platform struct {
 	pid int
 	// noHostMap is set once a stub could not take a Sentry descriptor.
 	noHostMap atomic.Bool
+	// spare holds an address space made ahead of need (NewAddressSpace).
+	spare chan *addressSpace
 }
 
 // New creates the platform and its template stub process. memfd is the
@@ -84,7 +86,7 @@ func New(memfd int) (*Platform, error) {
 	if _, err := unix.Pwrite(codefd, code, 0); err != nil {
 		return nil, fmt.Errorf("writing stub code: %w", err)
 	}
-	p := &Platform{memfd: memfd, template: newTracer(), pid: unix.Getpid()}
+	p := &Platform{memfd: memfd, template: newTracer(), pid: unix.Getpid(), spare: make(chan *addressSpace, 1)}
 	p.template.do(func() {
 		var pid int
 		pid, err = forkStub(codefd)
@@ -116,6 +118,8 @@ func New(memfd int) (*Platform, error) {
 		p.template.stop()
 		return nil, fmt.Errorf("starting the stub template: %w", err)
 	}
+	// The first address space (init's) is made while the Sentry boots.
+	go p.refill()
 	return p, nil
 }
 
@@ -141,8 +145,35 @@ func forkStub(codefd int) (int, error) {
 
 func rawForkStub(memfd, addr, size, entry, rseqArea, rseqLen uintptr) (pid, errno uintptr)
 
-// NewAddressSpace implements platform.Platform.NewAddressSpace.
+// NewAddressSpace implements platform.Platform.NewAddressSpace. It
+// returns the spare address space made in the background when there is
+// one, and has the next one made: a fork or exec then does not wait for a
+// stub process to be forked and seized (two injected calls and their
+// round trips).
 func (p *Platform) NewAddressSpace() (platform.AddressSpace, error) {
+	select {
+	case as := <-p.spare:
+		go p.refill()
+		return as, nil
+	default:
+	}
+	return p.newAddressSpace()
+}
+
+// refill makes the spare address space if there is none.
+func (p *Platform) refill() {
+	as, err := p.newAddressSpace()
+	if err != nil {
+		return // NewAddressSpace makes one itself and reports why not
+	}
+	select {
+	case p.spare <- as:
+	default:
+		as.Release()
+	}
+}
+
+func (p *Platform) newAddressSpace() (*addressSpace, error) {
 	var pid uintptr
 	var err error
 	p.template.do(func() {
