@@ -299,7 +299,7 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 	// The old image's robust futexes and PI locks are released as at
 	// exit (Linux's futex_exec_release), under the id the thread now has.
 	if t.robustList != 0 {
-		k.Futexes.HandleRobustList(t.futexTarget(), t.robustList, uint32(t.tid))
+		k.Futexes.HandleRobustList(t.futexTarget(), t.robustList, uint32(t.Tid()))
 	}
 	k.Futexes.ThreadExited(uint32(oldTID))
 	k.Futexes.ThreadStarted(uint32(t.tid))

@@ -33,7 +33,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	k.mu.Unlock()
 
 	if t.robustList != 0 {
-		k.Futexes.HandleRobustList(t.futexTarget(), t.robustList, uint32(t.tid))
+		k.Futexes.HandleRobustList(t.futexTarget(), t.robustList, uint32(t.Tid()))
 	}
 	k.Futexes.ThreadExited(uint32(t.tid))
 	t.releaseChildTID()

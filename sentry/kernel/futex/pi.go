@@ -26,13 +26,65 @@ import (
 // A lock whose owner is not a live thread fails with ESRCH, so the Manager
 // keeps the set of live thread IDs (ThreadStarted, ThreadExited). Its lock,
 // threadsMu, comes after bucket locks.
+//
+// Thread IDs come in two numberings. The Manager's (ThreadStarted,
+// ThreadExited, a piState's owner) is kernel-wide; futex words hold the
+// IDs of a PID namespace: the caller's (Linux's task_pid_vnr) when it
+// takes a lock or hands one over, the new owner's own when it takes over
+// from a dead one. A Caller carries the thread's Manager ID and its
+// namespace, which translates between the two.
+
+// Namespace translates between the thread IDs futex words hold, which are
+// a PID namespace's, and the Manager's kernel-wide thread IDs. The Manager
+// calls its methods with bucket locks held, so they may take only locks
+// that never wait for a bucket's. A nil Namespace is the identity.
+type Namespace interface {
+	// ManagerID returns the Manager ID of the thread the namespace
+	// numbers tid, 0 if there is none.
+	ManagerID(tid uint32) uint32
+	// TID returns the namespace's number for the thread whose Manager ID
+	// is id, 0 if it is not visible there.
+	TID(id uint32) uint32
+}
+
+// Caller is the thread a PI futex operation runs for: its Manager ID and
+// the PID namespace it lives in (nil when the two numberings agree).
+type Caller struct {
+	ID uint32
+	NS Namespace
+}
+
+// Self returns the Caller whose namespace numbers threads as the Manager
+// does.
+func Self(id uint32) Caller { return Caller{ID: id} }
+
+// tid returns the caller's own ID as its namespace numbers it.
+func (c Caller) tid() uint32 { return c.tidOf(c.ID) }
+
+// tidOf returns the ID of the thread with Manager ID id as the caller's
+// namespace numbers it, 0 if invisible there.
+func (c Caller) tidOf(id uint32) uint32 {
+	if c.NS == nil || id == 0 {
+		return id
+	}
+	return c.NS.TID(id)
+}
+
+// lookup returns the Manager ID of the thread the caller's namespace
+// numbers tid, 0 for none.
+func (c Caller) lookup(tid uint32) uint32 {
+	if c.NS == nil || tid == 0 {
+		return tid
+	}
+	return c.NS.ManagerID(tid)
+}
 
 // piState is a contended PI futex.
 //
 // Its fields are guarded by the mu of the bucket of key.
 type piState struct {
 	key Key
-	// owner is the thread the waiters wait behind.
+	// owner is the thread the waiters wait behind (a Manager ID).
 	owner uint32
 	// waiters, oldest first.
 	waiters []*PIWaiter
@@ -51,9 +103,12 @@ type PIWaiter struct {
 	bucket *bucket
 	// The fields below are guarded by the mu of bucket.
 	state *piState
-	tid   uint32
-	t     Target
-	addr  uintptr
+	// id is the waiting thread's Manager ID, tid its ID in its own PID
+	// namespace.
+	id   uint32
+	tid  uint32
+	t    Target
+	addr uintptr
 	// owned is set when the lock was handed to the waiter.
 	owned bool
 }
@@ -123,18 +178,22 @@ func (m *Manager) dropState(b *bucket, ps *piState) {
 }
 
 // LockPIPrepare starts FUTEX_LOCK_PI, FUTEX_LOCK_PI2 or (with try)
-// FUTEX_TRYLOCK_PI for the thread tid on the futex at addr. It returns true
-// if tid took the lock at once (the word held no owner; FUTEX_OWNER_DIED is
+// FUTEX_TRYLOCK_PI for the thread c on the futex at addr. It returns true
+// if c took the lock at once (the word held no owner; FUTEX_OWNER_DIED is
 // kept). Otherwise, if err is nil, w is queued: the caller waits on w.C
 // (and its timeout and signals) and calls LockPIComplete. Errors are as on
 // Linux: EINVAL for a misaligned address or a word whose owner does not
-// match the waiters', EDEADLK if tid owns the lock, ESRCH if the owner is
-// not a live thread, EAGAIN (EWOULDBLOCK) for a trylock of a held lock, the
+// match the waiters', EDEADLK if c owns the lock, ESRCH if the owner is
+// not a live thread of c's namespace, EAGAIN (EWOULDBLOCK) for a trylock of a held lock, the
 // Target's error (EFAULT) if the word cannot be read and written. A held
 // lock gets FUTEX_WAITERS set even when the call fails, as on Linux.
 //
 // Preconditions: w is not queued.
-func (m *Manager) LockPIPrepare(w *PIWaiter, t Target, addr uintptr, private bool, tid uint32, try bool) (bool, error) {
+func (m *Manager) LockPIPrepare(w *PIWaiter, t Target, addr uintptr, private bool, c Caller, try bool) (bool, error) {
+	tid := c.tid()
+	if tid == 0 {
+		return false, unix.ESRCH
+	}
 	k, err := key(t, addr, private)
 	if err != nil {
 		return false, err
@@ -167,7 +226,7 @@ func (m *Manager) LockPIPrepare(w *PIWaiter, t Target, addr uintptr, private boo
 			}
 			return true, nil
 		}
-		if ps != nil && owner != ps.owner {
+		if ps != nil && owner != c.tidOf(ps.owner) {
 			// The word does not name the thread the waiters wait
 			// behind: user space broke the protocol.
 			return false, unix.EINVAL
@@ -181,8 +240,12 @@ func (m *Manager) LockPIPrepare(w *PIWaiter, t Target, addr uintptr, private boo
 				continue
 			}
 		}
-		if ps == nil && !m.threadAlive(owner) {
-			return false, unix.ESRCH
+		var ownerID uint32
+		if ps == nil {
+			ownerID = c.lookup(owner)
+			if ownerID == 0 || !m.threadAlive(ownerID) {
+				return false, unix.ESRCH
+			}
 		}
 		if try {
 			return false, unix.EAGAIN
@@ -193,9 +256,9 @@ func (m *Manager) LockPIPrepare(w *PIWaiter, t Target, addr uintptr, private boo
 				b.pi = make(map[Key]*piState)
 			}
 			b.pi[k] = ps
-			m.setOwner(ps, owner)
+			m.setOwner(ps, ownerID)
 		}
-		w.bucket, w.state, w.tid, w.t, w.addr, w.owned = b, ps, tid, t, addr, false
+		w.bucket, w.state, w.id, w.tid, w.t, w.addr, w.owned = b, ps, c.ID, tid, t, addr, false
 		ps.waiters = append(ps.waiters, w)
 		return false, nil
 	}
@@ -233,12 +296,14 @@ func (m *Manager) LockPIComplete(w *PIWaiter) bool {
 	return false
 }
 
-// UnlockPI implements FUTEX_UNLOCK_PI for the thread tid: with waiters, the
-// oldest is handed the lock (the word becomes its TID with FUTEX_WAITERS);
-// otherwise the word becomes 0. EPERM if tid does not own the lock, EAGAIN
+// UnlockPI implements FUTEX_UNLOCK_PI for the thread c: with waiters, the
+// oldest is handed the lock (the word becomes its TID as c's namespace
+// numbers it, with FUTEX_WAITERS); otherwise the word becomes 0. EPERM if
+// c does not own the lock, EAGAIN
 // if the word changed under it, EINVAL for a misaligned address, the
 // Target's error (EFAULT) if the word cannot be read and written.
-func (m *Manager) UnlockPI(t Target, addr uintptr, private bool, tid uint32) error {
+func (m *Manager) UnlockPI(t Target, addr uintptr, private bool, c Caller) error {
+	tid := c.tid()
 	k, err := key(t, addr, private)
 	if err != nil {
 		return err
@@ -250,12 +315,12 @@ func (m *Manager) UnlockPI(t Target, addr uintptr, private bool, tid uint32) err
 	if err != nil {
 		return err
 	}
-	if uval&TIDMask != tid {
+	if tid == 0 || uval&TIDMask != tid {
 		return unix.EPERM
 	}
 	if ps := b.pi[k]; ps != nil && len(ps.waiters) > 0 {
 		w := ps.waiters[0]
-		prev, err := t.CompareAndSwapUint32(addr, uval, w.tid|Waiters)
+		prev, err := t.CompareAndSwapUint32(addr, uval, c.tidOf(w.id)|Waiters)
 		if err != nil {
 			return err
 		}
@@ -285,13 +350,13 @@ func (m *Manager) handOver(b *bucket, ps *piState) {
 	if len(ps.waiters) == 0 {
 		m.dropState(b, ps)
 	} else {
-		m.setOwner(ps, w.tid)
+		m.setOwner(ps, w.id)
 	}
 	w.owned = true
 	w.signal()
 }
 
-// ThreadExited forgets the thread tid and hands the contended PI futexes
+// ThreadExited forgets the thread with Manager ID tid and hands the contended PI futexes
 // it still owns to their oldest waiters, keeping FUTEX_OWNER_DIED (set by
 // the robust list walk, which must come first) so that a robust mutex's
 // next owner learns of the death. Call it when the thread exits, after its
@@ -314,7 +379,8 @@ func (m *Manager) ThreadExited(tid uint32) {
 	}
 }
 
-// handOverFromDead writes the oldest waiter's TID into the word of ps,
+// handOverFromDead writes the oldest waiter's TID (in its own namespace,
+// as Linux's fixup_pi_state_owner run by the waiter) into the word of ps,
 // whose owner died, and hands it the lock. If the word cannot be written
 // (its memory is gone), every waiter is woken to retry and find out.
 //

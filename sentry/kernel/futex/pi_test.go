@@ -40,7 +40,7 @@ func TestLockPIUncontended(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			as.store(t, fa, tc.word)
 			w := NewPIWaiter()
-			got, err := m.LockPIPrepare(w, as, fa, true, 10, tc.try)
+			got, err := m.LockPIPrepare(w, as, fa, true, Self(10), tc.try)
 			if !errors.Is(err, tc.want) || got != tc.acquire {
 				t.Fatalf("LockPIPrepare = %v, %v; want %v, %v", got, err, tc.acquire, tc.want)
 			}
@@ -49,7 +49,7 @@ func TestLockPIUncontended(t *testing.T) {
 			}
 		})
 	}
-	if _, err := m.LockPIPrepare(NewPIWaiter(), as, fa+1, true, 10, false); err != unix.EINVAL {
+	if _, err := m.LockPIPrepare(NewPIWaiter(), as, fa+1, true, Self(10), false); err != unix.EINVAL {
 		t.Errorf("misaligned: %v, want EINVAL", err)
 	}
 }
@@ -70,7 +70,7 @@ func TestUnlockPI(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			as.store(t, fa, tc.word)
-			if err := m.UnlockPI(as, fa, true, 10); !errors.Is(err, tc.want) {
+			if err := m.UnlockPI(as, fa, true, Self(10)); !errors.Is(err, tc.want) {
 				t.Fatalf("UnlockPI = %v, want %v", err, tc.want)
 			}
 			if v := as.load(t, fa); v != tc.after {
@@ -92,7 +92,7 @@ func TestLockPIHandOver(t *testing.T) {
 		w   *PIWaiter
 		tid uint32
 	}{{w11, 11}, {w12, 12}} {
-		if got, err := m.LockPIPrepare(c.w, as, fa, true, c.tid, false); got || err != nil {
+		if got, err := m.LockPIPrepare(c.w, as, fa, true, Self(c.tid), false); got || err != nil {
 			t.Fatalf("LockPIPrepare(%d) = %v, %v; want queued", c.tid, got, err)
 		}
 	}
@@ -104,7 +104,7 @@ func TestLockPIHandOver(t *testing.T) {
 		t.Errorf("FUTEX_WAKE of a PI futex with waiters: %v, want EINVAL", err)
 	}
 	// Unlock hands over to the oldest waiter.
-	if err := m.UnlockPI(as, fa, true, 10); err != nil {
+	if err := m.UnlockPI(as, fa, true, Self(10)); err != nil {
 		t.Fatal(err)
 	}
 	if v := as.load(t, fa); v != 11|Waiters {
@@ -125,7 +125,7 @@ func TestLockPIHandOver(t *testing.T) {
 	if v := as.load(t, fa); v != 12|Waiters|OwnerDied {
 		t.Errorf("word = %#x, want 12|Waiters|OwnerDied", v)
 	}
-	if err := m.UnlockPI(as, fa, true, 12); err != nil {
+	if err := m.UnlockPI(as, fa, true, Self(12)); err != nil {
 		t.Fatal(err)
 	}
 	if v := as.load(t, fa); v != 0 {
@@ -146,14 +146,14 @@ func TestLockPITimeoutDequeues(t *testing.T) {
 	m.ThreadStarted(10)
 	as.store(t, fa, 10)
 	w := NewPIWaiter()
-	if got, err := m.LockPIPrepare(w, as, fa, true, 11, false); got || err != nil {
+	if got, err := m.LockPIPrepare(w, as, fa, true, Self(11), false); got || err != nil {
 		t.Fatalf("LockPIPrepare = %v, %v", got, err)
 	}
 	// The wait ends (a timeout) without a hand-over.
 	if m.LockPIComplete(w) {
 		t.Fatal("owned without a hand-over")
 	}
-	if err := m.UnlockPI(as, fa, true, 10); err != nil {
+	if err := m.UnlockPI(as, fa, true, Self(10)); err != nil {
 		t.Fatal(err)
 	}
 	if v := as.load(t, fa); v != 0 || received(w) {
@@ -162,7 +162,7 @@ func TestLockPITimeoutDequeues(t *testing.T) {
 	// The owner died: a new lock attempt fails.
 	as.store(t, fa, 10)
 	m.ThreadExited(10)
-	if _, err := m.LockPIPrepare(NewPIWaiter(), as, fa, true, 11, false); err != unix.ESRCH {
+	if _, err := m.LockPIPrepare(NewPIWaiter(), as, fa, true, Self(11), false); err != unix.ESRCH {
 		t.Errorf("lock of a dead owner's futex: %v, want ESRCH", err)
 	}
 }

@@ -30,8 +30,11 @@ type RequeuePIWaiter struct {
 	// afterwards.
 	key2  Key
 	addr2 uintptr
-	tid   uint32
-	t     Target
+	// id is the waiting thread's Manager ID, tid its ID in its own PID
+	// namespace.
+	id  uint32
+	tid uint32
+	t   Target
 
 	// locked is set, before the wake that dequeues w, when the requeue
 	// took the PI futex for the waiter.
@@ -49,13 +52,13 @@ func NewRequeuePIWaiter() *RequeuePIWaiter {
 	}
 }
 
-// WaitRequeuePIPrepare starts FUTEX_WAIT_REQUEUE_PI for the thread tid: it
+// WaitRequeuePIPrepare starts FUTEX_WAIT_REQUEUE_PI for the thread c: it
 // queues rw on the futex at addr if the word there holds val, to be moved
 // to the PI futex at addr2 by FUTEX_CMP_REQUEUE_PI. Errors: EINVAL if the
 // two are the same futex or an address is misaligned, EAGAIN if the word
 // is not val, the Target's error (EFAULT). If it returns nil the caller
 // waits on rw.C and calls WaitRequeuePIComplete.
-func (m *Manager) WaitRequeuePIPrepare(rw *RequeuePIWaiter, t Target, addr, addr2 uintptr, private bool, val, tid uint32) error {
+func (m *Manager) WaitRequeuePIPrepare(rw *RequeuePIWaiter, t Target, addr, addr2 uintptr, private bool, val uint32, c Caller) error {
 	if addr == addr2 {
 		return unix.EINVAL
 	}
@@ -75,7 +78,7 @@ func (m *Manager) WaitRequeuePIPrepare(rw *RequeuePIWaiter, t Target, addr, addr
 	case <-rw.c:
 	default:
 	}
-	rw.key2, rw.addr2, rw.tid, rw.t, rw.locked = k2, addr2, tid, t, false
+	rw.key2, rw.addr2, rw.id, rw.tid, rw.t, rw.locked = k2, addr2, c.ID, c.tid(), t, false
 	rw.w.requeuePI = rw
 	return m.WaitPrepare(rw.w, t, addr, private, val, BitsetMatchAny)
 }
@@ -128,7 +131,8 @@ func (m *Manager) WaitRequeuePIComplete(rw *RequeuePIWaiter) RequeuePIResult {
 
 // CmpRequeuePI implements FUTEX_CMP_REQUEUE_PI: if the word at addr holds
 // val, it takes the PI futex at addr2 for the oldest FUTEX_WAIT_REQUEUE_PI
-// waiter on addr if the futex is free (waking it as its owner), and moves
+// waiter on addr if the futex is free (waking it as its owner, its TID as
+// the namespace of the caller c numbers it in the word), and moves
 // up to nreq other waiters (nreq+1 when the lock was not free) to wait for
 // the PI futex. It returns the number woken plus moved. Errors, as on
 // Linux: EINVAL for negative counts, nwake other than 1, one futex for both,
@@ -136,8 +140,8 @@ func (m *Manager) WaitRequeuePIComplete(rw *RequeuePIWaiter) RequeuePIResult {
 // PI futex, a PI futex word that does not match its waiters' owner, or a
 // misaligned address; EAGAIN if the word is not val; EDEADLK if the oldest
 // waiter already owns the PI futex; ESRCH if the PI futex's owner is not a
-// live thread; the Target's error (EFAULT).
-func (m *Manager) CmpRequeuePI(t Target, addr, addr2 uintptr, private bool, nwake, nreq int, val uint32) (int, error) {
+// live thread of c's namespace; the Target's error (EFAULT).
+func (m *Manager) CmpRequeuePI(t Target, addr, addr2 uintptr, private bool, nwake, nreq int, val uint32, c Caller) (int, error) {
 	if nwake < 0 || nreq < 0 || addr == addr2 || nwake != 1 {
 		return 0, unix.EINVAL
 	}
@@ -177,7 +181,7 @@ func (m *Manager) CmpRequeuePI(t Target, addr, addr2 uintptr, private bool, nwak
 		return 0, unix.EINVAL
 	}
 	done := 0
-	ps, locked, err := m.proxyLockPI(b2, t, addr2, k2, top.requeuePI.tid, nreq > 0)
+	ps, locked, err := m.proxyLockPI(b2, t, addr2, k2, top.requeuePI.id, nreq > 0, c)
 	if err != nil {
 		return 0, err
 	}
@@ -207,10 +211,10 @@ func (m *Manager) CmpRequeuePI(t Target, addr, addr2 uintptr, private bool, nwak
 				b2.pi = make(map[Key]*piState)
 			}
 			b2.pi[k2] = ps
-			m.setOwner(ps, top.requeuePI.tid)
+			m.setOwner(ps, top.requeuePI.id)
 		}
 		pw := rw.pw
-		pw.bucket, pw.state, pw.tid, pw.t, pw.addr, pw.owned = b2, ps, rw.tid, rw.t, rw.addr2, false
+		pw.bucket, pw.state, pw.id, pw.tid, pw.t, pw.addr, pw.owned = b2, ps, rw.id, rw.tid, rw.t, rw.addr2, false
 		ps.waiters = append(ps.waiters, pw)
 		b1.unlink(w)
 		// Last: the waiting thread reads pw once it sees nil.
@@ -222,14 +226,17 @@ func (m *Manager) CmpRequeuePI(t Target, addr, addr2 uintptr, private bool, nwak
 }
 
 // proxyLockPI takes the PI futex at addr2 (key k2, bucket b2) for the
-// thread tid, which is waiting elsewhere, if it is free: then locked is
-// true and the word holds tid, with FUTEX_WAITERS if waiters will follow.
+// thread with Manager ID id, which is waiting elsewhere, if it is free:
+// then locked is true and the word holds its TID as the namespace of c
+// (the requeuing thread) numbers it, with FUTEX_WAITERS if waiters will
+// follow.
 // Otherwise it returns the futex's piState, made if need be, with
 // FUTEX_WAITERS set in the word, for waiters to join. The checks are
 // LockPIPrepare's.
 //
 // Preconditions: b2 is k2's bucket and is locked.
-func (m *Manager) proxyLockPI(b2 *bucket, t Target, addr2 uintptr, k2 Key, tid uint32, waiters bool) (*piState, bool, error) {
+func (m *Manager) proxyLockPI(b2 *bucket, t Target, addr2 uintptr, k2 Key, id uint32, waiters bool, c Caller) (*piState, bool, error) {
+	tid := c.tidOf(id)
 	for {
 		uval, err := t.LoadUint32(addr2)
 		if err != nil {
@@ -254,7 +261,7 @@ func (m *Manager) proxyLockPI(b2 *bucket, t Target, addr2 uintptr, k2 Key, tid u
 			}
 			return nil, true, nil
 		}
-		if ps != nil && owner != ps.owner {
+		if ps != nil && owner != c.tidOf(ps.owner) {
 			return nil, false, unix.EINVAL
 		}
 		if uval&Waiters == 0 {
@@ -267,7 +274,8 @@ func (m *Manager) proxyLockPI(b2 *bucket, t Target, addr2 uintptr, k2 Key, tid u
 			}
 		}
 		if ps == nil {
-			if !m.threadAlive(owner) {
+			ownerID := c.lookup(owner)
+			if ownerID == 0 || !m.threadAlive(ownerID) {
 				return nil, false, unix.ESRCH
 			}
 			ps = &piState{key: k2}
@@ -275,7 +283,7 @@ func (m *Manager) proxyLockPI(b2 *bucket, t Target, addr2 uintptr, k2 Key, tid u
 				b2.pi = make(map[Key]*piState)
 			}
 			b2.pi[k2] = ps
-			m.setOwner(ps, owner)
+			m.setOwner(ps, ownerID)
 		}
 		return ps, false, nil
 	}

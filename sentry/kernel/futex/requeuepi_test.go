@@ -36,17 +36,17 @@ func TestRequeuePIArgumentErrors(t *testing.T) {
 		{"no waiters", fa, fb, 1, 1, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, err := m.CmpRequeuePI(as, tc.addr, tc.addr2, true, tc.nwake, tc.nreq, tc.val)
+			n, err := m.CmpRequeuePI(as, tc.addr, tc.addr2, true, tc.nwake, tc.nreq, tc.val, Self(1))
 			if !errors.Is(err, tc.want) || n != 0 {
 				t.Fatalf("CmpRequeuePI = %d, %v; want 0, %v", n, err, tc.want)
 			}
 		})
 	}
 	rw := NewRequeuePIWaiter()
-	if err := m.WaitRequeuePIPrepare(rw, as, fa, fa, true, 0, 10); err != unix.EINVAL {
+	if err := m.WaitRequeuePIPrepare(rw, as, fa, fa, true, 0, Self(10)); err != unix.EINVAL {
 		t.Errorf("WAIT_REQUEUE_PI on one futex: %v, want EINVAL", err)
 	}
-	if err := m.WaitRequeuePIPrepare(rw, as, fa, fb, true, 1, 10); err != unix.EAGAIN {
+	if err := m.WaitRequeuePIPrepare(rw, as, fa, fb, true, 1, Self(10)); err != unix.EAGAIN {
 		t.Errorf("WAIT_REQUEUE_PI on a changed word: %v, want EAGAIN", err)
 	}
 }
@@ -61,7 +61,7 @@ func TestRequeuePIFlow(t *testing.T) {
 	var ws []*RequeuePIWaiter
 	for _, tid := range []uint32{10, 11, 12} {
 		rw := NewRequeuePIWaiter()
-		if err := m.WaitRequeuePIPrepare(rw, as, fa, fb, true, 0, tid); err != nil {
+		if err := m.WaitRequeuePIPrepare(rw, as, fa, fb, true, 0, Self(tid)); err != nil {
 			t.Fatal(err)
 		}
 		ws = append(ws, rw)
@@ -74,12 +74,12 @@ func TestRequeuePIFlow(t *testing.T) {
 		t.Errorf("FUTEX_REQUEUE: %v, want EINVAL", err)
 	}
 	// A requeue to another mutex than they expect is refused.
-	if _, err := m.CmpRequeuePI(as, fa, base+0x300, true, 1, 1, 0); err != unix.EINVAL {
+	if _, err := m.CmpRequeuePI(as, fa, base+0x300, true, 1, 1, 0, Self(1)); err != unix.EINVAL {
 		t.Errorf("CMP_REQUEUE_PI to another futex: %v, want EINVAL", err)
 	}
 	// The mutex is free: the oldest takes it at once, one more queues
 	// behind it.
-	n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 1, 0)
+	n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 1, 0, Self(1))
 	if n != 2 || err != nil {
 		t.Fatalf("CmpRequeuePI = %d, %v; want 2, nil", n, err)
 	}
@@ -93,11 +93,11 @@ func TestRequeuePIFlow(t *testing.T) {
 		t.Fatal("a requeued waiter was woken")
 	}
 	// The mutex is held: the last one is requeued too (nreq+1 may go).
-	if n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 0, 0); n != 1 || err != nil {
+	if n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 0, 0, Self(1)); n != 1 || err != nil {
 		t.Fatalf("second CmpRequeuePI = %d, %v; want 1, nil", n, err)
 	}
 	// Unlocks hand the mutex down in order.
-	if err := m.UnlockPI(as, fb, true, 10); err != nil {
+	if err := m.UnlockPI(as, fb, true, Self(10)); err != nil {
 		t.Fatal(err)
 	}
 	if !rqReceived(ws[1]) || m.WaitRequeuePIComplete(ws[1]) != RequeuePILocked {
@@ -110,7 +110,7 @@ func TestRequeuePIFlow(t *testing.T) {
 	if got := m.WaitRequeuePIComplete(ws[2]); got != RequeuePIRequeued {
 		t.Fatalf("timed out requeued waiter: %v, want RequeuePIRequeued", got)
 	}
-	if err := m.UnlockPI(as, fb, true, 11); err != nil {
+	if err := m.UnlockPI(as, fb, true, Self(11)); err != nil {
 		t.Fatal(err)
 	}
 	if v := as.load(t, fb); v != 0 {
@@ -132,22 +132,22 @@ func TestRequeuePIHeldMutexAndTimeout(t *testing.T) {
 		m.ThreadStarted(tid)
 	}
 	rw := NewRequeuePIWaiter()
-	if err := m.WaitRequeuePIPrepare(rw, as, fa, fb, true, 0, 10); err != nil {
+	if err := m.WaitRequeuePIPrepare(rw, as, fa, fb, true, 0, Self(10)); err != nil {
 		t.Fatal(err)
 	}
 	// Owned by a dead thread: ESRCH, nothing moves.
 	as.store(t, fb, 4242)
-	if _, err := m.CmpRequeuePI(as, fa, fb, true, 1, 1, 0); err != unix.ESRCH {
+	if _, err := m.CmpRequeuePI(as, fa, fb, true, 1, 1, 0, Self(1)); err != unix.ESRCH {
 		t.Fatalf("dead owner: %v, want ESRCH", err)
 	}
 	// The waiter owns the mutex already: EDEADLK.
 	as.store(t, fb, 10)
-	if _, err := m.CmpRequeuePI(as, fa, fb, true, 1, 1, 0); err != unix.EDEADLK {
+	if _, err := m.CmpRequeuePI(as, fa, fb, true, 1, 1, 0, Self(1)); err != unix.EDEADLK {
 		t.Fatalf("waiter owns the mutex: %v, want EDEADLK", err)
 	}
 	// Held by 20: the waiter is requeued behind it, not woken.
 	as.store(t, fb, 20)
-	if n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 0, 0); n != 1 || err != nil {
+	if n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 0, 0, Self(1)); n != 1 || err != nil {
 		t.Fatalf("CmpRequeuePI = %d, %v; want 1, nil", n, err)
 	}
 	if rqReceived(rw) {
@@ -163,13 +163,13 @@ func TestRequeuePIHeldMutexAndTimeout(t *testing.T) {
 	}
 	// A waiter that times out before any requeue leaves the queue.
 	rw2 := NewRequeuePIWaiter()
-	if err := m.WaitRequeuePIPrepare(rw2, as, fa, fb, true, 0, 20); err != nil {
+	if err := m.WaitRequeuePIPrepare(rw2, as, fa, fb, true, 0, Self(20)); err != nil {
 		t.Fatal(err)
 	}
 	if got := m.WaitRequeuePIComplete(rw2); got != RequeuePINotRequeued {
 		t.Fatalf("early timeout: %v, want RequeuePINotRequeued", got)
 	}
-	if n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 1, 0); n != 0 || err != nil {
+	if n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 1, 0, Self(1)); n != 0 || err != nil {
 		t.Fatalf("CmpRequeuePI after the waiter left = %d, %v; want 0, nil", n, err)
 	}
 }

@@ -88,7 +88,7 @@ func Futex(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	case futex.CmdTrylockPI:
 		return 0, futexLockPI(t, mgr, target, addr, private, true, time.Time{}, false)
 	case futex.CmdUnlockPI:
-		return 0, mgr.UnlockPI(target, addr, private, uint32(t.ThreadID()))
+		return 0, mgr.UnlockPI(target, addr, private, t.FutexCaller())
 	case futex.CmdWaitRequeuePI:
 		var dl time.Time
 		if hasTimeout {
@@ -96,7 +96,7 @@ func Futex(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		return 0, futexWaitRequeuePI(t, mgr, target, addr, a[4].Pointer(), private, val, dl, hasTimeout)
 	case futex.CmdCmpRequeuePI:
-		n, err := mgr.CmpRequeuePI(target, addr, a[4].Pointer(), private, int(int32(val)), int(int32(a[3].Uint())), a[5].Uint())
+		n, err := mgr.CmpRequeuePI(target, addr, a[4].Pointer(), private, int(int32(val)), int(int32(a[3].Uint())), a[5].Uint(), t.FutexCaller())
 		return uintptr(n), err
 	default:
 		return 0, unix.ENOSYS
@@ -117,10 +117,10 @@ func futexHasTimeout(cmd int32) bool {
 // deadline, if has) unless try. A signal restarts the wait (Linux's
 // ERESTARTNOINTR; the deadline is absolute).
 func futexLockPI(t *kernel.Task, mgr *futex.Manager, target futex.Target, addr uintptr, private, try bool, deadline time.Time, has bool) error {
-	tid := uint32(t.ThreadID())
+	c := t.FutexCaller()
 	w := futex.NewPIWaiter()
 	for {
-		got, err := mgr.LockPIPrepare(w, target, addr, private, tid, try)
+		got, err := mgr.LockPIPrepare(w, target, addr, private, c, try)
 		if got || err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func futexLockPI(t *kernel.Task, mgr *futex.Manager, target futex.Target, addr u
 // restart would say so anyway).
 func futexWaitRequeuePI(t *kernel.Task, mgr *futex.Manager, target futex.Target, addr, addr2 uintptr, private bool, val uint32, deadline time.Time, has bool) error {
 	rw := futex.NewRequeuePIWaiter()
-	if err := mgr.WaitRequeuePIPrepare(rw, target, addr, addr2, private, val, uint32(t.ThreadID())); err != nil {
+	if err := mgr.WaitRequeuePIPrepare(rw, target, addr, addr2, private, val, t.FutexCaller()); err != nil {
 		return err
 	}
 	berr := t.BlockOn(rw.C, deadline, has)

@@ -1,0 +1,233 @@
+//go:build ignore
+
+/* namespaces_pid_ids: ids that cross PID namespaces as the caller's (or
+ * receiver's) namespace numbers them: PI futex words and their owner
+ * lookups, robust-list cleanup at a thread's death, the CLONE_*_SETTID
+ * words; terminal job-control ids (TIOCGPGRP, TIOCSPGRP, TIOCGSID);
+ * SCM_CREDENTIALS and SO_PEERCRED pids; SysV shm creator and last pids;
+ * a message queue notification's sender pid. Each case runs a child as
+ * the init of a new PID namespace and checks from both sides. */
+#include "moattest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <mqueue.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define STACK_SIZE (256 * 1024)
+
+static char *new_stack(void)
+{
+	void *p = mmap(NULL, STACK_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : (char *)p + STACK_SIZE;
+}
+
+/* spawn_ns runs fn(arg) as the init of a new PID namespace. */
+static pid_t spawn_ns(int (*fn)(void *), void *arg)
+{
+	char *stk = new_stack();
+	if (stk == NULL)
+		return -1;
+	return clone(fn, stk, CLONE_NEWPID | SIGCHLD, arg);
+}
+
+static long futex_op(uint32_t *w, int op, uint32_t val)
+{
+	return syscall(SYS_futex, w, op, val, NULL, NULL, 0);
+}
+
+static pid_t gettid_(void) { return (pid_t)syscall(SYS_gettid); }
+
+/* ---- futexes ---- */
+
+struct pi_args {
+	pid_t outside; /* a live process of the parent's namespace only */
+	uint32_t *shared; /* a word in MAP_SHARED memory */
+};
+
+static uint32_t pi_word;
+static volatile pid_t pi_waiter_tid;
+static volatile uint32_t pi_seen;
+
+static void *pi_waiter(void *arg)
+{
+	(void)arg;
+	pi_waiter_tid = gettid_();
+	if (futex_op(&pi_word, FUTEX_LOCK_PI_PRIVATE, 0) != 0)
+		return (void *)1;
+	pi_seen = __atomic_load_n(&pi_word, __ATOMIC_SEQ_CST);
+	futex_op(&pi_word, FUTEX_UNLOCK_PI_PRIVATE, 0);
+	return NULL;
+}
+
+static int pi_child(void *arg)
+{
+	struct pi_args *a = arg;
+	uint32_t w = 0;
+	if (futex_op(&w, FUTEX_LOCK_PI_PRIVATE, 0) != 0)
+		return 2;
+	if (w != 1) /* our tid here */
+		return 3;
+	if (futex_op(&w, FUTEX_TRYLOCK_PI_PRIVATE, 0) != -1 || errno != EDEADLK)
+		return 4;
+	if (futex_op(&w, FUTEX_UNLOCK_PI_PRIVATE, 0) != 0 || w != 0)
+		return 5;
+	/* A word naming a tid of the parent's namespace only names nobody
+	 * here. */
+	*a->shared = (uint32_t)a->outside;
+	if (futex_op(a->shared, FUTEX_TRYLOCK_PI, 0) != -1 || errno != ESRCH)
+		return 6;
+	/* Our own tid in the parent's namespace is not ours here. */
+	w = 1;
+	if (futex_op(&w, FUTEX_UNLOCK_PI_PRIVATE, 0) != 0)
+		return 7;
+
+	/* Contended: the unlock hands the lock to the waiter under its tid
+	 * here, with FUTEX_WAITERS. */
+	pi_word = 1;
+	pthread_t th;
+	if (pthread_create(&th, NULL, pi_waiter, NULL) != 0)
+		return 8;
+	for (int i = 0; i < 20000 && !(__atomic_load_n(&pi_word, __ATOMIC_SEQ_CST) & FUTEX_WAITERS); i++)
+		usleep(500);
+	if (!(pi_word & FUTEX_WAITERS))
+		return 9;
+	if (futex_op(&pi_word, FUTEX_UNLOCK_PI_PRIVATE, 0) != 0)
+		return 10;
+	void *ret;
+	if (pthread_join(th, &ret) != 0 || ret != NULL)
+		return 11;
+	if (pi_waiter_tid != 2)
+		return 12;
+	if (pi_seen != (2 | FUTEX_WAITERS))
+		return 13;
+	if (pi_word != 0)
+		return 14;
+	return 0;
+}
+
+static void pi_futex_words_hold_namespace_tids(void)
+{
+	pid_t sleeper = CHECK_SYS(fork());
+	if (sleeper == 0) {
+		for (;;)
+			pause();
+	}
+	/* Here the sleeper is a live owner (of a shared futex: Linux 6.18
+	 * refuses a private one whose owner is another process, EPERM). */
+	uint32_t *sw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK_MAP(sw);
+	*sw = (uint32_t)sleeper;
+	long r = futex_op(sw, FUTEX_TRYLOCK_PI, 0);
+	int e = errno;
+	struct pi_args a = {.outside = sleeper, .shared = sw};
+	pid_t p = spawn_ns(pi_child, &a);
+	int st = p > 0 ? mt_wait(p) : -1;
+	kill(sleeper, SIGKILL);
+	mt_wait(sleeper);
+	munmap(sw, 4096);
+	CHECK_EQ(r, -1);
+	CHECK_EQ(e, EAGAIN);
+	CHECK_SYS(p);
+	CHECK_EXITED(st, 0);
+}
+
+static pthread_mutex_t robust_mu;
+
+static void *robust_holder(void *arg)
+{
+	(void)arg;
+	if (pthread_mutex_lock(&robust_mu) != 0)
+		return (void *)1;
+	return NULL; /* dies holding it */
+}
+
+static int robust_child(void *arg)
+{
+	int pi = *(int *)arg;
+	pthread_mutexattr_t at;
+	pthread_mutexattr_init(&at);
+	pthread_mutexattr_setrobust(&at, PTHREAD_MUTEX_ROBUST);
+	if (pi)
+		pthread_mutexattr_setprotocol(&at, PTHREAD_PRIO_INHERIT);
+	if (pthread_mutex_init(&robust_mu, &at) != 0)
+		return 2;
+	pthread_t th;
+	void *ret;
+	if (pthread_create(&th, NULL, robust_holder, NULL) != 0)
+		return 3;
+	if (pthread_join(th, &ret) != 0 || ret != NULL)
+		return 4;
+	/* The dying thread's robust list named it by its tid here. */
+	int r = pthread_mutex_trylock(&robust_mu);
+	if (r != EOWNERDEAD)
+		return 10 + (r > 80 ? 80 : r);
+	if (pthread_mutex_consistent(&robust_mu) != 0)
+		return 5;
+	if (pthread_mutex_unlock(&robust_mu) != 0)
+		return 6;
+	return 0;
+}
+
+static void robust_list_cleanup_uses_namespace_tid(void)
+{
+	for (int pi = 0; pi < 2; pi++) {
+		int arg = pi;
+		pid_t p = CHECK_SYS(spawn_ns(robust_child, &arg));
+		CHECK_EXITED(mt_wait(p), 0);
+	}
+}
+
+static uint32_t settid_child_word;
+
+static int settid_child(void *arg)
+{
+	(void)arg;
+	if (settid_child_word != 1)
+		return 2;
+	uint32_t w;
+	if (syscall(SYS_set_tid_address, &w) != 1)
+		return 3;
+	return 0;
+}
+
+static void clone_settid_words_per_namespace(void)
+{
+	char *stk = new_stack();
+	CHECK(stk != NULL);
+	pid_t ptid = 0;
+	settid_child_word = 0;
+	pid_t p = CHECK_SYS(clone(settid_child, stk,
+				  CLONE_NEWPID | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID | SIGCHLD,
+				  NULL, &ptid, NULL, &settid_child_word));
+	int st = mt_wait(p);
+	CHECK_EQ(ptid, p);
+	CHECK_EQ(settid_child_word, 0); /* written in the child's copy only */
+	CHECK_EXITED(st, 0);
+}
+
+static const struct mt_case cases[] = {
+	MT_CASE(pi_futex_words_hold_namespace_tids),
+	MT_CASE(robust_list_cleanup_uses_namespace_tid),
+	MT_CASE(clone_settid_words_per_namespace),
+};
+
+MT_MAIN(cases)
