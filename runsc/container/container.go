@@ -212,6 +212,7 @@ func Create(a CreateArgs) (c *Container, err error) {
 			return c.save()
 		},
 	}
+	hostNamespaceOptions(spec, &opts)
 	if term && a.ConsoleSocket != "" {
 		var rows, cols uint16
 		if sz := spec.Process.ConsoleSize; sz != nil {

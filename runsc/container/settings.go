@@ -5,10 +5,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/moat-sandbox/moat/runsc/boot"
+	"github.com/moat-sandbox/moat/runsc/sandbox"
 	sentryproc "github.com/moat-sandbox/moat/sentry/fs/proc"
 )
 
@@ -96,4 +98,43 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// hostNamespaceOptions sets what of the spec's namespaces the sandbox
+// process takes on the host: the network namespace a path names, which it
+// joins, and, when the spec asks for a user namespace with maps that give
+// the container a root, those maps for the sandbox's user namespace. The
+// other namespaces are always the sandbox's own.
+func hostNamespaceOptions(spec *specs.Spec, o *sandbox.CreateOptions) {
+	if spec.Linux == nil {
+		return
+	}
+	for _, ns := range spec.Linux.Namespaces {
+		if ns.Type == specs.NetworkNamespace && ns.Path != "" {
+			o.NetNSPath = ns.Path
+		}
+	}
+	if !userNamespace(spec) || !mapsRoot(spec.Linux.UIDMappings) || !mapsRoot(spec.Linux.GIDMappings) {
+		return
+	}
+	o.UIDMappings = sysProcIDMaps(spec.Linux.UIDMappings)
+	o.GIDMappings = sysProcIDMaps(spec.Linux.GIDMappings)
+}
+
+// mapsRoot reports whether m maps id 0.
+func mapsRoot(m []specs.LinuxIDMapping) bool {
+	for _, e := range m {
+		if e.ContainerID == 0 && e.Size > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func sysProcIDMaps(m []specs.LinuxIDMapping) []syscall.SysProcIDMap {
+	out := make([]syscall.SysProcIDMap, 0, len(m))
+	for _, e := range m {
+		out = append(out, syscall.SysProcIDMap{ContainerID: int(e.ContainerID), HostID: int(e.HostID), Size: int(e.Size)})
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
+	"github.com/moat-sandbox/moat/runsc/sandbox"
 	sentryproc "github.com/moat-sandbox/moat/sentry/fs/proc"
 )
 
@@ -85,5 +86,39 @@ func TestSetOOMScoreAdj(t *testing.T) {
 	}
 	if err := setOOMScoreAdj(&specs.Spec{Process: &specs.Process{}}, os.Getpid()); err != nil {
 		t.Errorf("no oomScoreAdj: %v", err)
+	}
+}
+
+func TestHostNamespaceOptions(t *testing.T) {
+	user := specs.LinuxNamespace{Type: specs.UserNamespace}
+	m := func(c, h, n uint32) []specs.LinuxIDMapping {
+		return []specs.LinuxIDMapping{{ContainerID: c, HostID: h, Size: n}}
+	}
+	for _, tc := range []struct {
+		name     string
+		linux    specs.Linux
+		netns    string
+		wantMaps bool
+	}{
+		{name: "none", linux: specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.NetworkNamespace}}}},
+		{name: "net path", linux: specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.NetworkNamespace, Path: "/proc/1/ns/net"}}}, netns: "/proc/1/ns/net"},
+		{name: "ipc path stays own", linux: specs.Linux{Namespaces: []specs.LinuxNamespace{{Type: specs.IPCNamespace, Path: "/proc/1/ns/ipc"}}}},
+		{name: "user maps", linux: specs.Linux{Namespaces: []specs.LinuxNamespace{user}, UIDMappings: m(0, 1000, 2000), GIDMappings: m(0, 1000, 3000)}, wantMaps: true},
+		{name: "maps without user namespace", linux: specs.Linux{UIDMappings: m(0, 1000, 2000), GIDMappings: m(0, 1000, 3000)}},
+		{name: "maps without root", linux: specs.Linux{Namespaces: []specs.LinuxNamespace{user}, UIDMappings: m(1, 1000, 2000), GIDMappings: m(0, 1000, 3000)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var o sandbox.CreateOptions
+			hostNamespaceOptions(&specs.Spec{Linux: &tc.linux}, &o)
+			if o.NetNSPath != tc.netns {
+				t.Errorf("NetNSPath %q, want %q", o.NetNSPath, tc.netns)
+			}
+			if got := len(o.UIDMappings) > 0 && len(o.GIDMappings) > 0; got != tc.wantMaps {
+				t.Errorf("maps %v %v, want maps %v", o.UIDMappings, o.GIDMappings, tc.wantMaps)
+			}
+			if tc.wantMaps && (o.UIDMappings[0].HostID != 1000 || o.UIDMappings[0].Size != 2000 || o.GIDMappings[0].Size != 3000) {
+				t.Errorf("maps %v %v", o.UIDMappings, o.GIDMappings)
+			}
+		})
 	}
 }

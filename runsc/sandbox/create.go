@@ -69,6 +69,12 @@ type CreateOptions struct {
 	JobControl bool
 	// NoUserNS keeps the sandbox process in the caller's user namespace.
 	NoUserNS bool
+	// UIDMappings and GIDMappings, when set, are the maps of the
+	// sandbox's user namespace instead of root to the caller's ids.
+	UIDMappings, GIDMappings []syscall.SysProcIDMap
+	// NetNSPath, when set, is a network namespace the sandbox process
+	// joins instead of getting one of its own (netns.go).
+	NetNSPath string
 	// Exe is the runsc binary to start; empty means /proc/self/exe.
 	Exe string
 	// Log receives Create's own messages; nil means slog.Default().
@@ -264,11 +270,20 @@ func Create(o CreateOptions) (*Created, error) {
 		boot.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 		boot.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 		boot.SysProcAttr.GidMappingsEnableSetgroups = false
+		if len(o.UIDMappings) > 0 {
+			// The sandbox runs as the namespace's root, whatever host
+			// ids that maps to, so exec keeps its capabilities.
+			boot.SysProcAttr.UidMappings, boot.SysProcAttr.GidMappings = o.UIDMappings, o.GIDMappings
+			boot.SysProcAttr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+		}
+	}
+	if o.NetNSPath != "" {
+		boot.SysProcAttr.Cloneflags &^= unix.CLONE_NEWNET
 	}
 	if err := beforeBootStart(); err != nil {
 		return nil, fmt.Errorf("starting sandbox: %w", err)
 	}
-	if err := boot.Start(); err != nil {
+	if err := startInNetNS(o.NetNSPath, boot.Start); err != nil {
 		if restoreTTY != nil {
 			restoreTTY()
 		}

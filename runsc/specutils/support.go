@@ -69,8 +69,10 @@ func Check(spec *specs.Spec) (notes []string, err error) {
 	}
 	if l := spec.Linux; l != nil {
 		for i, ns := range l.Namespaces {
-			if ns.Path != "" {
-				notes = append(notes, fmt.Sprintf("linux.namespaces[%d]: joining the %s namespace %q is not supported yet; the sandbox has its own", i, ns.Type, ns.Path))
+			// The sandbox process joins a network namespace path
+			// (runsc/container); the others are the Sentry's own.
+			if ns.Path != "" && ns.Type != specs.NetworkNamespace {
+				notes = append(notes, fmt.Sprintf("linux.namespaces[%d]: joining the %s namespace %q is not supported; the sandbox has its own", i, ns.Type, ns.Path))
 			}
 		}
 		// linux.resources and cgroupsPath: runsc/container applies them
