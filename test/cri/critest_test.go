@@ -3,7 +3,6 @@ package cri_test
 import (
 	"context"
 	"encoding/xml"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,20 +23,30 @@ const critestBaseline = "testdata/critest-baseline.txt"
 type junitSuites struct {
 	Suites []struct {
 		Cases []struct {
-			Name    string    `xml:"name,attr"`
-			Failure *struct{} `xml:"failure"`
-			Error   *struct{} `xml:"error"`
-			Skipped *struct{} `xml:"skipped"`
+			Name    string        `xml:"name,attr"`
+			Failure *junitFailure `xml:"failure"`
+			Error   *junitFailure `xml:"error"`
+			Skipped *struct{}     `xml:"skipped"`
 		} `xml:"testcase"`
 	} `xml:"testsuite"`
 }
 
-// critestResult is a run's outcome per spec: "pass", "fail" or "skip".
-type critestResult map[string]string
+// junitFailure is a failed spec's message and details.
+type junitFailure struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// critestResult is a run's outcome per spec: "pass", "fail" or "skip",
+// and why the failed ones failed.
+type critestResult struct {
+	status map[string]string
+	why    map[string]string
+}
 
 // runCritest runs the CRI validation suite against handler; on failure it
 // reports an error and returns nil.
-func runCritest(t *testing.T, e *env, bin, handler string) critestResult {
+func runCritest(t *testing.T, e *env, bin, handler string) *critestResult {
 	report := filepath.Join(t.TempDir(), "junit.xml")
 	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
 	defer cancel()
@@ -67,30 +76,35 @@ func runCritest(t *testing.T, e *env, bin, handler string) critestResult {
 		t.Errorf("critest's report: %v", err)
 		return nil
 	}
-	r := critestResult{}
+	r := &critestResult{status: map[string]string{}, why: map[string]string{}}
 	for _, s := range js.Suites {
 		for _, c := range s.Cases {
 			name := strings.Join(strings.Fields(c.Name), " ")
 			switch {
 			case c.Skipped != nil:
-				r[name] = "skip"
+				r.status[name] = "skip"
 			case c.Failure != nil || c.Error != nil:
-				r[name] = "fail"
+				r.status[name] = "fail"
+				f := c.Failure
+				if f == nil {
+					f = c.Error
+				}
+				r.why[name] = harness.TailLines(strings.TrimSpace(f.Message+"\n"+f.Text), 12)
 			default:
-				r[name] = "pass"
+				r.status[name] = "pass"
 			}
 		}
 	}
-	if len(r) == 0 {
+	if len(r.status) == 0 {
 		t.Errorf("critest with %s ran no specs:\n%s", handler, harness.TailLines(string(out), 60))
 		return nil
 	}
 	return r
 }
 
-func (r critestResult) with(status string) []string {
+func (r *critestResult) with(status string) []string {
 	var names []string
-	for n, s := range r {
+	for n, s := range r.status {
 		if s == status {
 			names = append(names, n)
 		}
@@ -110,7 +124,7 @@ func TestCritest(t *testing.T) {
 		// baseline has proved stable over several runs.
 		t.Skip("set MOAT_CRITEST=1 to run critest against runc and Moat")
 	}
-	e := startEnv(t)
+	e := startEnv(t, debianContainerd)
 	bin, err := buildCriTool(t, "critest")
 	if err != nil {
 		t.Fatal(err)
@@ -123,17 +137,17 @@ func TestCritest(t *testing.T) {
 		t.FailNow()
 	}
 	t.Logf("critest: runc passes %d of %d specs, Moat %d (skipped: %d, %d)",
-		len(runc.with("pass")), len(runc), len(moat.with("pass")), len(runc.with("skip")), len(moat.with("skip")))
+		len(runc.with("pass")), len(runc.status), len(moat.with("pass")), len(runc.with("skip")), len(moat.with("skip")))
 	var missing []string
 	for _, n := range runc.with("pass") {
-		if moat[n] != "pass" {
+		if moat.status[n] != "pass" {
 			missing = append(missing, n)
 		}
 	}
 	t.Logf("passing with runc but not with Moat (%d):\n  %s", len(missing), strings.Join(missing, "\n  "))
 	var extra []string
 	for _, n := range moat.with("pass") {
-		if runc[n] != "pass" {
+		if runc.status[n] != "pass" {
 			extra = append(extra, n)
 		}
 	}
@@ -152,16 +166,29 @@ func TestCritest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (MOAT_UPDATE_CRITEST=1 writes it)", err)
 	}
-	var lost []string
+	lost := 0
 	for _, line := range strings.Split(string(data), "\n") {
 		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if moat[line] != "pass" {
-			lost = append(lost, fmt.Sprintf("%s (%s)", line, moat[line]))
+		if st := moat.status[line]; st != "pass" {
+			lost++
+			if st == "" {
+				st = "not run"
+			}
+			t.Errorf("critest spec %q (in %s) no longer passes with runtime handler runsc (Moat): %s; with runc: %s\n%s",
+				line, critestBaseline, st, runc.status[line], indent(moat.why[line]))
 		}
 	}
-	if len(lost) > 0 {
-		t.Errorf("specs of %s no longer pass with Moat:\n  %s", critestBaseline, strings.Join(lost, "\n  "))
+	if lost > 0 {
+		t.Errorf("%d specs of %s no longer pass with Moat", lost, critestBaseline)
 	}
+}
+
+// indent indents each line of s by four spaces.
+func indent(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }

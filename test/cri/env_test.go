@@ -14,7 +14,7 @@ package cri_test
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/moat-sandbox/moat/test/internal/harness"
+	"github.com/moat-sandbox/moat/tools/modbuild"
 )
 
 func TestMain(m *testing.M) { harness.Main(m) }
@@ -49,13 +50,13 @@ type env struct {
 	logPath    string
 }
 
-// startEnv starts the registry and containerd and pushes the images.
-func startEnv(t *testing.T) *env {
+// startEnv starts the registry and containerd d and pushes the images.
+func startEnv(t *testing.T, d daemon) *env {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		harness.Unavailable(t, "needs root")
 	}
-	for _, bin := range []string{"containerd", "docker-registry", "umoci", "skopeo", "gcc", "ip"} {
+	for _, bin := range []string{d.containerd, "docker-registry", "umoci", "skopeo", "gcc", "ip"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			harness.Unavailable(t, "%s not installed (scripts/setup-deps.sh installs it): %v", bin, err)
 		}
@@ -101,6 +102,11 @@ func startEnv(t *testing.T) *env {
 	if err := os.Symlink(runsc, filepath.Join(bin, "runsc")); err != nil {
 		t.Fatal(err)
 	}
+	if d.runcShim != "" {
+		if err := os.Symlink(d.runcShim, filepath.Join(bin, "containerd-shim-runc-v2")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pause, err := harness.BuildC("cri", []string{filepath.Join(root, "test/cri/testdata/pause.c")})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +116,7 @@ func startEnv(t *testing.T) *env {
 	if err := pushImages(filepath.Join(dir, "images"), e.registry, testImages(pause)); err != nil {
 		t.Fatal(err)
 	}
-	e.startContainerd(t, bin)
+	e.startContainerd(t, d, bin)
 	return e
 }
 
@@ -158,7 +164,7 @@ func (e *env) startRegistry(t *testing.T) {
 	}
 }
 
-func (e *env) startContainerd(t *testing.T, bin string) {
+func (e *env) startContainerd(t *testing.T, d daemon, bin string) {
 	certs := filepath.Join(e.dir, "certs.d")
 	for _, host := range []string{"registry.k8s.io", "gcr.io", e.registry} {
 		d := filepath.Join(certs, host)
@@ -179,10 +185,18 @@ func (e *env) startContainerd(t *testing.T, bin string) {
 	if err := os.WriteFile(filepath.Join(cni, "10-moat.conflist"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// containerd 2.x reads this version 2 configuration too (it migrates
+	// it); its NRI plugin would listen on the host-wide
+	// /var/run/nri/nri.sock.
+	disabled := ""
+	if d.v2 {
+		disabled = `"io.containerd.nri.v1.nri"`
+	}
 	config := filepath.Join(e.dir, "config.toml")
 	err := os.WriteFile(config, []byte(fmt.Sprintf(`version = 2
 root = %q
 state = %q
+disabled_plugins = [%s]
 [grpc]
   address = %q
 [ttrpc]
@@ -205,7 +219,7 @@ state = %q
     conf_dir = %q
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = %q
-`, filepath.Join(e.dir, "root"), filepath.Join(e.dir, "state"), e.sock, e.sock+".ttrpc", filepath.Join(e.dir, "opt"), cni, certs)), 0o644)
+`, filepath.Join(e.dir, "root"), filepath.Join(e.dir, "state"), disabled, e.sock, e.sock+".ttrpc", filepath.Join(e.dir, "opt"), cni, certs)), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +227,13 @@ state = %q
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.containerd = exec.Command("containerd", "--config", config)
+	e.containerd = exec.Command(d.containerd, "--config", config)
 	e.containerd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
 	e.containerd.Stdout, e.containerd.Stderr = logf, logf
 	e.containerd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := e.containerd.Start(); err != nil {
 		logf.Close()
-		harness.Unavailable(t, "containerd cannot start: %v", err)
+		harness.Unavailable(t, "%s cannot start: %v", d.name, err)
 	}
 	logf.Close()
 	t.Cleanup(func() { e.stop(t) })
@@ -229,7 +243,7 @@ state = %q
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("containerd's CRI did not come up; its log:\n%s", e.logTail(30))
+			t.Fatalf("%s's CRI did not come up; its log:\n%s", d.name, e.logTail(30))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -293,50 +307,46 @@ func buildCriTool(t *testing.T, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(cache, "cri-tools-"+criToolsVersion)
-	out := filepath.Join(dir, name)
-	if _, err := os.Stat(out); err == nil {
-		return out, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	modDir, err := exec.CommandContext(ctx, "go", "mod", "download", "-json", "sigs.k8s.io/cri-tools@"+criToolsVersion).Output()
-	if err != nil {
-		harness.Unavailable(t, "cannot fetch sigs.k8s.io/cri-tools@%s from the module proxy: %v", criToolsVersion, err)
+	c := modbuild.Command{Name: name, Package: "./cmd/" + name, Test: name == "critest"}
+	paths, err := modbuild.Build(ctx, cache, "sigs.k8s.io/cri-tools", criToolsVersion, c)
+	if errors.Is(err, modbuild.ErrFetch) {
+		harness.Unavailable(t, "cannot build %s: %v", name, err)
 	}
-	var mod struct{ Dir string }
-	if err := json.Unmarshal(modDir, &mod); err != nil {
-		return "", fmt.Errorf("go mod download: %w", err)
-	}
-	src := mod.Dir
-	if src == "" {
-		return "", fmt.Errorf("go mod download gave no Dir:\n%s", modDir)
-	}
-	// The module cache is read-only and `go test -c` wants a module to
-	// build in: build from a writable copy.
-	work, err := os.MkdirTemp(dir, "src-")
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(work)
-	if out, err := exec.Command("cp", "-r", src+"/.", work).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("copying cri-tools: %v\n%s", err, out)
+	return paths[0], nil
+}
+
+// daemon is the containerd a test runs: Debian's, or 2.x built here.
+type daemon struct {
+	name       string // for messages
+	containerd string // the daemon's binary
+	runcShim   string // containerd-shim-runc-v2 to put on its PATH, if not Debian's
+	v2         bool   // containerd 2.x
+}
+
+// debianContainerd is Debian's containerd 1.6 from PATH.
+var debianContainerd = daemon{name: "containerd 1.6", containerd: "containerd"}
+
+// containerd2 returns containerd 2.x, built from its module the first time
+// (a few minutes), or skips t when the module cannot be fetched.
+func containerd2(t *testing.T) daemon {
+	t.Helper()
+	cache, err := harness.CacheDir()
+	if err != nil {
+		t.Fatal(err)
 	}
-	exec.Command("chmod", "-R", "u+w", work).Run()
-	tmp := out + ".tmp"
-	var cmd *exec.Cmd
-	if name == "critest" {
-		cmd = exec.CommandContext(ctx, "go", "test", "-c", "-o", tmp, "./cmd/critest")
-	} else {
-		cmd = exec.CommandContext(ctx, "go", "build", "-o", tmp, "./cmd/"+name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	bins, err := modbuild.Containerd2(ctx, cache)
+	if errors.Is(err, modbuild.ErrFetch) {
+		harness.Unavailable(t, "containerd %s cannot be built here: %v", modbuild.Containerd2Version, err)
 	}
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s: %v\n%s", name, err, msg)
+	if err != nil {
+		t.Fatalf("building containerd %s: %v", modbuild.Containerd2Version, err)
 	}
-	return out, os.Rename(tmp, out)
+	return daemon{name: "containerd " + modbuild.Containerd2Version, containerd: bins.Containerd, runcShim: bins.RuncShim, v2: true}
 }

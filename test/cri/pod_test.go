@@ -153,7 +153,12 @@ func jsonPath(t *testing.T, js string, keys ...string) string {
 // TestPod runs the pod flow with runc and with Moat and compares every
 // step; it also checks the absolute results a pod must give.
 func TestPod(t *testing.T) {
-	e := startEnv(t)
+	t.Run("containerd1", func(t *testing.T) { testPod(t, debianContainerd) })
+	t.Run("containerd2", func(t *testing.T) { testPod(t, containerd2(t)) })
+}
+
+func testPod(t *testing.T, d daemon) {
+	e := startEnv(t, d)
 	known := readKnown(t)
 	// The kubelet pulls images before it creates containers; CRI's
 	// CreateContainer does not pull.

@@ -167,15 +167,26 @@ func buildOne(ctx context.Context, src string, c Command, out string) error {
 // Containerd2Version is the containerd 2.x release the tests build.
 const Containerd2Version = "v2.4.2"
 
-// Containerd2 builds (once per cache directory) containerd 2.x's daemon and
-// ctr from github.com/containerd/containerd/v2 and returns their paths.
-// Without cgo the btrfs snapshotter is left out, as its build tag says.
-func Containerd2(ctx context.Context, cacheDir string) (containerd, ctr string, err error) {
+// Containerd2Bins are the paths of containerd 2.x's programs.
+type Containerd2Bins struct {
+	Containerd string // the daemon
+	Ctr        string // its client
+	// RuncShim is containerd-shim-runc-v2 of the same release: Debian's
+	// (1.6) cannot answer 2.4's bootstrap.
+	RuncShim string
+}
+
+// Containerd2 builds (once per cache directory) containerd 2.x's daemon,
+// ctr and runc shim from github.com/containerd/containerd/v2 with the
+// build tags of its Makefile. Without cgo the btrfs snapshotter is left
+// out, as its build tag says.
+func Containerd2(ctx context.Context, cacheDir string) (Containerd2Bins, error) {
 	paths, err := Build(ctx, cacheDir, "github.com/containerd/containerd/v2", Containerd2Version,
 		Command{Name: "containerd", Package: "./cmd/containerd", Tags: []string{"urfave_cli_no_docs", "no_btrfs"}},
-		Command{Name: "ctr", Package: "./cmd/ctr", Tags: []string{"urfave_cli_no_docs"}})
+		Command{Name: "ctr", Package: "./cmd/ctr", Tags: []string{"urfave_cli_no_docs"}},
+		Command{Name: "containerd-shim-runc-v2", Package: "./cmd/containerd-shim-runc-v2", Tags: []string{"urfave_cli_no_docs", "no_grpc"}})
 	if err != nil {
-		return "", "", err
+		return Containerd2Bins{}, err
 	}
-	return paths[0], paths[1], nil
+	return Containerd2Bins{Containerd: paths[0], Ctr: paths[1], RuncShim: paths[2]}, nil
 }
