@@ -230,7 +230,7 @@ func (p procTask) StatText() string {
 	// pid comm state ppid pgrp session tty_nr tpgid flags minflt cminflt
 	// majflt cmajflt utime stime cutime cstime priority nice num_threads
 	// itrealvalue starttime vsize rss rsslim
-	ttyNr, tpgid := p.tg.ttyNumbers()
+	ttyNr, tpgid := p.tg.ttyNumbers(ns)
 	ru, cru := p.tg.Rusage(), p.tg.ChildRusage()
 	fmt.Fprintf(&b, "%d (%s) %c %d %d %d %d %d 4194560 %d %d %d %d %d %d %d %d %d %d %d 0 %d %d %d %d",
 		p.PID(), t.Name(), p.state().Letter(), ns.ParentIDOf(p.tg), ns.ProcessGroupIDOf(p.tg), ns.SessionIDOf(p.tg),

@@ -180,20 +180,47 @@ func (t *Task) SetForegroundProcessGroup(tty *devpts.Terminal, pgid int32) error
 	if tg.tty != tty || tg.pg == nil || tty.Session() != int32(tg.pg.session.id) {
 		return unix.ENOTTY
 	}
+	// The id is the caller's namespace's; the terminal keeps root ids.
+	ns := t.PIDNamespace()
 	var s *Session
-	if pg := k.processGroups[ThreadID(pgid)]; pg != nil {
-		s = pg.session
-	} else if o := k.threadGroups[ThreadID(pgid)]; o != nil && o.pg != nil {
+	var root ThreadID
+	if pg := ns.pgs[ThreadID(pgid)]; pg != nil {
+		s, root = pg.session, pg.id
+	} else if o := ns.tgs[ThreadID(pgid)]; o != nil && o.pg != nil {
 		// Linux looks the id up as any pid: a process's session counts.
-		s = o.pg.session
+		s, root = o.pg.session, o.id
 	} else {
 		return errESRCH
 	}
 	if s != tg.pg.session {
 		return errEPERM
 	}
-	tty.SetForeground(pgid)
+	tty.SetForeground(int32(root))
 	return nil
+}
+
+var _ devpts.JobIDs = (*Task)(nil)
+
+// TTYID implements devpts.JobIDs: the id, in t's PID namespace, of the
+// process group (or else session, or process) with root id id; 0 when it
+// is not visible there, or has gone and t is not in the root namespace.
+func (t *Task) TTYID(id int32) int32 {
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	ns := t.PIDNamespace()
+	root := ThreadID(id)
+	switch {
+	case k.processGroups[root] != nil:
+		return int32(ns.idOfPGLocked(k.processGroups[root]))
+	case k.sessions[root] != nil:
+		return int32(ns.idOfSessionLocked(k.sessions[root]))
+	case k.threadGroups[root] != nil:
+		return int32(ns.idOfTGLocked(k.threadGroups[root]))
+	case ns.parent == nil:
+		return id
+	}
+	return 0
 }
 
 // CheckTTYAccess implements devpts.JobControl: Linux's tty_check_change.
@@ -293,8 +320,9 @@ const ptsMajor = 136
 
 // ttyNumbers returns /proc/[pid]/stat's tty_nr (the controlling
 // terminal's device number, encoded as Linux's new_encode_dev) and tpgid
-// (its foreground process group, -1 without a terminal or one).
-func (tg *ThreadGroup) ttyNumbers() (nr uint32, tpgid int32) {
+// (its foreground process group as ns numbers it, -1 without a terminal
+// or one, 0 for one not visible in ns).
+func (tg *ThreadGroup) ttyNumbers(ns *PIDNamespace) (nr uint32, tpgid int32) {
 	tg.k.mu.Lock()
 	tty := tg.tty
 	tg.k.mu.Unlock()
@@ -304,6 +332,12 @@ func (tg *ThreadGroup) ttyNumbers() (nr uint32, tpgid int32) {
 	minor := uint32(tty.Index())
 	nr = minor&0xff | ptsMajor<<8 | (minor&^0xff)<<12
 	tpgid = tty.ForegroundPgrp()
+	if tpgid != 0 && ns != nil && ns.parent != nil {
+		tg.k.mu.Lock()
+		tpgid = int32(ns.idOfPGLocked(tg.k.processGroups[ThreadID(tpgid)]))
+		tg.k.mu.Unlock()
+		return nr, tpgid
+	}
 	if tpgid == 0 {
 		tpgid = -1
 	}

@@ -224,10 +224,148 @@ static void clone_settid_words_per_namespace(void)
 	CHECK_EXITED(st, 0);
 }
 
+/* ---- terminals ---- */
+
+struct tty_args {
+	int master;
+	int ready;   /* write end: the child reports its checks done */
+	int release; /* read end: the parent lets it exit */
+	int other[2]; /* the parent's ends, closed in the child */
+};
+
+struct tty_gc_args {
+	int fd;
+	int ready[2];   /* the grandchild writes a byte when its checks are done */
+	int release[2]; /* and waits for EOF here before exiting */
+};
+
+static int tty_grandchild(void *arg)
+{
+	struct tty_gc_args *ga = arg;
+	int fd = ga->fd;
+	close(ga->ready[0]);
+	close(ga->release[1]);
+	int v = -1;
+	/* The foreground group and the session are the parent
+	 * namespace's: not visible here. */
+	if (ioctl(fd, TIOCGPGRP, &v) != 0 || v != 0)
+		return 2;
+	v = -1;
+	if (ioctl(fd, TIOCGSID, &v) != 0 || v != 0)
+		return 3;
+	if (getpgrp() != 0 || getsid(0) != 0)
+		return 4;
+	v = 0;
+	if (ioctl(fd, TIOCSPGRP, &v) != -1 || errno != ESRCH)
+		return 5;
+	v = 7;
+	if (ioctl(fd, TIOCSPGRP, &v) != -1 || errno != ESRCH)
+		return 6;
+	/* A group of our own is visible, and in the terminal's session. */
+	if (setpgid(0, 0) != 0 || getpgrp() != 1)
+		return 7;
+	v = 1;
+	if (ioctl(fd, TIOCSPGRP, &v) != 0)
+		return 8;
+	v = -1;
+	if (ioctl(fd, TIOCGPGRP, &v) != 0 || v != 1)
+		return 9;
+	/* Stay, so that the group lives while the parent looks at it. */
+	char c;
+	if (write(ga->ready[1], "g", 1) != 1 || read(ga->release[0], &c, 1) < 0)
+		return 10;
+	return 0;
+}
+
+static int tty_child(void *arg)
+{
+	struct tty_args *a = arg;
+	close(a->other[0]);
+	close(a->other[1]);
+	if (setsid() != 1)
+		return 2;
+	char *name = ptsname(a->master);
+	if (name == NULL)
+		return 3;
+	int fd = open(name, O_RDWR); /* becomes the controlling terminal */
+	if (fd < 0)
+		return 4;
+	int v = -1;
+	if (ioctl(fd, TIOCGPGRP, &v) != 0 || v != 1)
+		return 5;
+	v = -1;
+	if (ioctl(fd, TIOCGSID, &v) != 0 || v != 1)
+		return 6;
+	signal(SIGTTOU, SIG_IGN);
+	char *stk = new_stack();
+	if (stk == NULL)
+		return 7;
+	struct tty_gc_args ga = {.fd = fd};
+	if (pipe(ga.ready) != 0 || pipe(ga.release) != 0)
+		return 8;
+	pid_t g = clone(tty_grandchild, stk, CLONE_NEWPID | SIGCHLD, &ga);
+	if (g < 0)
+		return 8;
+	close(ga.ready[1]);
+	close(ga.release[0]);
+	char gc;
+	ssize_t gn = read(ga.ready[0], &gc, 1);
+	/* The grandchild's group, named as this namespace numbers it. */
+	v = -1;
+	int gr = ioctl(fd, TIOCGPGRP, &v);
+	close(ga.release[1]);
+	int st;
+	if (waitpid(g, &st, 0) != g)
+		return 9;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return 20 + (WIFEXITED(st) ? WEXITSTATUS(st) : 30);
+	if (gn != 1 || gr != 0 || v != g)
+		return 10;
+	v = 1;
+	if (ioctl(fd, TIOCSPGRP, &v) != 0)
+		return 11;
+	if (write(a->ready, "r", 1) != 1)
+		return 12;
+	char c;
+	if (read(a->release, &c, 1) < 0) /* EOF: released */
+		return 13;
+	return 0;
+}
+
+static void tty_job_ids_per_namespace(void)
+{
+	int m = CHECK_SYS(posix_openpt(O_RDWR | O_NOCTTY));
+	CHECK_SYS(grantpt(m));
+	CHECK_SYS(unlockpt(m));
+	int r[2], l[2];
+	CHECK_SYS(pipe(r));
+	CHECK_SYS(pipe(l));
+	struct tty_args a = {.master = m, .ready = r[1], .release = l[0], .other = {r[0], l[1]}};
+	pid_t p = CHECK_SYS(spawn_ns(tty_child, &a));
+	close(r[1]);
+	close(l[0]);
+	char c = 0;
+	ssize_t n = mt_read_n(r[0], &c, 1, 10000);
+	int pg = -1, sid = -1;
+	int e1 = ioctl(m, TIOCGPGRP, &pg);
+	int e2 = ioctl(m, TIOCGSID, &sid);
+	close(l[1]);
+	int st = mt_wait(p);
+	close(r[0]);
+	close(m);
+	CHECK_EXITED(st, 0);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(e1, 0);
+	CHECK_EQ(e2, 0);
+	CHECK_EQ(pg, p);
+	CHECK_EQ(sid, p);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(pi_futex_words_hold_namespace_tids),
 	MT_CASE(robust_list_cleanup_uses_namespace_tid),
 	MT_CASE(clone_settid_words_per_namespace),
+	MT_CASE(tty_job_ids_per_namespace),
 };
 
 MT_MAIN(cases)

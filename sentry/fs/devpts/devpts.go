@@ -49,7 +49,8 @@ type JobControl interface {
 	ReleaseControllingTTY(t *Terminal) error
 	// SetForegroundProcessGroup implements TIOCSPGRP once the job
 	// control check passed: ENOTTY unless t controls the caller's
-	// session, ESRCH for no such group, EPERM for one of another session.
+	// session, ESRCH for no such group in the caller's PID namespace
+	// (pgid is its number there), EPERM for one of another session.
 	SetForegroundProcessGroup(t *Terminal, pgid int32) error
 	// CheckTTYAccess is Linux's tty_check_change for the caller's use of
 	// t: nil unless t is its controlling terminal and it is not in the
@@ -59,6 +60,25 @@ type JobControl interface {
 	// otherwise sig goes to the caller's process group and the call
 	// returns ERESTARTSYS, to be redone once the group is continued.
 	CheckTTYAccess(t *Terminal, sig unix.Signal) error
+}
+
+// JobIDs is implemented by callers that live in a PID namespace: a
+// terminal keeps its foreground group and session as the kernel's root
+// ids, and TIOCGPGRP and TIOCGSID report them as the caller's namespace
+// numbers them.
+type JobIDs interface {
+	// TTYID returns the id, in the caller's PID namespace, of the
+	// process group or session with root id id: 0 when it is not
+	// visible there.
+	TTYID(id int32) int32
+}
+
+// callerID returns the id as the caller of ctx sees it (see JobIDs).
+func callerID(ctx fs.Context, id int32) int32 {
+	if j, ok := ctx.(JobIDs); ok && id != 0 {
+		return j.TTYID(id)
+	}
+	return id
 }
 
 // Controller is the kernel side of a terminal that controls a session,
@@ -362,7 +382,7 @@ func (t *Terminal) jobIoctl(ctx fs.Context, fd *fs.FileDescription, master bool,
 		if !master && !jc.IsControllingTTY(t) {
 			return 0, unix.ENOTTY
 		}
-		return 0, copyOutInt(ctx, arg, t.ForegroundPgrp())
+		return 0, copyOutInt(ctx, arg, callerID(ctx, t.ForegroundPgrp()))
 	case unix.TIOCGSID:
 		if !master && !jc.IsControllingTTY(t) {
 			return 0, unix.ENOTTY
@@ -371,7 +391,7 @@ func (t *Terminal) jobIoctl(ctx fs.Context, fd *fs.FileDescription, master bool,
 		if sid == 0 {
 			return 0, unix.ENOTTY
 		}
-		return 0, copyOutInt(ctx, arg, sid)
+		return 0, copyOutInt(ctx, arg, callerID(ctx, sid))
 	default: // TIOCSPGRP
 		if err := jc.CheckTTYAccess(t, unix.SIGTTOU); err != nil {
 			if err == unix.EIO {
