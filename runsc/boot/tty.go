@@ -20,22 +20,31 @@ import (
 )
 
 // This file gives a process that asks for a terminal (process.terminal,
-// runsc exec --tty) a pseudo-terminal of the Sentry's own devpts, the one
-// mounted at the container's /dev/pts, as its stdio and controlling
-// terminal, and relays bytes between the terminal's master and the host
-// terminal runsc was given (the console socket's pty, or the caller's own
-// terminal). The Sentry's line discipline then does what Linux's would:
-// echo, line editing, ^C to the foreground process group, job control
-// and window sizes, and ttyname(3) finds /dev/pts/N. The host terminal is
-// put in raw mode (no echo, no signals, no output processing) so that it
-// only carries bytes, and gets its modes back when the console closes.
+// runsc exec --tty, runsc do at a terminal) a pseudo-terminal of the
+// Sentry's own devpts, the one mounted at the container's /dev/pts, as its
+// stdio and controlling terminal, and relays bytes between that terminal
+// and the host terminal runsc was given (the console socket's pty, or the
+// caller's own terminal). The Sentry's line discipline then does what
+// Linux's would: echo, line editing, ^C to the foreground process group,
+// job control and window sizes, and ttyname(3) finds /dev/pts/N. The host
+// terminal is put in raw mode (no echo, no signals, no output processing)
+// so that it only carries bytes, and gets its modes back when the console
+// closes.
+//
+// Output goes to the host in the writing task's goroutine (the
+// terminal's output sink: one host write per application write, as a
+// host descriptor of its own would cost); only what a full host terminal
+// refuses waits for relayOut. Input is read by relayIn, which polls the
+// host descriptor. Neither is watched by the host notifier's epoll: a
+// pty wakes its epoll waiters on every write, which would wake the
+// notifier and a relay goroutine per application write.
 //
 // The host kernel signals a change of the host terminal's window size
 // only to the foreground group of the session it controls: the sandbox
-// for the root container's console socket, which Load forwards as
-// Console.SyncWindowSize, and nobody for the terminal of an exec'd
-// process. So every console also looks at the host's window size every
-// winsizePoll.
+// for the root container's console socket or runsc run's terminal, which
+// Load forwards as Console.SyncWindowSize, and nobody for the terminal of
+// an exec'd process. So relayIn also compares the host's window size with
+// the terminal's every winsizePoll.
 
 // winsizePoll is how often a console compares the host terminal's window
 // size with its own.
@@ -49,17 +58,18 @@ const flushTimeout = 2 * time.Second
 type Console struct {
 	log  *slog.Logger
 	term *devpts.Terminal
-	// master is the terminal's master end; in and out are the host
-	// terminal's input and output as host files (non-blocking, watched
-	// by the host notifier); ctlFD is a duplicate of the input
-	// descriptor for its modes and window size.
-	master  *fs.FileDescription
-	in, out *fs.FileDescription
-	ctlFD   int
+	// master is the terminal's master end (the console's alone); inFD
+	// and outFD are the host terminal's input and output, non-blocking.
+	// Modes and window size are those of inFD.
+	master      *fs.FileDescription
+	inFD, outFD int
+	savedFlags  [2]int
 	// saved are the host terminal's modes before raw mode (nil: it is
 	// not a terminal).
 	saved *unix.Termios
 
+	// stopFD is an eventfd made readable to stop the relays.
+	stopFD   int
 	stop     chan struct{}
 	stopOnce sync.Once
 	outDone  chan struct{} // closed when the output relay has ended
@@ -67,6 +77,8 @@ type Console struct {
 
 	wsMu   sync.Mutex
 	lastWS unix.Winsize
+
+	failOnce sync.Once
 }
 
 // ptsDir is where a console looks for the container's devpts: the
@@ -81,68 +93,60 @@ const ptsDir = "/dev/pts"
 // becoming anyone's controlling terminal; the caller gives the slave to
 // the process as its stdio and binds it with SetControllingTTY.
 func NewConsole(root fs.VirtualDentry, inFD, outFD int, log *slog.Logger) (c *Console, slave *fs.FileDescription, err error) {
-	owned := []int{inFD, outFD}
+	c = &Console{log: log, inFD: inFD, outFD: outFD, stopFD: -1, stop: make(chan struct{}), outDone: make(chan struct{}), inDone: make(chan struct{})}
+	c.savedFlags = [2]int{-1, -1}
 	defer func() {
-		for _, fd := range owned {
-			if fd >= 0 {
-				unix.Close(fd)
+		if err != nil {
+			if slave != nil {
+				slave.DecRef()
 			}
+			c.release()
 		}
 	}()
 	ctx := kernel.Background()
 	open := func(p string) (*fs.FileDescription, error) {
 		return fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: p}, fs.OpenOptions{Flags: unix.O_RDWR | unix.O_NOCTTY})
 	}
-	master, err := open(ptsDir + "/ptmx")
-	if err != nil {
+	if c.master, err = open(ptsDir + "/ptmx"); err != nil {
 		return nil, nil, fmt.Errorf("console: opening %s/ptmx: %w", ptsDir, err)
 	}
-	term := devpts.MasterTerminal(master)
-	if term == nil {
-		master.DecRef()
+	if c.term = devpts.MasterTerminal(c.master); c.term == nil {
 		return nil, nil, fmt.Errorf("console: %s/ptmx is not a pseudo-terminal master", ptsDir)
 	}
-	term.Unlock()
-	name := ptsDir + "/" + strconv.Itoa(int(term.Index()))
+	c.term.Unlock()
+	name := ptsDir + "/" + strconv.Itoa(int(c.term.Index()))
 	slave, err = open(name)
-	if err == nil && devpts.TerminalOf(slave) != term {
-		slave.DecRef()
+	if err == nil && devpts.TerminalOf(slave) != c.term {
 		err = errors.New("another terminal is there")
 	}
 	if err != nil {
-		master.DecRef()
 		return nil, nil, fmt.Errorf("console: opening %s: %w", name, err)
 	}
-	c = &Console{log: log, term: term, master: master, ctlFD: -1, stop: make(chan struct{}), outDone: make(chan struct{}), inDone: make(chan struct{})}
-	defer func() {
-		if err != nil {
-			slave.DecRef()
-			c.release()
-		}
-	}()
-	if c.ctlFD, err = unix.Dup(inFD); err != nil {
-		return nil, nil, fmt.Errorf("console: dup: %w", err)
+	if c.stopFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return nil, nil, fmt.Errorf("console: eventfd: %w", err)
 	}
-	if t, terr := unix.IoctlGetTermios(c.ctlFD, unix.TCGETS); terr == nil {
+	for i, fd := range []int{inFD, outFD} {
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("console: F_GETFL: %w", err)
+		}
+		c.savedFlags[i] = fl
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl|unix.O_NONBLOCK); err != nil {
+			return nil, nil, fmt.Errorf("console: F_SETFL: %w", err)
+		}
+	}
+	if t, terr := unix.IoctlGetTermios(inFD, unix.TCGETS); terr == nil {
 		raw := *t
 		makeRaw(&raw)
-		if err := unix.IoctlSetTermios(c.ctlFD, unix.TCSETS, &raw); err != nil {
+		if err := unix.IoctlSetTermios(inFD, unix.TCSETS, &raw); err != nil {
 			return nil, nil, fmt.Errorf("console: raw mode of the host terminal: %w", err)
 		}
 		c.saved = t
 	}
-	if c.in, err = host.NewFile(inFD, host.Options{}); err != nil {
-		return nil, nil, fmt.Errorf("console: host input: %w", err)
-	}
-	owned[0] = -1
-	if c.out, err = host.NewFile(outFD, host.Options{}); err != nil {
-		return nil, nil, fmt.Errorf("console: host output: %w", err)
-	}
-	owned[1] = -1
 	c.SyncWindowSize()
+	c.term.SetOutputSink(c.writeHost)
 	go c.relayIn()
 	go c.relayOut()
-	go c.pollWindowSize()
 	return c, slave, nil
 }
 
@@ -163,7 +167,7 @@ func (c *Console) Terminal() *devpts.Terminal { return c.term }
 // SyncWindowSize gives the Sentry terminal the host terminal's window
 // size; a change sends SIGWINCH to its foreground process group.
 func (c *Console) SyncWindowSize() {
-	ws, err := unix.IoctlGetWinsize(c.ctlFD, unix.TIOCGWINSZ)
+	ws, err := unix.IoctlGetWinsize(c.inFD, unix.TIOCGWINSZ)
 	if err != nil {
 		return
 	}
@@ -176,108 +180,129 @@ func (c *Console) SyncWindowSize() {
 	c.term.SetWindowSize(*ws)
 }
 
-func (c *Console) pollWindowSize() {
-	tick := time.NewTicker(winsizePoll)
-	defer tick.Stop()
+// pollHost waits up to timeout for events on fd or a stop; it reports
+// fd's events (0 on a timeout) and whether the console is stopping.
+func (c *Console) pollHost(fd int, events int16, timeout time.Duration) (int16, bool) {
+	pfds := []unix.PollFd{{Fd: int32(fd), Events: events}, {Fd: int32(c.stopFD), Events: unix.POLLIN}}
 	for {
-		select {
-		case <-c.stop:
-			return
-		case <-tick.C:
-			c.SyncWindowSize()
+		_, err := unix.Poll(pfds, int(timeout/time.Millisecond))
+		if err == unix.EINTR {
+			continue
 		}
+		if err != nil {
+			c.log.Debug("console: poll", "err", err)
+			return unix.POLLERR, true
+		}
+		return pfds[0].Revents, pfds[1].Revents != 0
 	}
 }
 
-// wait blocks until e's channel fires or the console stops; it reports
-// false for a stop.
-func (c *Console) wait(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	case <-c.stop:
-		return false
-	}
-}
-
-// relayIn copies the host terminal's input to the master until the host
-// terminal hangs up or the console stops.
+// relayIn copies the host terminal's input to the master, and keeps the
+// window size in step, until the host terminal hangs up or the console
+// stops.
 func (c *Console) relayIn() {
 	defer close(c.inDone)
-	ctx := kernel.Background()
-	e, ch := waiter.NewChannelEntry(waiter.EventIn | waiter.EventHUp | waiter.EventErr)
-	c.in.EventRegister(e)
-	defer c.in.EventUnregister(e)
 	we, wch := waiter.NewChannelEntry(waiter.EventOut)
 	c.master.EventRegister(we)
 	defer c.master.EventUnregister(we)
 	buf := make([]byte, 4096)
 	for {
-		n, err := c.in.Read(ctx, buf)
-		if errors.Is(err, syserror.ErrWouldBlock) {
-			if !c.wait(ch) {
-				return
-			}
+		rev, stop := c.pollHost(c.inFD, unix.POLLIN, winsizePoll)
+		if stop {
+			return
+		}
+		if rev == 0 {
+			c.SyncWindowSize()
 			continue
 		}
-		if n == 0 || err != nil {
+		n, err := unix.Read(c.inFD, buf)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		if n <= 0 {
 			c.log.Debug("console: host terminal input ended", "err", err)
 			return
 		}
-		if !c.writeAll(c.master, buf[:n], wch) {
+		if !c.writeMaster(buf[:n], wch) {
 			return
 		}
 	}
 }
 
-// relayOut copies the terminal's output to the host until every slave
-// has closed (the master reads EIO) or the console stops.
-func (c *Console) relayOut() {
-	defer close(c.outDone)
-	ctx := kernel.Background()
-	e, ch := waiter.NewChannelEntry(waiter.EventIn | waiter.EventHUp)
-	c.master.EventRegister(e)
-	defer c.master.EventUnregister(e)
-	we, wch := waiter.NewChannelEntry(waiter.EventOut)
-	c.out.EventRegister(we)
-	defer c.out.EventUnregister(we)
-	buf := make([]byte, 4096)
-	for {
-		n, err := c.master.Read(ctx, buf)
-		if errors.Is(err, syserror.ErrWouldBlock) {
-			if !c.wait(ch) {
-				return
-			}
-			continue
-		}
-		if n == 0 || err != nil {
-			return
-		}
-		if !c.writeAll(c.out, buf[:n], wch) {
-			return
-		}
-	}
-}
-
-// writeAll writes b to f, waiting on wch (f's EventOut) when it is full.
-// It reports false when the write failed or the console stopped.
-func (c *Console) writeAll(f *fs.FileDescription, b []byte, wch <-chan struct{}) bool {
+// writeMaster types b into the terminal, waiting on wch (the master's
+// EventOut) while its input queue is full. It reports false when the
+// console stopped.
+func (c *Console) writeMaster(b []byte, wch <-chan struct{}) bool {
 	ctx := kernel.Background()
 	for len(b) > 0 {
-		n, err := f.Write(ctx, b)
+		n, err := c.master.Write(ctx, b)
 		b = b[n:]
 		if errors.Is(err, syserror.ErrWouldBlock) {
-			if !c.wait(wch) {
+			select {
+			case <-wch:
+			case <-c.stop:
 				return false
 			}
 			continue
 		}
 		if err != nil {
-			c.log.Debug("console: write failed", "err", err)
+			c.log.Debug("console: typing into the terminal", "err", err)
 			return false
 		}
 	}
 	return true
+}
+
+// writeHost is the terminal's output sink (see the file comment). A full
+// host terminal takes what it can (the rest stays queued for relayOut); a
+// failed one takes everything, discarded, so that the application does
+// not hang on a terminal nobody can read.
+func (c *Console) writeHost(b []byte) int {
+	total := 0
+	for total < len(b) {
+		n, err := unix.Write(c.outFD, b[total:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			return total
+		}
+		if err != nil || n <= 0 {
+			c.failOnce.Do(func() { c.log.Debug("console: writing to the host terminal", "err", err) })
+			return len(b)
+		}
+		total += n
+	}
+	return total
+}
+
+// relayOut writes what the output sink left queued once the host
+// terminal can take it, until every slave has closed and all output is
+// written, or the console stops.
+func (c *Console) relayOut() {
+	defer close(c.outDone)
+	e, ch := waiter.NewChannelEntry(waiter.EventIn | waiter.EventHUp)
+	c.master.EventRegister(e)
+	defer c.master.EventUnregister(e)
+	for {
+		c.term.FlushOutput()
+		r := c.master.Readiness(waiter.EventIn | waiter.EventHUp)
+		switch {
+		case r&waiter.EventIn != 0:
+			// Output is queued: the host terminal was full.
+			if _, stop := c.pollHost(c.outFD, unix.POLLOUT, winsizePoll); stop {
+				return
+			}
+		case r&waiter.EventHUp != 0:
+			return // every slave closed, all output written
+		default:
+			select {
+			case <-ch:
+			case <-c.stop:
+				return
+			}
+		}
+	}
 }
 
 // Close waits up to flushTimeout for the output relay to end (it ends
@@ -292,13 +317,19 @@ func (c *Console) Close() {
 	c.closeNow()
 }
 
-// closeNow stops the relay, gives the host terminal its modes back and
+// closeNow stops the relays, gives the host terminal its modes back and
 // closes the master, which hangs up the terminal for any process still
 // holding it.
 func (c *Console) closeNow() {
-	c.stopOnce.Do(func() { close(c.stop) })
+	c.stopOnce.Do(func() {
+		close(c.stop)
+		var one [8]byte
+		one[0] = 1
+		unix.Write(c.stopFD, one[:])
+	})
 	<-c.outDone
 	<-c.inDone
+	c.term.SetOutputSink(nil)
 	c.release()
 }
 
@@ -306,15 +337,19 @@ func (c *Console) closeNow() {
 // holds; the relays must have ended (or never started).
 func (c *Console) release() {
 	if c.saved != nil {
-		unix.IoctlSetTermios(c.ctlFD, unix.TCSETS, c.saved)
+		unix.IoctlSetTermios(c.inFD, unix.TCSETS, c.saved)
 	}
-	if c.ctlFD >= 0 {
-		unix.Close(c.ctlFD)
-	}
-	for _, f := range []*fs.FileDescription{c.in, c.out, c.master} {
-		if f != nil {
-			f.DecRef()
+	for i, fd := range []int{c.inFD, c.outFD} {
+		if c.savedFlags[i] >= 0 {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFL, c.savedFlags[i])
 		}
+		unix.Close(fd)
+	}
+	if c.stopFD >= 0 {
+		unix.Close(c.stopFD)
+	}
+	if c.master != nil {
+		c.master.DecRef()
 	}
 }
 

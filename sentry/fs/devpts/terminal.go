@@ -16,8 +16,9 @@
 // kernel's Controller, through which its signals (^C, ^Z, ^\, SIGWINCH)
 // and the master's hang-up go.
 //
-// Locks: Terminal.mu guards the terminal's state and queues; waiters are
-// notified after it is released. The kernel calls SetControlling and
+// Locks: Terminal.sinkMu (held while output goes to an output sink, see
+// SetOutputSink) comes before Terminal.mu. Terminal.mu guards the
+// terminal's state and queues; waiters are notified after it is released. The kernel calls SetControlling and
 // SetForeground with its own lock held, so the terminal never calls the
 // kernel (JobControl, Controller) with Terminal.mu held. Devpts.mu guards
 // the table of terminals and is never held with a Terminal.mu.
@@ -80,6 +81,13 @@ type Terminal struct {
 	// (0: none) and the kernel side that binds them (nil: none).
 	sid, pgrp int32
 	ctl       Controller
+
+	// sink, when set (under mu), takes output as it is written
+	// (SetOutputSink); sinkMu orders its calls and sinkBuf is what it
+	// is given.
+	sinkMu  sync.Mutex
+	sink    func([]byte) int
+	sinkBuf []byte
 }
 
 // Index returns N of /dev/pts/N.
@@ -447,8 +455,11 @@ func (t *Terminal) slaveWrite(src []byte) (int, error) {
 	}
 	n := min(room, len(src))
 	t.output(src[:n])
+	sink := t.sink != nil
 	t.mu.Unlock()
-	t.masterQ.Notify(waiter.EventIn | waiter.EventRdNorm)
+	if !sink || t.flushPending() {
+		t.masterQ.Notify(waiter.EventIn | waiter.EventRdNorm)
+	}
 	return n, nil
 }
 
@@ -484,7 +495,11 @@ func (t *Terminal) masterWrite(src []byte) (int, error) {
 	sigs := t.input(src[:n])
 	echoed = len(t.out) - echoed
 	started := wasStopped && !t.stopped
+	sink := t.sink != nil
 	t.mu.Unlock()
+	if sink && echoed > 0 && !t.flushPending() {
+		echoed = 0 // all written: no reader of the master to wake
+	}
 	t.slaveQ.Notify(waiter.EventIn | waiter.EventRdNorm)
 	if started {
 		t.slaveQ.Notify(waiter.EventOut | waiter.EventWrNorm)
@@ -597,3 +612,62 @@ func (t *Terminal) WindowSize() unix.Winsize { return t.getWinsize() }
 // SetWindowSize sets the window size as TIOCSWINSZ does: a change sends
 // SIGWINCH to the foreground process group.
 func (t *Terminal) SetWindowSize(ws unix.Winsize) { t.setWinsize(ws) }
+
+// SetOutputSink makes f take the terminal's output (what the slave writes
+// and echoes, after output processing) as it is written, in the writer's
+// goroutine, instead of leaving it for a reader of the master: the
+// Sentry's console writes it to a host terminal without a handoff to
+// another goroutine. f must not block and returns how much it took; what
+// it does not take stays queued (blocking writers when full) until
+// FlushOutput, which the owner calls when f can take more. Nothing else
+// may read the master while a sink is set. Called with nil it reverts to
+// the master's queue.
+func (t *Terminal) SetOutputSink(f func([]byte) int) {
+	t.sinkMu.Lock()
+	t.mu.Lock()
+	t.sink = f
+	t.mu.Unlock()
+	t.sinkMu.Unlock()
+	if f != nil {
+		t.FlushOutput()
+	}
+}
+
+// flushPending flushes the output to the sink and reports whether some
+// is left queued.
+func (t *Terminal) flushPending() bool {
+	t.FlushOutput()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.out) > 0
+}
+
+// FlushOutput gives the queued output to the output sink until it is
+// empty or the sink takes no more.
+func (t *Terminal) FlushOutput() {
+	t.sinkMu.Lock()
+	defer t.sinkMu.Unlock()
+	for {
+		t.mu.Lock()
+		if t.sink == nil || len(t.out) == 0 {
+			t.mu.Unlock()
+			return
+		}
+		f := t.sink
+		t.sinkBuf = append(t.sinkBuf[:0], t.out...)
+		t.mu.Unlock()
+		n := f(t.sinkBuf)
+		if n <= 0 {
+			return
+		}
+		// Only FlushOutput, under sinkMu, takes from out while a sink
+		// is set: its first n bytes are still those given.
+		t.mu.Lock()
+		t.out = append(t.out[:0], t.out[n:]...)
+		t.mu.Unlock()
+		t.slaveQ.Notify(waiter.EventOut | waiter.EventWrNorm)
+		if n < len(t.sinkBuf) {
+			return
+		}
+	}
+}
