@@ -393,3 +393,52 @@ func TestSentryUse(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputSink: with a sink, output (writes and echoes) goes to it as
+// it is made, in order; what it refuses stays queued until FlushOutput;
+// nil gives the output back to the master.
+func TestOutputSink(t *testing.T) {
+	e := setup(t)
+	ctx := newJobCtx(4)
+	m, s := e.pair(t, ctx)
+	defer m.DecRef()
+	defer s.DecRef()
+	term := MasterTerminal(m)
+	var got []byte
+	room := 1 << 20
+	term.SetOutputSink(func(b []byte) int {
+		n := min(room, len(b))
+		got = append(got, b[:n]...)
+		room -= n
+		return n
+	})
+	steps := []struct {
+		name   string
+		do     func()
+		room   int // what the sink takes next
+		want   string
+		queued bool // output left for the master
+	}{
+		{"write", func() { s.Write(ctx, []byte("a\n")) }, 1 << 20, "a\r\n", false},
+		{"echo", func() { m.Write(ctx, []byte("x")) }, 1 << 20, "a\r\nx", false},
+		{"refused", func() { s.Write(ctx, []byte("bcd")) }, 1, "a\r\nxb", true},
+		{"flushed", func() { term.FlushOutput() }, 1 << 20, "a\r\nxbcd", false},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			room = st.room
+			st.do()
+			if string(got) != st.want {
+				t.Fatalf("sink has %q, want %q", got, st.want)
+			}
+			if q := m.Readiness(waiter.EventIn)&waiter.EventIn != 0; q != st.queued {
+				t.Fatalf("output queued for the master: %v, want %v", q, st.queued)
+			}
+		})
+	}
+	term.SetOutputSink(nil)
+	s.Write(ctx, []byte("z"))
+	if out := read(t, ctx, m); out != "z" {
+		t.Fatalf("master read %q after the sink went, want z", out)
+	}
+}
