@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	eventstypes "github.com/containerd/containerd/api/events"
 	"github.com/containerd/log"
@@ -185,36 +186,46 @@ func (w *oomWatcher) startV2() error {
 
 // run checks the counter at each notification until stop, or until the
 // cgroup is gone (removing a cgroup signals its eventfds, and ends the
-// inotify watch).
+// inotify watch). v1 notifies when the cgroup runs out of memory, before
+// the OOM killer has chosen and killed its victim, so after a wake-up the
+// count is polled for a while (2 s) until it moves.
 func (w *oomWatcher) run() {
 	buf := make([]byte, 4096)
 	for {
 		if _, err := w.wake.Read(buf); err != nil {
 			return
 		}
-		if !w.check() {
-			return
+		for i := 0; i < 100; i++ {
+			alive, n := w.check()
+			if !alive {
+				return
+			}
+			if n > 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }
 
-// check publishes one TaskOOM for each OOM kill since the last check. It
-// reports false once the counter cannot be read (the cgroup is gone).
-// A nil watcher has nothing to check.
-func (w *oomWatcher) check() bool {
+// check publishes one TaskOOM for each OOM kill since the last check and
+// returns how many. It reports alive false once the counter cannot be read
+// (the cgroup is gone). A nil watcher has nothing to check.
+func (w *oomWatcher) check() (alive bool, published int) {
 	if w == nil {
-		return false
+		return false, 0
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	kills, err := readOOMKills(w.counter)
 	if err != nil {
-		return false
+		return false, 0
 	}
 	for ; w.kills < kills; w.kills++ {
 		w.publish(&eventstypes.TaskOOM{ContainerID: w.id})
+		published++
 	}
-	return true
+	return true, published
 }
 
 // stop ends the watch. A nil watcher has nothing to stop.

@@ -1,9 +1,16 @@
 package shim
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	eventstypes "github.com/containerd/containerd/api/events"
 )
@@ -83,17 +90,87 @@ func TestOOMWatcherCheck(t *testing.T) {
 		if err := os.WriteFile(path, []byte("oom_kill "+step.count+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if alive := w.check(); alive != step.alive || n != step.want {
+		if alive, _ := w.check(); alive != step.alive || n != step.want {
 			t.Errorf("count %s: check %v, %d events; want %v, %d", step.count, alive, n, step.alive, step.want)
 		}
 	}
 	os.Remove(path)
-	if w.check() {
+	if alive, _ := w.check(); alive {
 		t.Error("check with the cgroup gone reports it alive")
 	}
 	var none *oomWatcher
-	if none.check() {
+	if alive, _ := none.check(); alive {
 		t.Error("nil watcher's check reports alive")
 	}
 	none.stop()
+}
+
+// TestWatchOOMNotified puts a host process that allocates 64 MiB in a
+// memory cgroup limited to 16 MiB and checks that the kernel's
+// notification alone (no check from an exit) publishes TaskOOM.
+func TestWatchOOMNotified(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a cgroup")
+	}
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("no busybox to allocate memory with")
+	}
+	_, statErr := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers"))
+	v2 := statErr == nil
+	dir := filepath.Join(cgroupRoot, "memory", fmt.Sprintf("moat-oomtest-%d", os.Getpid()))
+	limitFile, limit := "memory.limit_in_bytes", "16777216"
+	if v2 {
+		dir = filepath.Join(cgroupRoot, fmt.Sprintf("moat-oomtest-%d", os.Getpid()))
+		limitFile = "memory.max"
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Skipf("cannot make a memory cgroup: %v", err)
+	}
+	t.Cleanup(func() {
+		// The cgroup empties once its process is reaped.
+		for i := 0; i < 50 && os.Remove(dir) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	if err := os.WriteFile(filepath.Join(dir, limitFile), []byte(limit), 0); err != nil {
+		t.Skipf("cannot limit the cgroup's memory: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), []byte(limit), 0)
+	os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0)
+
+	// The child stops itself, so that it is in the cgroup before it
+	// allocates.
+	cmd := exec.Command(busybox, "sh", "-c", "kill -STOP $$; exec "+busybox+" dd if=/dev/zero of=/dev/null bs=64M count=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	for {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if f := strings.Fields(string(data)); len(f) > 2 && f[2] == "T" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan *eventstypes.TaskOOM, 4)
+	w := watchOOM(context.Background(), "c1", cmd.Process.Pid, func(ev *eventstypes.TaskOOM) { events <- ev })
+	if w == nil {
+		t.Fatal("watchOOM found nothing to watch")
+	}
+	defer w.stop()
+	cmd.Process.Signal(syscall.SIGCONT)
+	select {
+	case ev := <-events:
+		if ev.ContainerID != "c1" {
+			t.Errorf("TaskOOM for %q, want c1", ev.ContainerID)
+		}
+	case <-time.After(20 * time.Second):
+		data, _ := os.ReadFile(w.counter)
+		t.Fatalf("no TaskOOM 20 s after the allocation began; %s: %q", w.counter, data)
+	}
 }
