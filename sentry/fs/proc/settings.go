@@ -2,6 +2,7 @@ package proc
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,9 +66,10 @@ func intRange(lo, hi int64) func(string) (string, error) {
 	}
 }
 
-// intPair parses two integers in [lo, hi] with the first not above the
-// second (net.ipv4.ping_group_range), shown tab-separated.
-func intPair(lo, hi int64) func(string) (string, error) {
+// intPair parses two integers in [lo, hi], shown tab-separated. A first
+// above the second is EINVAL, or, if emptyAs is set, stands for the empty
+// range and is stored as emptyAs (net.ipv4.ping_group_range's "1 0").
+func intPair(lo, hi int64, emptyAs string) func(string) (string, error) {
 	return func(v string) (string, error) {
 		f := strings.Fields(v)
 		if len(f) != 2 {
@@ -75,8 +77,14 @@ func intPair(lo, hi int64) func(string) (string, error) {
 		}
 		a, err1 := strconv.ParseInt(f[0], 10, 64)
 		b, err2 := strconv.ParseInt(f[1], 10, 64)
-		if err1 != nil || err2 != nil || a < lo || b > hi || a > b {
+		if err1 != nil || err2 != nil || a < lo || a > hi || b < lo || b > hi {
 			return "", unix.EINVAL
+		}
+		if a > b {
+			if emptyAs == "" {
+				return "", unix.EINVAL
+			}
+			return emptyAs, nil
 		}
 		return fmt.Sprintf("%d\t%d", a, b), nil
 	}
@@ -86,18 +94,23 @@ func intPair(lo, hi int64) func(string) (string, error) {
 // models, by dotted name, with Linux's defaults. Their values are the
 // sandbox's own state; none reaches the host. The Sentry's network stack
 // forwards nothing and lets any user bind any port and open ping sockets,
-// so the net.ipv4 values are kept and shown, not enforced.
+// so the net.ipv4 values are kept and shown, not enforced. The ranges
+// are Linux's (6.x): ip_forward and tcp_syncookies take any int.
 var settableSysctls = map[string]sysctl{
-	"net.ipv4.ip_forward":                 {"0", intRange(0, 1)},
-	"net.ipv4.conf.all.forwarding":        {"0", intRange(0, 1)},
-	"net.ipv4.conf.default.forwarding":    {"0", intRange(0, 1)},
+	"net.ipv4.ip_forward":                 {"0", intRange(math.MinInt32, math.MaxInt32)},
+	"net.ipv4.conf.all.forwarding":        {"0", intRange(math.MinInt32, math.MaxInt32)},
+	"net.ipv4.conf.default.forwarding":    {"0", intRange(math.MinInt32, math.MaxInt32)},
 	"net.ipv4.ip_unprivileged_port_start": {"1024", intRange(0, 65535)},
-	"net.ipv4.ping_group_range":           {"1\t0", intPair(0, 2147483647)},
-	"net.ipv4.tcp_syncookies":             {"1", intRange(0, 2)},
-	"net.ipv4.ip_local_port_range":        {"32768\t60999", intPair(1, 65535)},
+	"net.ipv4.ping_group_range":           {"1\t0", intPair(0, math.MaxUint32-1, "1\t0")},
+	"net.ipv4.tcp_syncookies":             {"1", intRange(math.MinInt32, math.MaxInt32)},
+	"net.ipv4.ip_local_port_range":        {"32768\t60999", intPair(1, 65535, "")},
 	"net.core.somaxconn":                  {"4096", intRange(0, 2147483647)},
 	"kernel.shm_rmid_forced":              {"0", intRange(0, 1)},
 }
+
+// sysctlAliases are sysctls that are another's value under a second
+// name: Linux's ip_forward is conf/all/forwarding.
+var sysctlAliases = map[string]string{"net.ipv4.conf.all.forwarding": "net.ipv4.ip_forward"}
 
 // sysctlPath is the /proc/sys path of a dotted sysctl name.
 func sysctlPath(key string) []string { return strings.Split(key, ".") }
@@ -137,6 +150,9 @@ func (s *Settings) SetSysctl(key, value string) error {
 	if err != nil {
 		return err
 	}
+	if a, ok := sysctlAliases[key]; ok {
+		key = a
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sysctls == nil {
@@ -148,6 +164,9 @@ func (s *Settings) SetSysctl(key, value string) error {
 
 // Sysctl returns a settable sysctl's value ("" for an unknown key).
 func (s *Settings) Sysctl(key string) string {
+	if a, ok := sysctlAliases[key]; ok {
+		key = a
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if v, ok := s.sysctls[key]; ok {

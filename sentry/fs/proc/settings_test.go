@@ -16,10 +16,15 @@ func TestCheckSysctl(t *testing.T) {
 		ok         bool
 	}{
 		{"net.ipv4.ip_forward", "1", true},
-		{"net.ipv4.ip_forward", "2", false},
+		{"net.ipv4.ip_forward", "-5", true},
+		{"net.ipv4.ip_forward", "2147483648", false},
 		{"net.ipv4.ip_forward", "yes", false},
 		{"net.ipv4.ping_group_range", "0 2147483647", true},
-		{"net.ipv4.ping_group_range", "5 1", false},
+		{"net.ipv4.ping_group_range", "5 1", true},
+		{"net.ipv4.ping_group_range", "0 4294967294", true},
+		{"net.ipv4.ping_group_range", "0 4294967295", false},
+		{"net.ipv4.ip_local_port_range", "5000 4000", false},
+		{"net.ipv4.ip_local_port_range", "0 4000", false},
 		{"net.ipv4.ip_unprivileged_port_start", "0", true},
 		{"kernel.shm_rmid_forced", "1", true},
 		{"kernel.domainname", "example.org", true},
@@ -48,9 +53,15 @@ func TestSettableSysctls(t *testing.T) {
 	}{
 		{"/proc/sys/net/ipv4/ip_forward", "", nil, "0\n"},
 		{"/proc/sys/net/ipv4/ip_forward", "1\n", nil, "1\n"},
-		{"/proc/sys/net/ipv4/ip_forward", "7\n", unix.EINVAL, "1\n"},
+		{"/proc/sys/net/ipv4/ip_forward", "1x\n", unix.EINVAL, "1\n"},
+		{"/proc/sys/net/ipv4/conf/all/forwarding", "", nil, "1\n"},
+		{"/proc/sys/net/ipv4/conf/all/forwarding", "9", nil, "9\n"},
+		{"/proc/sys/net/ipv4/ip_forward", "", nil, "9\n"},
+		{"/proc/sys/net/ipv4/conf/default/forwarding", "", nil, "0\n"},
+		{"/proc/sys/kernel/shm_rmid_forced", "2", unix.EINVAL, "0\n"},
 		{"/proc/sys/net/ipv4/ping_group_range", "", nil, "1\t0\n"},
 		{"/proc/sys/net/ipv4/ping_group_range", "0   2147483647\n", nil, "0\t2147483647\n"},
+		{"/proc/sys/net/ipv4/ping_group_range", "7 3", nil, "1\t0\n"},
 		{"/proc/sys/kernel/shm_rmid_forced", "1", nil, "1\n"},
 		{"/proc/sys/net/core/somaxconn", "", nil, "4096\n"},
 		{"/proc/sys/kernel/hostname", "", nil, "box\n"},
@@ -135,4 +146,34 @@ func TestSettingsShown(t *testing.T) {
 	if got := set.Sysctl("net.ipv4.ip_forward"); got != "0" {
 		t.Errorf("Settings has ip_forward %q after the write, want 0", got)
 	}
+}
+
+// FuzzSetSysctl checks that any value written to a settable sysctl either
+// fails with EINVAL and leaves the value alone, or is stored in a form
+// that reads back and parses to itself.
+func FuzzSetSysctl(f *testing.F) {
+	for _, s := range []string{"1", "0 2147483647", " 5\t9 ", "-1", "abc", "1 2 3", "99999999999999999999", "\x00"} {
+		f.Add(s)
+	}
+	keys := make([]string, 0, len(settableSysctls))
+	for k := range settableSysctls {
+		keys = append(keys, k)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, key := range keys {
+			var set Settings
+			before := set.Sysctl(key)
+			err := set.SetSysctl(key, v)
+			got := set.Sysctl(key)
+			if err != nil {
+				if err != unix.EINVAL || got != before {
+					t.Fatalf("%s=%q: %v, value %q (was %q)", key, v, err, got, before)
+				}
+				continue
+			}
+			if err := set.SetSysctl(key, got); err != nil || set.Sysctl(key) != got {
+				t.Fatalf("%s=%q stored %q, which does not parse to itself (%v)", key, v, got, err)
+			}
+		}
+	})
 }
