@@ -442,3 +442,53 @@ func (p procTask) Namespace(name string) (uint64, any, bool) {
 	}
 	return 0, nil, false
 }
+
+// RootThreadGroupID returns t's process id in the root namespace, the
+// kernel-wide id objects that outlive a syscall keep (socket credentials,
+// SysV IPC pids) and translate for each reader with PIDFromRoot.
+func (t *Task) RootThreadGroupID() int32 { return int32(t.tg.id) }
+
+// PIDToRoot returns the root id of the thread or process that t's
+// namespace numbers pid, 0 if there is none (Linux's find_vpid for a
+// task).
+func (t *Task) PIDToRoot(pid int32) int32 {
+	if pid <= 0 {
+		return 0
+	}
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	ns := t.PIDNamespace()
+	if o := ns.tasks[ThreadID(pid)]; o != nil {
+		return int32(o.tid)
+	}
+	if tg := ns.tgs[ThreadID(pid)]; tg != nil {
+		return int32(tg.id)
+	}
+	return 0
+}
+
+// PIDFromRoot returns the id, in t's namespace, of the process or thread
+// with root id pid: 0 when it is not visible there. An id whose owner has
+// gone reads as itself in the root namespace and as 0 elsewhere (Linux
+// keeps the struct pid, and so the number, of a dead sender; the Sentry
+// keeps only the root id).
+func (t *Task) PIDFromRoot(pid int32) int32 {
+	if pid <= 0 {
+		return pid
+	}
+	k := t.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	ns := t.PIDNamespace()
+	if ns.parent == nil {
+		return pid
+	}
+	if tg := k.threadGroups[ThreadID(pid)]; tg != nil {
+		return int32(ns.idOfTGLocked(tg))
+	}
+	if o := k.tasks[ThreadID(pid)]; o != nil {
+		return int32(ns.IDOfTaskLocked(o))
+	}
+	return 0
+}

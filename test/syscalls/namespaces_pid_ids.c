@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <mqueue.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,7 +28,9 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
+#include <stddef.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -361,11 +364,136 @@ static void tty_job_ids_per_namespace(void)
 	CHECK_EQ(sid, p);
 }
 
+/* ---- unix sockets ---- */
+
+/* send_creds sends one byte with SCM_CREDENTIALS {pid, our uid/gid}. */
+static ssize_t send_creds(int fd, pid_t pid)
+{
+	char b = 'x';
+	struct iovec iov = {.iov_base = &b, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_CREDENTIALS;
+	c->cmsg_len = CMSG_LEN(sizeof(struct ucred));
+	struct ucred cr = {.pid = pid, .uid = getuid(), .gid = getgid()};
+	memcpy(CMSG_DATA(c), &cr, sizeof(cr));
+	return sendmsg(fd, &m, MSG_NOSIGNAL);
+}
+
+/* recv_creds receives one byte and returns the pid of its credentials,
+ * -1 on error or without them. */
+static pid_t recv_creds(int fd)
+{
+	char b;
+	struct iovec iov = {.iov_base = &b, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+	if (recvmsg(fd, &m, 0) != 1)
+		return -1;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	if (c == NULL || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS)
+		return -1;
+	struct ucred cr;
+	memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+	return cr.pid;
+}
+
+static pid_t peer_pid(int fd)
+{
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0)
+		return -1;
+	return cr.pid;
+}
+
+struct scm_args {
+	int fd;    /* our end of the parent's socketpair */
+	int other; /* the parent's end */
+	char name[32]; /* abstract name the parent listens on */
+};
+
+static int scm_child(void *arg)
+{
+	struct scm_args *a = arg;
+	close(a->other);
+	/* The pair's creator (the parent) is not visible here. */
+	if (peer_pid(a->fd) != 0)
+		return 2;
+	/* A pid that names nobody here is ESRCH, even with CAP_SYS_ADMIN;
+	 * our own is fine. */
+	if (send_creds(a->fd, 4000000) != -1 || errno != ESRCH)
+		return 3;
+	if (send_creds(a->fd, 1) != 1)
+		return 4;
+	/* The parent's message: its pid means nothing here. */
+	if (recv_creds(a->fd) != 0)
+		return 5;
+	int c = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (c < 0)
+		return 6;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memcpy(sa.sun_path + 1, a->name, strlen(a->name));
+	if (connect(c, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a->name)) != 0)
+		return 7;
+	if (peer_pid(c) != 0)
+		return 8;
+	char b;
+	if (read(c, &b, 1) < 0) /* EOF once the parent is done */
+		return 9;
+	return 0;
+}
+
+static void unix_cred_pids_per_namespace(void)
+{
+	int sv[2];
+	CHECK_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	int one = 1;
+	CHECK_SYS(setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)));
+	CHECK_SYS(setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)));
+	int l = CHECK_SYS(socket(AF_UNIX, SOCK_STREAM, 0));
+	struct scm_args a = {.fd = sv[1], .other = sv[0]};
+	snprintf(a.name, sizeof(a.name), "moat-nsids-%d", getpid());
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memcpy(sa.sun_path + 1, a.name, strlen(a.name));
+	CHECK_SYS(bind(l, (struct sockaddr *)&sa, offsetof(struct sockaddr_un, sun_path) + 1 + strlen(a.name)));
+	CHECK_SYS(listen(l, 1));
+	pid_t p = CHECK_SYS(spawn_ns(scm_child, &a));
+	close(sv[1]);
+	pid_t got = recv_creds(sv[0]);
+	ssize_t sent = send_creds(sv[0], getpid());
+	/* Accept only once the child connects: it may have failed. */
+	struct pollfd pfd = {.fd = l, .events = POLLIN};
+	int c = poll(&pfd, 1, 10000) == 1 ? accept(l, NULL, NULL) : -1;
+	pid_t peer = c >= 0 ? peer_pid(c) : -2;
+	pid_t own = peer_pid(sv[0]);
+	if (c >= 0)
+		close(c);
+	int st = mt_wait(p);
+	close(l);
+	close(sv[0]);
+	CHECK_EXITED(st, 0);
+	CHECK_EQ(got, p);
+	CHECK_EQ(sent, 1);
+	CHECK_EQ(peer, p);
+	CHECK_EQ(own, getpid());
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(pi_futex_words_hold_namespace_tids),
 	MT_CASE(robust_list_cleanup_uses_namespace_tid),
 	MT_CASE(clone_settid_words_per_namespace),
 	MT_CASE(tty_job_ids_per_namespace),
+	MT_CASE(unix_cred_pids_per_namespace),
 };
 
 MT_MAIN(cases)

@@ -10,7 +10,7 @@ import (
 
 // GetSockOpt implements socket.Socket: the SOL_SOCKET options; other
 // levels are EOPNOTSUPP, as Unix sockets have none.
-func (s *Socket) GetSockOpt(_ socket.Context, level, name int, _ int) ([]byte, error) {
+func (s *Socket) GetSockOpt(ctx socket.Context, level, name int, _ int) ([]byte, error) {
 	if level != sys.SOL_SOCKET {
 		return nil, sys.EOPNOTSUPP
 	}
@@ -37,7 +37,9 @@ func (s *Socket) GetSockOpt(_ socket.Context, level, name int, _ int) ([]byte, e
 		if !s.hasPeerCred {
 			return socket.EncodeCredentials(socket.NoCredentials), nil
 		}
-		return socket.EncodeCredentials(s.peerCred), nil
+		cr := s.peerCred
+		cr.PID = pidForReader(ctx, cr.PID)
+		return socket.EncodeCredentials(cr), nil
 	}
 	if v, ok := s.opts.Get(name); ok {
 		return v, nil

@@ -165,14 +165,28 @@ func NewPair(ctx fs.Context, ns *Namespace, typ int, flags uint32) (*fs.FileDesc
 	return socket.NewFile(ctx, a, flags), socket.NewFile(ctx, b, flags)
 }
 
-// credsOf returns the credentials of the task of ctx.
+// credsOf returns the credentials of the task of ctx. The pid is the
+// root PID namespace's (RootThreadGroupID), which each reader translates
+// into its own namespace (pidForReader).
 func credsOf(ctx fs.Context) socket.Credentials {
 	c := ctx.Credentials()
 	cr := socket.Credentials{UID: c.EffectiveUID, GID: c.EffectiveGID}
-	if p, ok := ctx.(interface{ ThreadGroupID() int32 }); ok {
+	if p, ok := ctx.(interface{ RootThreadGroupID() int32 }); ok {
+		cr.PID = p.RootThreadGroupID()
+	} else if p, ok := ctx.(interface{ ThreadGroupID() int32 }); ok {
 		cr.PID = p.ThreadGroupID()
 	}
 	return cr
+}
+
+// pidForReader returns the root pid of credentials as the PID namespace of
+// the task of ctx numbers it: 0 when the process is not visible there
+// (SO_PEERCRED, SCM_CREDENTIALS, as Linux's pid_vnr).
+func pidForReader(ctx any, pid int32) int32 {
+	if p, ok := ctx.(interface{ PIDFromRoot(int32) int32 }); ok {
+		return p.PIDFromRoot(pid)
+	}
+	return pid
 }
 
 var _ socket.Socket = (*Socket)(nil)

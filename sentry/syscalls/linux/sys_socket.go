@@ -631,6 +631,13 @@ func parseControl(t *kernel.Task, b []byte) (socket.ControlMessages, error) {
 				c.Release()
 				return socket.ControlMessages{}, err
 			}
+			// The pid is the sender's namespace's; sockets keep root
+			// ids. One that names nobody is ESRCH (Linux's
+			// find_get_pid in __scm_send).
+			if cr.PID = t.PIDToRoot(cr.PID); cr.PID == 0 {
+				c.Release()
+				return socket.ControlMessages{}, unix.ESRCH
+			}
 			c.Creds = &cr
 		default:
 			c.Release()
@@ -815,7 +822,10 @@ func putControl(t *kernel.Task, addr uintptr, size uint64, c *socket.ControlMess
 		return nil
 	}
 	if c.Creds != nil {
-		d := socket.EncodeCredentials(*c.Creds)
+		// The sender as the receiver's PID namespace numbers it.
+		cr := *c.Creds
+		cr.PID = t.PIDFromRoot(cr.PID)
+		d := socket.EncodeCredentials(cr)
 		if err := put(unix.SCM_CREDENTIALS, d); err != nil {
 			return 0, false, err
 		}
