@@ -72,6 +72,10 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 	}
 	p := &m.pmas[pi]
 	if p.stubProt == 0 {
+		if v.private && v.file != nil && v.prot&unix.PROT_WRITE != 0 {
+			m.privatizeAround(v, page)
+			pi = m.findPMA(page)
+		}
 		return m.mapPMARange(v, pi, addr)
 	}
 	if hostCode == SEGV_MAPERR {
@@ -84,7 +88,12 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 	}
 	if p.stubProt&unix.PROT_WRITE == 0 && want&unix.PROT_WRITE != 0 {
 		// A write to a copy-on-write page (or one mapped read-only for
-		// another reason): make it private and writable.
+		// another reason): make it private and writable, with the file
+		// pages around it (a data segment's relocations are written
+		// page after page).
+		if v.private && v.file != nil {
+			m.privatizeAround(v, page)
+		}
 		if err := m.breakCOW(v, page); err != nil {
 			return FaultSIGBUS, BUS_ADRERR
 		}
@@ -231,13 +240,14 @@ func (m *MemoryManager) growStack(addr uintptr) int {
 }
 
 // cowAround is the window a fault in writable private file memory gives
-// private copies at once (see privatizeAround).
-const cowAround = 16 * pageSize
+// private copies at once (see privatizeAround): a populated chunk.
+const cowAround = populateChunk
 
 // privatizeAround gives the pages of v around page (an aligned window of
 // cowAround bytes, within v) that it shares with the file cache private
 // copies, in one run of the memory file, so the fault maps them writable at
-// once. Without it a program's data segment (which the dynamic loader
+// once (the new pma replaces any stub mapping of them when the fault maps
+// it: it is one run of one protection). Without it a program's data segment (which the dynamic loader
 // reads and then relocates page by page) takes a read fault, then a
 // copy-on-write fault per page, each a stub round trip. A page only ever
 // read costs a copy it did not need; the window bounds that. Pages not
@@ -254,7 +264,7 @@ func (m *MemoryManager) privatizeAround(v *vma, page uintptr) {
 			return false
 		}
 		p := &m.pmas[i]
-		return p.private && p.obj == nil && p.stubProt == 0 && m.mf.RefCount(p.off+uint64(a-p.start)) > 1
+		return p.private && p.obj == nil && m.mf.RefCount(p.off+uint64(a-p.start)) > 1
 	}
 	if !shared(page) {
 		return

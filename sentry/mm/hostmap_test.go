@@ -117,8 +117,13 @@ const hostFilePages = 8
 // 'a'+i.
 func newHostFile(t *testing.T) (*hostFile, []byte) {
 	t.Helper()
+	return newHostFileN(t, hostFilePages)
+}
+
+func newHostFileN(t *testing.T, pages int) (*hostFile, []byte) {
+	t.Helper()
 	var data []byte
-	for i := 0; i < hostFilePages; i++ {
+	for i := 0; i < pages; i++ {
 		data = append(data, bytes.Repeat([]byte{byte('a' + i)}, pageSize)...)
 	}
 	p := filepath.Join(t.TempDir(), "lib.so")
@@ -402,7 +407,8 @@ func TestHostMapMUnmapAndMRemap(t *testing.T) {
 func TestPrivateFileDataCopiedAround(t *testing.T) {
 	m, _ := newHostMapMM(t)
 	f, data := newHostFile(t)
-	addr, err := m.MMap(MMapOpts{Length: 6 * pageSize, Prot: unix.PROT_READ | unix.PROT_WRITE, Private: true, File: f})
+	// Six pages within one cowAround window.
+	addr, err := m.MMap(MMapOpts{Addr: 0x10000000, Fixed: true, Length: 6 * pageSize, Prot: unix.PROT_READ | unix.PROT_WRITE, Private: true, File: f})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,5 +531,56 @@ func TestMProtectRemapsWithoutFaults(t *testing.T) {
 	fault(t, m, addr, SEGV_MAPERR)
 	if got, _, ok := as.view(t, addr); !ok || string(got[:5]) != "relro" {
 		t.Fatalf("stub shows %q (mapped %v)", got[:5], ok)
+	}
+}
+
+func TestPrivateFileDataWriteCopiesAround(t *testing.T) {
+	m, _ := newHostMapMM(t)
+	f, data := newHostFileN(t, 3*cowAround/pageSize)
+	addr, err := m.MMap(MMapOpts{Addr: 0x10000000, Fixed: true, Length: 3 * cowAround, Prot: unix.PROT_READ | unix.PROT_WRITE, Private: true, File: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := m.fakeAS()
+	// A read fault copies its window; so does one in the next window,
+	// whose pages the first fault populated from the cache.
+	for _, a := range []uintptr{addr, addr + cowAround + pageSize} {
+		fault(t, m, a, SEGV_MAPERR)
+		if sp := as.pages[a]; sp.prot&unix.PROT_WRITE == 0 || m.mf.RefCount(sp.off) != 1 {
+			t.Fatalf("page %#x after a read fault: %+v, %d references", a, sp, m.mf.RefCount(sp.off))
+		}
+	}
+	// After a fork the parent's pages are shared and read-only; its next
+	// write copies the whole window and maps it writable at once.
+	c, err := m.Fork()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.DecUsers()
+	if sp := as.pages[addr+cowAround+pageSize]; sp.prot&unix.PROT_WRITE != 0 {
+		t.Fatalf("a page shared with the fork's copy mapped writable: %+v", sp)
+	}
+	maps := as.fileMaps
+	fault(t, m, addr+cowAround+pageSize, SEGV_ACCERR)
+	if as.fileMaps != maps+1 {
+		t.Fatalf("%d stub mappings for one write fault", as.fileMaps-maps)
+	}
+	for a := addr + cowAround; a < addr+2*cowAround; a += pageSize {
+		wantView(t, as, a, data, int((a-addr)/pageSize), false)
+		if sp := as.pages[a]; sp.prot&unix.PROT_WRITE == 0 || m.mf.RefCount(sp.off) != 1 {
+			t.Fatalf("page %#x: prot %#x, %d references", a, sp.prot, m.mf.RefCount(sp.off))
+		}
+	}
+	// The fork's copy keeps its own pages.
+	if _, err := m.CopyOut(addr+cowAround+pageSize, []byte("parent")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 6)
+	c.CopyIn(addr+cowAround+pageSize, got)
+	if string(got) == "parent" {
+		t.Fatal("the fork's copy sees the parent's write")
+	}
+	if file, _ := os.ReadFile(f.f.Name()); !bytes.Equal(file, data) {
+		t.Fatal("the host file changed")
 	}
 }

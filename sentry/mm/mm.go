@@ -23,6 +23,11 @@
 //     the pages of a file kept elsewhere (gofer files mapped MAP_SHARED)
 //     and writes them back; see cached.go.
 //
+//   - Host mappings: program text and other never-written private mappings
+//     of files that cannot change are mapped in the stub from the file's
+//     host descriptor instead of memory-file pages; see hostmap.go. Writable
+//     private file memory is copied a chunk at a time (privatizeAround).
+//
 //   - Pinned: application memory handed to a file's read or write as the
 //     memory file's own pages (direct I/O, no bounce buffer); see pin.go.
 //
