@@ -224,7 +224,7 @@ func (d *daemon) tty(c *check) {
 }
 
 // interactiveTTY drives `docker run -it ... sh` through a pty, as a user
-// at a terminal: commands, and the exit status.
+// at a terminal: commands, a window resize, and the exit status.
 func (d *daemon) interactiveTTY(c *check) {
 	p := d.startOnPTY(c, "moat-it", append(runArgs("--rm", "-it", "--name", "moat-it"), image, "sh")...)
 	defer p.close()
@@ -232,6 +232,7 @@ func (d *daemon) interactiveTTY(c *check) {
 	p.send("echo $((6*7))\r")
 	p.expect(c, "42")
 	p.expect(c, "# ")
+	p.resizeSeen(c, 33, 101)
 	p.send("exit 5\r")
 	if code := p.wait(c); code != 5 {
 		c.Errorf("docker run -it exited %d, want 5; output %q", code, p.output())
@@ -371,6 +372,8 @@ func (d *daemon) execTTY(c *check) {
 	p.expect(c, "# ")
 	p.send("echo $((6*7))\r")
 	p.expect(c, "42")
+	p.expect(c, "# ")
+	p.resizeSeen(c, 35, 103)
 	p.send("exit 3\r")
 	if code := p.wait(c); code != 3 {
 		c.Errorf("docker exec -it exited %d, want 3; output %q", code, p.output())

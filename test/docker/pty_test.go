@@ -130,6 +130,33 @@ func (p *ptyProc) expect(c *check, s string) {
 // send types s.
 func (p *ptyProc) send(s string) { p.master.Write([]byte(s)) }
 
+// resizeSeen resizes the client's terminal, as a user's terminal window
+// does (the client gets SIGWINCH and passes the size on), and waits for
+// `stty size` in the container's shell, at its prompt, to show it.
+func (p *ptyProc) resizeSeen(c *check, rows, cols uint16) {
+	c.Helper()
+	if err := unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols}); err != nil {
+		c.Fatalf("resizing the pty: %v", err)
+	}
+	want := fmt.Sprintf("%d %d\r\n", rows, cols)
+	for i := 0; i < 40; i++ {
+		p.send("stty size\r")
+		p.expect(c, "stty size\r\n")
+		p.mu.Lock()
+		start := p.seen
+		p.mu.Unlock()
+		p.expect(c, "# ")
+		p.mu.Lock()
+		answer := p.out.String()[start:p.seen]
+		p.mu.Unlock()
+		if strings.HasPrefix(answer, want) {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	c.Errorf("stty size never showed %q after the resize; output %q", want, p.output())
+}
+
 // wait returns the client's exit status.
 func (p *ptyProc) wait(c *check) int {
 	c.Helper()
