@@ -488,6 +488,8 @@ func (sc *subContainer) reap() {
 	for sc.running() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	// Init's terminal, if it has one, has written its last output.
+	<-sc.s.ttys.done(sc.init)
 	sc.mu.Lock()
 	if sc.stopped {
 		status = sc.stopStatus
