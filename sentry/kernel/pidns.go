@@ -4,6 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
+	"github.com/moat-sandbox/moat/sentry/kernel/shm"
 )
 
 // PID namespaces.
@@ -489,6 +490,57 @@ func (t *Task) PIDFromRoot(pid int32) int32 {
 	}
 	if o := k.tasks[ThreadID(pid)]; o != nil {
 		return int32(ns.IDOfTaskLocked(o))
+	}
+	return 0
+}
+
+// ProcessRef is a process as objects that outlive it record it (SysV
+// shared memory pids): its ids in its namespace and each ancestor, which
+// stay readable once it has gone, as Linux's struct pid.
+type ProcessRef struct {
+	ns  *PIDNamespace
+	ids []ThreadID
+}
+
+var _ shm.PID = ProcessRef{}
+
+// ProcessRef returns t's process as a ProcessRef.
+func (t *Task) ProcessRef() ProcessRef {
+	ns := t.tg.pidns
+	if ns == nil {
+		ns = t.k.rootPID
+	}
+	return ProcessRef{ns: ns, ids: t.tg.ids}
+}
+
+// IDFor implements shm.PID: the process's id in the namespace of reader, a
+// *Task (0 if not visible there); the root namespace's for other readers.
+// Both the namespace tree and the ids are immutable: no lock is needed.
+func (r ProcessRef) IDFor(reader any) int32 {
+	if len(r.ids) == 0 {
+		return 0
+	}
+	t, ok := reader.(*Task)
+	if !ok {
+		return int32(r.ids[0])
+	}
+	return int32(t.PIDNamespace().idIn(r.ns, r.ids))
+}
+
+// PIDFromRoot returns the id, in the namespace of tg, of the live process
+// with root id pid: 0 when it is not visible there (a message queue
+// notification's sender, as Linux's task_tgid_nr_ns for the owner's
+// namespace).
+func (tg *ThreadGroup) PIDFromRoot(pid int32) int32 {
+	k := tg.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	ns := tg.pidns
+	if ns == nil || ns.parent == nil {
+		return pid
+	}
+	if o := k.threadGroups[ThreadID(pid)]; o != nil {
+		return int32(ns.idOfTGLocked(o))
 	}
 	return 0
 }

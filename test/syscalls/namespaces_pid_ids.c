@@ -488,12 +488,156 @@ static void unix_cred_pids_per_namespace(void)
 	CHECK_EQ(own, getpid());
 }
 
+/* ---- SysV shm and message queues ---- */
+
+struct shm_args {
+	int outer;           /* a segment the parent made */
+	volatile int *inner; /* MAP_SHARED: the segment the child makes */
+};
+
+static int shm_child(void *arg)
+{
+	struct shm_args *a = arg;
+	struct shmid_ds d;
+	if (shmctl(a->outer, IPC_STAT, &d) != 0)
+		return 2;
+	if (d.shm_cpid != 0) /* the parent is not visible here */
+		return 3;
+	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	if (id < 0)
+		return 4;
+	*a->inner = id;
+	void *m = shmat(id, NULL, 0);
+	if (m == (void *)-1)
+		return 5;
+	if (shmctl(id, IPC_STAT, &d) != 0)
+		return 6;
+	if (d.shm_cpid != 1 || d.shm_lpid != 1)
+		return 7;
+	if (shmdt(m) != 0)
+		return 8;
+	return 0;
+}
+
+static void shm_pids_per_namespace(void)
+{
+	volatile int *inner = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK_MAP(inner);
+	*inner = -1;
+	int outer = CHECK_SYS(shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600));
+	struct shm_args a = {.outer = outer, .inner = inner};
+	pid_t p = spawn_ns(shm_child, &a);
+	int st = p > 0 ? mt_wait(p) : -1;
+	struct shmid_ds d = {0}, od = {0};
+	int r = *inner >= 0 ? shmctl(*inner, IPC_STAT, &d) : -1;
+	int orr = shmctl(outer, IPC_STAT, &od);
+	if (*inner >= 0)
+		shmctl(*inner, IPC_RMID, NULL);
+	shmctl(outer, IPC_RMID, NULL);
+	munmap((void *)inner, 4096);
+	CHECK_SYS(p);
+	CHECK_EXITED(st, 0);
+	CHECK_EQ(r, 0);
+	CHECK_EQ(orr, 0);
+	/* The child has gone: its ids are still those it had here. */
+	CHECK_EQ(d.shm_cpid, p);
+	CHECK_EQ(d.shm_lpid, p);
+	CHECK_EQ(od.shm_cpid, getpid());
+}
+
+struct mq_args {
+	char name[64];  /* the parent's queue, notified to it */
+	char name2[64]; /* the child's, notified to the child */
+	int ready;      /* the child has registered */
+	int other;
+};
+
+static int mq_child(void *arg)
+{
+	struct mq_args *a = arg;
+	close(a->other);
+	mqd_t q2 = mq_open(a->name2, O_RDWR);
+	if (q2 == (mqd_t)-1)
+		return 2;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR2};
+	if (mq_notify(q2, &ev) != 0)
+		return 3;
+	if (write(a->ready, "r", 1) != 1)
+		return 4;
+	/* The parent's send: its pid means nothing here. */
+	struct timespec ts = {.tv_sec = 10};
+	siginfo_t si;
+	if (sigtimedwait(&set, &si, &ts) != SIGUSR2)
+		return 5;
+	if (si.si_code != SI_MESGQ || si.si_pid != 0)
+		return 6;
+	mqd_t q = mq_open(a->name, O_WRONLY);
+	if (q == (mqd_t)-1)
+		return 7;
+	if (mq_send(q, "c", 1, 0) != 0)
+		return 8;
+	return 0;
+}
+
+static void mq_notify_sender_pid_per_namespace(void)
+{
+	struct mq_args a;
+	snprintf(a.name, sizeof(a.name), "/moat-nsids-a-%d", getpid());
+	snprintf(a.name2, sizeof(a.name2), "/moat-nsids-b-%d", getpid());
+	struct mq_attr at = {.mq_maxmsg = 4, .mq_msgsize = 16};
+	mqd_t q = CHECK_SYS(mq_open(a.name, O_RDWR | O_CREAT | O_EXCL, 0600, &at));
+	mqd_t q2 = mq_open(a.name2, O_RDWR | O_CREAT | O_EXCL, 0600, &at);
+	if (q2 == (mqd_t)-1) {
+		mq_unlink(a.name);
+		mq_close(q);
+		FAIL("mq_open: %s", strerror(errno));
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
+	int nr = mq_notify(q, &ev);
+	int pfd[2];
+	CHECK_SYS(pipe(pfd));
+	a.ready = pfd[1];
+	a.other = pfd[0];
+	pid_t p = spawn_ns(mq_child, &a);
+	close(pfd[1]);
+	char c;
+	ssize_t n = mt_read_n(pfd[0], &c, 1, 10000);
+	close(pfd[0]);
+	int sr = mq_send(q2, "p", 1, 0);
+	struct timespec ts = {.tv_sec = 10};
+	siginfo_t si = {0};
+	int sig = sigtimedwait(&set, &si, &ts);
+	int st = p > 0 ? mt_wait(p) : -1;
+	mq_unlink(a.name);
+	mq_unlink(a.name2);
+	mq_close(q);
+	mq_close(q2);
+	CHECK_EQ(nr, 0);
+	CHECK_SYS(p);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(sr, 0);
+	CHECK_EXITED(st, 0);
+	CHECK_EQ(sig, SIGUSR1);
+	CHECK_EQ(si.si_code, SI_MESGQ);
+	CHECK_EQ(si.si_pid, p);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(pi_futex_words_hold_namespace_tids),
 	MT_CASE(robust_list_cleanup_uses_namespace_tid),
 	MT_CASE(clone_settid_words_per_namespace),
 	MT_CASE(tty_job_ids_per_namespace),
 	MT_CASE(unix_cred_pids_per_namespace),
+	MT_CASE(shm_pids_per_namespace),
+	MT_CASE(mq_notify_sender_pid_per_namespace),
 };
 
 MT_MAIN(cases)

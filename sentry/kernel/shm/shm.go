@@ -40,6 +40,31 @@ const (
 	ModeLocked = 0o2000 // SHM_LOCKED
 )
 
+// PID is a process a segment records (its creator, shm_cpid, and the last
+// to attach or detach it, shm_lpid) as the kernel hands it over. A process
+// has an id in each PID namespace it is visible in and keeps them once it
+// has gone (Linux keeps its struct pid), so each reader gets its own
+// namespace's id.
+type PID interface {
+	// IDFor returns the process's id in the PID namespace of reader (the
+	// task asking), 0 if it is not visible there.
+	IDFor(reader any) int32
+}
+
+// NumericPID is a PID that reads the same in every namespace.
+type NumericPID int32
+
+// IDFor implements PID.
+func (p NumericPID) IDFor(any) int32 { return int32(p) }
+
+// pidFor returns p's id for reader, 0 for none.
+func pidFor(p PID, reader any) int32 {
+	if p == nil {
+		return 0
+	}
+	return p.IDFor(reader)
+}
+
 // Segment is one shared memory segment.
 type Segment struct {
 	ID   int32
@@ -52,7 +77,7 @@ type Segment struct {
 	GID, CGID           auth.KGID
 	Mode                uint32
 	Atime, Dtime, Ctime int64
-	CPID, LPID          int32
+	CPID, LPID          PID
 	removed             bool
 }
 
@@ -123,7 +148,7 @@ func checkPerm(c *auth.Credentials, s *Segment, want uint32) error {
 }
 
 // Get implements shmget(2).
-func (r *Registry) Get(c *auth.Credentials, pid int32, key int32, size uint64, flags int32) (int32, error) {
+func (r *Registry) Get(c *auth.Credentials, pid PID, key int32, size uint64, flags int32) (int32, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if key != unix.IPC_PRIVATE {
@@ -216,7 +241,7 @@ func (r *Registry) destroyLocked(s *Segment) {
 // unless readOnly; exec too with exec) and returns the segment with a
 // reference on its object that the caller drops after mapping it. It
 // records the attaching process.
-func (r *Registry) Attach(c *auth.Credentials, pid int32, id int32, readOnly, exec bool) (*Segment, error) {
+func (r *Registry) Attach(c *auth.Credentials, pid PID, id int32, readOnly, exec bool) (*Segment, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.byID[id]
@@ -240,7 +265,7 @@ func (r *Registry) Attach(c *auth.Credentials, pid int32, id int32, readOnly, ex
 }
 
 // Detached records shmdt(2) of a mapping of o by pid.
-func (r *Registry) Detached(o *mm.Object, pid int32) {
+func (r *Registry) Detached(o *mm.Object, pid PID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.byID {
@@ -262,8 +287,8 @@ func (r *Registry) Owns(o *mm.Object) bool {
 	return false
 }
 
-// Desc is shmctl's view of a segment.
-func (r *Registry) desc(s *Segment) unix.SysvShmDesc {
+// desc is shmctl's view of a segment for the task reader.
+func (r *Registry) desc(s *Segment, reader any) unix.SysvShmDesc {
 	mode := s.Mode
 	if s.removed {
 		mode |= ModeDest
@@ -274,13 +299,14 @@ func (r *Registry) desc(s *Segment) unix.SysvShmDesc {
 			Mode: mode, Seq: uint16(s.ID / seqMultiplier),
 		},
 		Segsz: s.Size, Atime: s.Atime, Dtime: s.Dtime, Ctime: s.Ctime,
-		Cpid: s.CPID, Lpid: s.LPID, Nattch: uint64(s.obj.Attachments()),
+		Cpid: pidFor(s.CPID, reader), Lpid: pidFor(s.LPID, reader), Nattch: uint64(s.obj.Attachments()),
 	}
 }
 
 // Stat implements shmctl(IPC_STAT) (any false) and SHM_STAT/SHM_STAT_ANY
-// (byIndex true: id is a slot index, and the segment's id is returned).
-func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool) (unix.SysvShmDesc, int32, error) {
+// (byIndex true: id is a slot index, and the segment's id is returned),
+// for the task reader, whose PID namespace numbers the pids.
+func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool, reader any) (unix.SysvShmDesc, int32, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var s *Segment
@@ -297,7 +323,7 @@ func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool) (u
 			return unix.SysvShmDesc{}, 0, err
 		}
 	}
-	return r.desc(s), s.ID, nil
+	return r.desc(s, reader), s.ID, nil
 }
 
 // mayChange reports whether c may IPC_SET or IPC_RMID s: its owner, its

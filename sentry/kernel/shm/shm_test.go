@@ -25,7 +25,7 @@ func user(uid uint32) *auth.Credentials {
 func TestGetErrors(t *testing.T) {
 	r, _ := newRegistry(t)
 	root := auth.NewRootCredentials()
-	id, err := r.Get(root, 1, 42, 4096, unix.IPC_CREAT|0o600)
+	id, err := r.Get(root, NumericPID(1), 42, 4096, unix.IPC_CREAT|0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestGetErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := r.Get(tc.c, 1, tc.key, tc.size, tc.flags)
+			got, err := r.Get(tc.c, NumericPID(1), tc.key, tc.size, tc.flags)
 			if err != tc.want || (err == nil && got != tc.id) {
 				t.Fatalf("got %d %v, want %d %v", got, err, tc.id, tc.want)
 			}
@@ -60,8 +60,8 @@ func TestGetErrors(t *testing.T) {
 func TestRemoveDestroysOnLastDetach(t *testing.T) {
 	r, mf := newRegistry(t)
 	root := auth.NewRootCredentials()
-	id, _ := r.Get(root, 1, 7, 3*4096, unix.IPC_CREAT|0o600)
-	s, err := r.Attach(root, 1, id, false, false)
+	id, _ := r.Get(root, NumericPID(1), 7, 3*4096, unix.IPC_CREAT|0o600)
+	s, err := r.Attach(root, NumericPID(1), id, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,17 +78,17 @@ func TestRemoveDestroysOnLastDetach(t *testing.T) {
 	if err := r.Remove(root, id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Get(root, 1, 7, 0, 0); err != unix.ENOENT {
+	if _, err := r.Get(root, NumericPID(1), 7, 0, 0); err != unix.ENOENT {
 		t.Fatalf("key after IPC_RMID: %v", err)
 	}
-	d, _, err := r.Stat(root, id, false, false)
+	d, _, err := r.Stat(root, id, false, false, nil)
 	if err != nil || d.Perm.Mode&ModeDest == 0 || d.Nattch != 1 {
 		t.Fatalf("stat after IPC_RMID: %+v %v", d, err)
 	}
 	if _, err := m.DetachObject(addr, r.Owns); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.Stat(root, id, false, false); err != unix.EINVAL {
+	if _, _, err := r.Stat(root, id, false, false, nil); err != unix.EINVAL {
 		t.Fatalf("stat after the last detach: %v", err)
 	}
 	m.DecUsers()

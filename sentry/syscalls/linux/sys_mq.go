@@ -285,7 +285,8 @@ func MqNotify(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if notify == mqueue.SigevSignal && signo != 0 {
 			n.Deliver = func(pid int32, uid uint32) {
 				info := kernel.NewSignalInfo(kernel.Signal(signo), siMesgq)
-				info.SetPIDUID(pid, uid)
+				// The sender as the owner's PID namespace numbers it.
+				info.SetPIDUID(tg.PIDFromRoot(pid), uid)
 				info.SetValue(value)
 				tg.SendSignal(info)
 			}

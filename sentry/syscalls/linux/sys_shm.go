@@ -34,7 +34,7 @@ func shmRegistry(t *kernel.Task) *shm.Registry {
 // Shmget implements shmget(2).
 func Shmget(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	key, size, flags := a[0].Int(), a[1].Uint64(), a[2].Int()
-	id, err := shmRegistry(t).Get(t.Credentials(), t.ThreadGroupID(), key, size, flags)
+	id, err := shmRegistry(t).Get(t.Credentials(), t.ProcessRef(), key, size, flags)
 	return uintptr(id), err
 }
 
@@ -54,7 +54,7 @@ func Shmat(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		return 0, unix.EINVAL
 	}
 	readOnly, exec := flags&unix.SHM_RDONLY != 0, flags&shmExec != 0
-	s, err := shmRegistry(t).Attach(t.Credentials(), t.ThreadGroupID(), id, readOnly, exec)
+	s, err := shmRegistry(t).Attach(t.Credentials(), t.ProcessRef(), id, readOnly, exec)
 	if err != nil {
 		return 0, err
 	}
@@ -94,7 +94,7 @@ func Shmdt(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	reg.Detached(o, t.ThreadGroupID())
+	reg.Detached(o, t.ProcessRef())
 	return 0, nil
 }
 
@@ -106,7 +106,7 @@ func Shmctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	le := binary.LittleEndian
 	switch cmd {
 	case unix.IPC_STAT, shmStat, shmStatAny:
-		d, sid, err := reg.Stat(c, id, cmd != unix.IPC_STAT, cmd == shmStatAny)
+		d, sid, err := reg.Stat(c, id, cmd != unix.IPC_STAT, cmd == shmStatAny, t)
 		if err != nil {
 			return 0, err
 		}
