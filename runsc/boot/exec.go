@@ -104,6 +104,9 @@ func (s *Sandbox) loadProcess(root fs.VirtualDentry, filter *SeccompFilter, ns p
 	if spec.Process.NoNewPrivileges {
 		p.Leader().SetNoNewPrivs()
 	}
+	if err := applyExecSettings(p.Leader(), spec.Process.Settings); err != nil {
+		return nil, err
+	}
 	if err := filter.install(p.Leader()); err != nil {
 		// Cannot happen: the same filter went on the container's init.
 		return nil, err

@@ -35,7 +35,7 @@ type Process struct {
 	// as in runc; an ExecSpec's is ignored.
 	Seccomp *specs.LinuxSeccomp `json:"seccomp,omitempty"`
 	// Settings are what the runtime sets in the kernel for init
-	// (settings.go); an ExecSpec's are ignored.
+	// (settings.go); of an ExecSpec's, only OOMScoreAdj is used.
 	Settings *KernelSettings `json:"settings,omitempty"`
 	// Terminal is the spec's process.terminal: init's stdio is a
 	// pseudo-terminal of the Sentry relayed to the host descriptors it

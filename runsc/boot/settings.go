@@ -11,8 +11,8 @@ import (
 
 // KernelSettings are the settings of an OCI spec a runtime makes in the
 // container's kernel before init runs: here the Sentry's, as /proc shows
-// them. They ride in Process, beside its seccomp profile, and only init's
-// are applied.
+// them. They ride in Process, beside its seccomp profile; an exec'd
+// process takes only OOMScoreAdj (the container's, set by runsc).
 type KernelSettings struct {
 	// OOMScoreAdj is process.oomScoreAdj: init's /proc/self/oom_score_adj
 	// and the floor an unprivileged write cannot go below, as runc's
@@ -27,6 +27,19 @@ type KernelSettings struct {
 	// and gid_map.
 	UIDMappings []proc.IDMap `json:"uidMappings,omitempty"`
 	GIDMappings []proc.IDMap `json:"gidMappings,omitempty"`
+}
+
+// applyExecSettings gives a process exec starts (its leader, t) the
+// container's oom_score_adj; the other settings are the kernel's, made
+// once for init.
+func applyExecSettings(t *kernel.Task, s *KernelSettings) error {
+	if s == nil || s.OOMScoreAdj == nil {
+		return nil
+	}
+	if err := t.ThreadGroup().SetOOMScoreAdj(int32(*s.OOMScoreAdj)); err != nil {
+		return fmt.Errorf("process.oomScoreAdj: %w", err)
+	}
+	return nil
 }
 
 // applySettings makes s's settings in k for its init, init.

@@ -685,6 +685,7 @@ func newState(a CreateArgs, root, bundle, rootfs string, spec *specs.Spec, sandb
 		Creator:     me,
 		Sandbox:     sandbox,
 		Hooks:       spec.Hooks,
+		OOMScoreAdj: spec.Process.OOMScoreAdj,
 	}}
 	if err := c.save(); err != nil {
 		return nil, l, fmt.Errorf("writing the state: %w", err)

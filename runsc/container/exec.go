@@ -65,6 +65,9 @@ func (c *Container) Exec(a ExecArgs) (int32, error) {
 	if err != nil {
 		return 0, err
 	}
+	if c.rec.OOMScoreAdj != nil {
+		spec.Process.Settings = &boot.KernelSettings{OOMScoreAdj: c.rec.OOMScoreAdj}
+	}
 	stdio := [3]*os.File{a.Stdin, a.Stdout, a.Stderr}
 	for i, std := range []*os.File{os.Stdin, os.Stdout, os.Stderr} {
 		if stdio[i] == nil {

@@ -92,6 +92,11 @@ func TestKernelSettingsApplied(t *testing.T) {
 	if got, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid)); err != nil || got != want {
 		t.Errorf("sandbox's network namespace %q (%v), want %q", got, err, want)
 	}
+	// A process exec starts gets the container's oom_score_adj, as runc
+	// gives it.
+	if st, out, err := execOut(t, c, proc("cat", "/proc/self/oom_score_adj")); err != nil || st != 0 || out != fmt.Sprintf("%d\n", adj) {
+		t.Errorf("exec'd process: status %d, output %q, %v; want %d", st, out, err, adj)
+	}
 	if err := c.Delete(true); err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,9 @@ type record struct {
 	Hooks *specs.Hooks `json:"hooks,omitempty"`
 	// Cgroup is the container's cgroup on the host, if it has one.
 	Cgroup *cgroup `json:"cgroup,omitempty"`
+	// OOMScoreAdj is the spec's process.oomScoreAdj, which processes
+	// exec starts get too, as runc gives them the container's.
+	OOMScoreAdj *int `json:"oomScoreAdj,omitempty"`
 }
 
 // Container is one container's state, read from its state directory.
