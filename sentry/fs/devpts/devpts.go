@@ -11,6 +11,7 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/synth"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/syserror"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
@@ -147,8 +148,21 @@ func newDevpts(sig Signaller, o Options) (pts fs.Node, ptmx fs.Node, dp *Devpts)
 	return dir, ptmxNode, dp
 }
 
-// openMaster allocates a new terminal (open of /dev/ptmx).
-func (dp *Devpts) openMaster(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+// openMaster allocates a new terminal (open of /dev/ptmx), owned by the
+// mount's uid= and gid=, or else by the opener's filesystem user and
+// group.
+func (dp *Devpts) openMaster(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	var uid auth.KUID
+	var gid auth.KGID
+	if c := ctx.Credentials(); c != nil {
+		uid, gid = c.FilesystemUID, c.FilesystemGID
+	}
+	if dp.opts.SetUID {
+		uid = auth.KUID(dp.opts.UID)
+	}
+	if dp.opts.SetGID {
+		gid = auth.KGID(dp.opts.GID)
+	}
 	dp.mu.Lock()
 	idx := int32(0)
 	for ; ; idx++ {
@@ -156,7 +170,7 @@ func (dp *Devpts) openMaster(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*
 			break
 		}
 	}
-	t := &Terminal{index: idx, dp: dp, termios: defaultTermios(), locked: true, masters: 1, ino: fs.NewIno()}
+	t := &Terminal{index: idx, dp: dp, termios: defaultTermios(), locked: true, masters: 1, ino: fs.NewIno(), uid: uid, gid: gid}
 	dp.terms[idx] = t
 	dp.mu.Unlock()
 	return fs.NewFileDescription(&masterFile{t: t}, vd, flags, fs.FDOptions{Stream: true}), nil
@@ -182,7 +196,7 @@ func (t *Terminal) slaveNode() *slaveNode {
 
 // Stat implements fs.Node.
 func (n *slaveNode) Stat(fs.Context) (fs.Stat, error) {
-	return fs.Stat{Mode: unix.S_IFCHR | n.t.dp.opts.Mode, Nlink: 1, Ino: n.t.ino, Rdev: unix.Mkdev(slaveMajor, uint32(n.t.index)), Blksize: 1024}, nil
+	return fs.Stat{Mode: unix.S_IFCHR | n.t.dp.opts.Mode, Nlink: 1, Ino: n.t.ino, UID: n.t.uid, GID: n.t.gid, Rdev: unix.Mkdev(slaveMajor, uint32(n.t.index)), Blksize: 1024}, nil
 }
 
 // Open implements fs.OpenNode: EIO while locked or once the master is

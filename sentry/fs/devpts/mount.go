@@ -25,6 +25,11 @@ type Options struct {
 	PtmxMode uint32
 	// Mode is the permission bits of new pseudo-terminals (mode=, octal).
 	Mode uint32
+	// UID and GID, when SetUID and SetGID, own new pseudo-terminals
+	// (uid=, gid=); otherwise the opener of ptmx's filesystem user and
+	// group do, as on Linux.
+	UID, GID       uint32
+	SetUID, SetGID bool
 }
 
 // DefaultOptions are the options of New's instance: pts/ptmx mode 0, as
@@ -33,9 +38,9 @@ type Options struct {
 func DefaultOptions() Options { return Options{PtmxMode: 0, Mode: 0o620} }
 
 // ParseOptions applies the comma-separated mount data to o: ptmxmode=
-// and mode= (octal, at most 0777) change it; uid=, gid= (numbers),
-// newinstance and max= (a number) are accepted and change nothing (new
-// terminals stay owned by root, and every mount is a new instance).
+// and mode= (octal, at most 0777), uid= and gid= (numbers) change it;
+// newinstance and max= (a number) are accepted and change nothing (every
+// mount is a new instance).
 // Anything else is EINVAL, as Linux refuses bogus devpts options.
 func ParseOptions(data string, o Options) (Options, error) {
 	for _, opt := range strings.Split(data, ",") {
@@ -55,8 +60,15 @@ func ParseOptions(data string, o Options) (Options, error) {
 				o.PtmxMode = uint32(n)
 			}
 		case "uid", "gid", "max":
-			if _, err := strconv.ParseUint(val, 10, 32); !hasVal || err != nil {
+			n, err := strconv.ParseUint(val, 10, 32)
+			if !hasVal || err != nil {
 				return o, unix.EINVAL
+			}
+			switch key {
+			case "uid":
+				o.UID, o.SetUID = uint32(n), true
+			case "gid":
+				o.GID, o.SetGID = uint32(n), true
 			}
 		case "newinstance":
 			if hasVal {

@@ -30,6 +30,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/syserror"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
@@ -48,6 +49,9 @@ type Terminal struct {
 	index int32
 	ino   uint64
 	dp    *Devpts
+	// uid and gid own the slave node.
+	uid auth.KUID
+	gid auth.KGID
 
 	masterQ waiter.Queue // readers of the master: output from the slave
 	slaveQ  waiter.Queue // readers of the slave: input from the master
