@@ -138,18 +138,16 @@ func (p *ptyProc) resizeSeen(c *check, rows, cols uint16) {
 	if err := unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols}); err != nil {
 		c.Fatalf("resizing the pty: %v", err)
 	}
-	want := fmt.Sprintf("%d %d\r\n", rows, cols)
+	// The shell redraws its line on the SIGWINCH (typing may be split
+	// by the redraw): ask until the answer shows.
+	want := fmt.Sprintf("\nsz %d %d\r\n", rows, cols)
+	p.mu.Lock()
+	mark := p.out.Len()
+	p.mu.Unlock()
 	for i := 0; i < 40; i++ {
-		p.send("stty size\r")
-		p.expect(c, "stty size\r\n")
-		p.mu.Lock()
-		start := p.seen
-		p.mu.Unlock()
+		p.send("echo sz $(stty size)\r")
 		p.expect(c, "# ")
-		p.mu.Lock()
-		answer := p.out.String()[start:p.seen]
-		p.mu.Unlock()
-		if strings.HasPrefix(answer, want) {
+		if strings.Contains(p.output()[mark:], want) {
 			return
 		}
 		time.Sleep(250 * time.Millisecond)

@@ -250,16 +250,19 @@ func interactiveTerminal(t *testing.T, runtime string) {
 		if err := unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 100}); err != nil {
 			t.Fatal(err)
 		}
-		// The runtime learns of it by a signal: ask until it shows.
-		var got string
+		// The runtime learns of it by a signal, on which the shell
+		// redraws its line (typing may be split by the redraw): ask
+		// until the answer shows.
+		mark := len(u.output())
 		for i := 0; i < 20; i++ {
-			u.send("stty size\r")
-			u.expect("stty size\r\n")
-			if got = u.expect("moat$ "); got == "40 100\r\n" {
+			u.send("echo sz $(stty size)\r")
+			u.expect("moat$ ")
+			if strings.Contains(u.output()[mark:], "\nsz 40 100\r\n") {
 				return
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
+		got := u.output()[mark:]
 		t.Errorf("stty size after the resize: %q, want 40 100", got)
 	})
 	u.send("exit 7\r")
