@@ -105,7 +105,13 @@ var settableSysctls = map[string]sysctl{
 	"net.ipv4.tcp_syncookies":             {"1", intRange(math.MinInt32, math.MaxInt32)},
 	"net.ipv4.ip_local_port_range":        {"32768\t60999", intPair(1, 65535, "")},
 	"net.core.somaxconn":                  {"4096", intRange(0, 2147483647)},
-	"kernel.shm_rmid_forced":              {"0", intRange(0, 1)},
+	// Seconds kept in jiffies: Linux refuses what overflows an int of
+	// them; this bound holds for any HZ up to 1000.
+	"net.ipv4.tcp_keepalive_time":   {"7200", intRange(math.MinInt32/1000, math.MaxInt32/1000)},
+	"net.ipv4.tcp_keepalive_intvl":  {"75", intRange(math.MinInt32/1000, math.MaxInt32/1000)},
+	"net.ipv4.tcp_fin_timeout":      {"60", intRange(math.MinInt32/1000, math.MaxInt32/1000)},
+	"net.ipv4.tcp_keepalive_probes": {"9", intRange(0, 255)},
+	"kernel.shm_rmid_forced":        {"0", intRange(0, 1)},
 }
 
 // sysctlAliases are sysctls that are another's value under a second

@@ -27,6 +27,8 @@ func TestCheckSysctl(t *testing.T) {
 		{"net.ipv4.ip_local_port_range", "0 4000", false},
 		{"net.ipv4.ip_unprivileged_port_start", "0", true},
 		{"kernel.shm_rmid_forced", "1", true},
+		{"net.ipv4.tcp_keepalive_time", "-1", true},
+		{"net.ipv4.tcp_keepalive_probes", "256", false},
 		{"kernel.domainname", "example.org", true},
 		{"kernel.domainname", string(make([]byte, 65)), false},
 		{"kernel.msgmax", "100", false},
