@@ -406,13 +406,13 @@ func registerFilesystems(k *kernel.Kernel) {
 		}
 		return tmpfs.New(k.MemFile, opts, ctx.Credentials()), nil
 	})
-	k.RegisterFilesystem("proc", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
+	k.RegisterFilesystem("proc", func(ctx fs.Context, _ string, _ bool, _ string) (*fs.Filesystem, error) {
 		return proc.New(kernel.ProcKernel{
 			K:        k,
 			Release:  linux.UnameRelease,
 			Version:  linux.UnameVersion,
 			MemTotal: func() uint64 { return linux.SandboxMemory },
-		}, nil), nil
+		}.ForMounter(ctx), nil), nil
 	})
 	k.RegisterFilesystem("sysfs", func(fs.Context, string, bool, string) (*fs.Filesystem, error) {
 		return sys.New(kernel.NumCPUs()), nil
@@ -451,11 +451,28 @@ func mountSpecial(k *kernel.Kernel, mns *fs.MountNamespace, log *slog.Logger) er
 	}, nil)
 	sysFS := sys.New(kernel.NumCPUs())
 	registerFilesystems(k)
-	for _, m := range []struct {
+	mounts := []struct {
 		path string
 		f    *fs.Filesystem
-	}{{"/dev", devFS}, {"/proc", procFS}, {"/sys", sysFS}} {
-		at, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: m.path, FollowFinal: true})
+	}{{"/dev", devFS}, {"/proc", procFS}, {"/sys", sysFS}}
+	// Each lookup is a gofer round trip: make them at once (the gofer
+	// serves requests concurrently).
+	type found struct {
+		at  fs.VirtualDentry
+		err error
+	}
+	points := make([]found, len(mounts))
+	var wg sync.WaitGroup
+	for i, m := range mounts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			points[i].at, points[i].err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: m.path, FollowFinal: true})
+		}()
+	}
+	wg.Wait()
+	for i, m := range mounts {
+		at, err := points[i].at, points[i].err
 		if err == unix.ENOENT {
 			if err = mkdirAll(ctx, root, m.path); err == nil {
 				at, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: m.path, FollowFinal: true})

@@ -58,7 +58,10 @@ const interruptSignal = unix.SIGUSR2
 type Platform struct {
 	memfd    int
 	template *tracer
-	tmplThr  *thread
+	// tmplThr is the template's thread once it is ready, or tmplErr why
+	// it never will be; both belong to the template tracer's goroutine.
+	tmplThr *thread
+	tmplErr error
 	// pid is the Sentry's, as the stubs (in its PID namespace) see it.
 	pid int
 	// noHostMap is set once a stub could not take a Sentry descriptor.
@@ -87,40 +90,44 @@ func New(memfd int) (*Platform, error) {
 		return nil, fmt.Errorf("writing stub code: %w", err)
 	}
 	p := &Platform{memfd: memfd, template: newTracer(), pid: unix.Getpid(), spare: make(chan *addressSpace, 1)}
-	p.template.do(func() {
-		var pid int
-		pid, err = forkStub(codefd)
-		if err != nil {
-			return
-		}
-		t := &thread{tgid: int32(pid), tid: int32(pid), cpu: -1}
-		var ws unix.WaitStatus
-		ws, err = t.wait()
-		if err == nil && (!ws.Stopped() || ws.StopSignal() != unix.SIGSTOP) {
-			var regs unix.PtraceRegs
-			unix.PtraceGetRegs(pid, &regs)
-			err = fmt.Errorf("stub template: unexpected first stop %#x at rip %#x (rsp %#x)", uint32(ws), regs.Rip, regs.Rsp)
-		}
-		if err == nil {
-			err = unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACESYSGOOD|unix.PTRACE_O_EXITKILL)
-		}
-		if err == nil {
-			err = t.init()
-		}
-		if err != nil {
-			unix.Kill(pid, unix.SIGKILL)
-			t.wait()
-			return
-		}
-		p.tmplThr = t
-	})
+	var pid int
+	p.template.do(func() { pid, err = forkStub(codefd) })
 	if err != nil {
 		p.template.stop()
 		return nil, fmt.Errorf("starting the stub template: %w", err)
 	}
+	// The template gets ready (stubInit unmaps the copy of the Sentry
+	// that fork gave it, a millisecond or two) while the Sentry boots:
+	// the tracer takes its first stop next, and requests for address
+	// spaces queue behind that.
+	p.template.reqs <- func() { p.tmplThr, p.tmplErr = templateReady(pid) }
 	// The first address space (init's) is made while the Sentry boots.
 	go p.refill()
 	return p, nil
+}
+
+// templateReady waits for the template stub process pid's first stop and
+// returns its thread, or kills it. It runs on the template tracer.
+func templateReady(pid int) (*thread, error) {
+	t := &thread{tgid: int32(pid), tid: int32(pid), cpu: -1}
+	ws, err := t.wait()
+	if err == nil && (!ws.Stopped() || ws.StopSignal() != unix.SIGSTOP) {
+		var regs unix.PtraceRegs
+		unix.PtraceGetRegs(pid, &regs)
+		err = fmt.Errorf("unexpected first stop %#x at rip %#x (rsp %#x)", uint32(ws), regs.Rip, regs.Rsp)
+	}
+	if err == nil {
+		err = unix.PtraceSetOptions(pid, unix.PTRACE_O_TRACESYSGOOD|unix.PTRACE_O_EXITKILL)
+	}
+	if err == nil {
+		err = t.init()
+	}
+	if err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		t.wait()
+		return nil, fmt.Errorf("starting the stub template: %w", err)
+	}
+	return t, nil
 }
 
 // MemoryFileFD implements platform.Platform.MemoryFileFD.
@@ -177,6 +184,10 @@ func (p *Platform) newAddressSpace() (*addressSpace, error) {
 	var pid uintptr
 	var err error
 	p.template.do(func() {
+		if p.tmplThr == nil {
+			err = p.tmplErr
+			return
+		}
 		pid, err = p.tmplThr.clone(uintptr(unix.SIGCHLD))
 	})
 	if err != nil {
