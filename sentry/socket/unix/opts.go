@@ -65,7 +65,8 @@ func (s *Socket) SetSockOpt(ctx socket.Context, level, name int, val []byte) err
 	return err
 }
 
-// Ioctl implements fs.FileImpl: SIOCINQ (FIONREAD) and SIOCOUTQ.
+// Ioctl implements fs.FileImpl: SIOCINQ (FIONREAD), SIOCOUTQ and
+// SIOCATMARK.
 func (s *Socket) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
 	var n int
 	if h := s.hostConnOf(); h != nil {
@@ -101,6 +102,10 @@ func (s *Socket) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg ui
 	case sys.SIOCOUTQ:
 		// A listener answers 0, as on Linux.
 		n = int(s.wmem.Load())
+	case sys.SIOCATMARK:
+		if s.atMark() {
+			n = 1
+		}
 	default:
 		return 0, sys.ENOTTY
 	}
@@ -127,6 +132,9 @@ func (s *Socket) Readiness(mask waiter.EventMask) waiter.EventMask {
 	}
 	if s.rcvShutdown {
 		r |= waiter.EventRdHUp | waiter.EventIn | waiter.EventRdNorm
+	}
+	if s.oob != nil {
+		r |= waiter.EventPri
 	}
 	listening := s.state == stateListening
 	if s.recv.len() > 0 || (listening && len(s.acceptQ) > 0) || (listening && s.hostL.Load() != nil && s.hostL.Load().pending()) {

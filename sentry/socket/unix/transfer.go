@@ -163,6 +163,9 @@ func (s *Socket) send(ctx fs.Context, data []byte, o socket.SendOptions) (int, e
 	if err := s.autobindIfPassCred(); err != nil {
 		return 0, err
 	}
+	if o.Flags&sys.MSG_OOB != 0 && (s.typ != sys.SOCK_STREAM || len(data) == 0 || s.hostConnOf() != nil) {
+		return 0, sys.EOPNOTSUPP
+	}
 	switch s.typ {
 	case sys.SOCK_STREAM:
 		if o.To != nil {
@@ -221,10 +224,12 @@ func (s *Socket) takeRights(ctx fs.Context, m *message, o *socket.SendOptions) e
 }
 
 // sendStream sends on a stream socket, as much as the send buffer takes
-// each time.
+// each time. With MSG_OOB the last byte goes alone, as the peer's urgent
+// byte (oob.go).
 func (s *Socket) sendStream(ctx fs.Context, data []byte, o *socket.SendOptions, creds socket.Credentials) (int, error) {
 	sent := 0
-	err := block(ctx, &s.queue, waiter.EventOut, o.Blocking, s.opts.SndTimeout(), func() error {
+	oob := o.Flags&sys.MSG_OOB != 0
+	try := func() error {
 		s.mu.Lock()
 		peer := s.peer
 		if s.state != stateConnected || peer == nil {
@@ -244,6 +249,14 @@ func (s *Socket) sendStream(ctx fs.Context, data []byte, o *socket.SendOptions, 
 			return syserror.ErrWouldBlock
 		}
 		n := min(room, len(data)-sent)
+		urgent := false
+		if oob {
+			if sent < len(data)-1 {
+				n = min(room, len(data)-1-sent)
+			} else {
+				n, urgent = 1, true
+			}
+		}
 		m := &message{data: append([]byte(nil), data[sent:sent+n]...), from: s, creds: creds,
 			hasCreds: o.Control.Creds != nil || s.opts.PassCred() || peer.opts.PassCred()}
 		peer.mu.Lock()
@@ -259,13 +272,26 @@ func (s *Socket) sendStream(ctx fs.Context, data []byte, o *socket.SendOptions, 
 		}
 		s.wmem.Add(int64(n + msgOverhead))
 		peer.recv.push(m)
+		ev := waiter.EventIn | waiter.EventRdNorm
+		if urgent {
+			peer.oob = m
+			ev |= waiter.EventPri
+		}
 		peer.mu.Unlock()
-		peer.queue.Notify(waiter.EventIn | waiter.EventRdNorm)
+		peer.queue.Notify(ev)
 		sent += n
 		if sent < len(data) {
 			return syserror.ErrWouldBlock
 		}
 		return nil
+	}
+	err := block(ctx, &s.queue, waiter.EventOut, o.Blocking, s.opts.SndTimeout(), func() error {
+		err := try()
+		// The urgent byte follows its prefix at once if there is room.
+		if err == syserror.ErrWouldBlock && oob && sent == len(data)-1 && s.opts.SndBuf() > int(s.wmem.Load()) {
+			err = try()
+		}
+		return err
 	})
 	if sent > 0 {
 		return sent, nil
@@ -363,6 +389,9 @@ func (s *Socket) RecvMsg(ctx socket.Context, dst []byte, o socket.RecvOptions) (
 // recvMsg is RecvMsg; waits says whether the caller waits when nothing
 // is queued (read(2) waits outside, in fs.ReadBlocking).
 func (s *Socket) recvMsg(ctx fs.Context, dst []byte, o socket.RecvOptions, waits bool) (socket.RecvResult, error) {
+	if o.Flags&sys.MSG_OOB != 0 {
+		return s.recvOOB(dst, o.Flags&sys.MSG_PEEK != 0)
+	}
 	if h := s.hostConnOf(); h != nil {
 		return h.recv(ctx, s, dst, o)
 	}
@@ -439,8 +468,40 @@ func (s *Socket) recvStreamOnce(dst []byte, peek bool, res *socket.RecvResult, f
 		return 0, false, syserror.ErrWouldBlock
 	}
 	passCred := s.opts.PassCred()
+	inline := s.oobInline()
 	for i := 0; i < len(s.recv.msgs) && n < len(dst); i++ {
 		m := s.recv.msgs[i]
+		if m.unread() == 0 {
+			// A taken urgent byte's place (oob.go).
+			if n > 0 && s.oob == nil {
+				stop = true
+				break
+			}
+			if !peek {
+				s.recv.pop()
+				i--
+				charges = append(charges, charge{m.from, msgOverhead})
+			}
+			continue
+		}
+		if m == s.oob {
+			if n > 0 {
+				stop = true
+				break
+			}
+			if !peek {
+				s.oob = nil
+				if !inline {
+					m.off = len(m.data)
+					s.recv.pop()
+					i--
+					charges = append(charges, charge{m.from, len(m.data) + msgOverhead})
+					continue
+				}
+			} else if !inline {
+				continue
+			}
+		}
 		if passCred {
 			if res.Control.Creds == nil {
 				c := m.recvCreds()
@@ -474,11 +535,20 @@ func (s *Socket) recvStreamOnce(dst []byte, peek bool, res *socket.RecvResult, f
 			break
 		}
 	}
+	if n == 0 && !stop && len(dst) > 0 {
+		// Only urgent bytes' places were queued: as an empty queue.
+		switch {
+		case s.err != 0:
+			err, s.err = s.err, 0
+		case !s.rcvShutdown:
+			err = syserror.ErrWouldBlock
+		}
+	}
 	s.mu.Unlock()
 	for _, c := range charges {
 		c.s.uncharge(c.n)
 	}
-	return n, stop, nil
+	return n, stop, err
 }
 
 // takeMessageRights moves (or, peeking, duplicates) the rights of m into

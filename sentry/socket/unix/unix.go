@@ -122,6 +122,8 @@ type Socket struct {
 	hasPeerCred bool
 	// recv is the receive queue.
 	recv msgQueue
+	// oob is the urgent message of recv, nil for none (oob.go).
+	oob *message
 	// rcvShutdown and sndShutdown are Linux's RCV_SHUTDOWN and
 	// SEND_SHUTDOWN.
 	rcvShutdown, sndShutdown bool

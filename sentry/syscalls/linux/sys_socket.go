@@ -430,8 +430,14 @@ func recvCount(s socket.Socket, res socket.RecvResult, flags int) uintptr {
 	return uintptr(res.N)
 }
 
+// oobSocket reports whether s takes MSG_OOB: Unix stream sockets do
+// (Linux 5.15+), the others say EOPNOTSUPP.
+func oobSocket(s socket.Socket) bool {
+	return s.Family() == unix.AF_UNIX && s.Type() == unix.SOCK_STREAM
+}
+
 // sendFlags are the send flags Unix sockets accept; MSG_OOB is
-// EOPNOTSUPP.
+// EOPNOTSUPP but on stream sockets.
 const sendFlagsIgnored = unix.MSG_DONTROUTE | unix.MSG_EOR | unix.MSG_MORE | unix.MSG_CONFIRM | unix.MSG_FASTOPEN | unix.MSG_ZEROCOPY
 
 // sendIovecs sends the application's iovs on s.
@@ -439,7 +445,7 @@ const sendFlagsIgnored = unix.MSG_DONTROUTE | unix.MSG_EOR | unix.MSG_MORE | uni
 // The rights of ctl go to the socket, which releases them if it does not
 // keep them.
 func sendIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []iovec, to []byte, ctl socket.ControlMessages, flags int) (uintptr, error) {
-	if flags&unix.MSG_OOB != 0 {
+	if flags&unix.MSG_OOB != 0 && !oobSocket(s) {
 		ctl.Release()
 		return 0, unix.EOPNOTSUPP
 	}
@@ -500,7 +506,7 @@ func sendIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []i
 // recvIovecs receives into the application's iovs from s. The caller
 // owns the references of the result's rights.
 func recvIovecs(t *kernel.Task, f *fs.FileDescription, s socket.Socket, iovs []iovec, flags int, wantAddr bool) (socket.RecvResult, error) {
-	if flags&unix.MSG_OOB != 0 {
+	if flags&unix.MSG_OOB != 0 && !oobSocket(s) {
 		return socket.RecvResult{}, unix.EOPNOTSUPP
 	}
 	total := iovTotal(iovs)
