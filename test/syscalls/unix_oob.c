@@ -3,11 +3,14 @@
 /* unix_oob: out-of-band data on AF_UNIX stream sockets (Linux 5.15+):
  * send(MSG_OOB) marks the last byte urgent, recv(MSG_OOB) takes it,
  * ordinary reads stop at the mark and skip the urgent byte,
- * SIOCATMARK, POLLPRI, SO_OOBINLINE, and MSG_OOB on the other types. */
+ * SIOCATMARK, POLLPRI, SO_OOBINLINE, SIGURG to the receiver's owner,
+ * and MSG_OOB on the other types. */
 #include "moattest.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -155,6 +158,39 @@ static void read_stops_at_taken_mark(void)
 	close(sv[1]);
 }
 
+static volatile sig_atomic_t urg_count;
+static volatile int urg_code;
+
+static void on_urg(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	urg_count++;
+	urg_code = si->si_code;
+}
+
+static void sigurg_to_owner(void)
+{
+	int sv[2];
+	CHECK_SYS(pair(sv));
+	struct sigaction sa = {.sa_sigaction = on_urg, .sa_flags = SA_SIGINFO};
+	sigemptyset(&sa.sa_mask);
+	CHECK_SYS(sigaction(SIGURG, &sa, NULL));
+	urg_count = 0;
+	/* No owner: no signal. */
+	CHECK_EQ(send(sv[0], "a", 1, MSG_OOB), 1);
+	CHECK_EQ(urg_count, 0);
+	CHECK_SYS(fcntl(sv[1], F_SETOWN, getpid()));
+	CHECK_EQ(send(sv[0], "b", 1, MSG_OOB), 1);
+	CHECK_EQ(urg_count, 1);
+	CHECK_EQ(urg_code, SI_KERNEL);
+	/* Ordinary data does not signal. */
+	CHECK_EQ(send(sv[0], "c", 1, 0), 1);
+	CHECK_EQ(urg_count, 1);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(oob_byte_is_taken_apart),
 	MT_CASE(read_skips_unread_oob_byte),
@@ -162,6 +198,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(new_oob_byte_replaces_old),
 	MT_CASE(oobinline_reads_it_in_line),
 	MT_CASE(oob_on_other_types_and_empty),
+	MT_CASE(sigurg_to_owner),
 };
 
 MT_MAIN(cases)

@@ -22,8 +22,9 @@ import (
 //     urgent byte waits; otherwise the read drops it (a peek skips it).
 //
 // SIOCATMARK says whether the next read starts at a mark, POLLPRI that an
-// urgent byte waits. Linux's SIGURG to the receiver's owner is not sent.
-// Sockets connected to host sockets refuse MSG_OOB (EOPNOTSUPP).
+// urgent byte waits; each urgent byte sends SIGURG to the owner of the
+// receiver's file (F_SETOWN). Sockets connected to host sockets refuse
+// MSG_OOB (EOPNOTSUPP).
 
 // oobInline reports SO_OOBINLINE.
 func (s *Socket) oobInline() bool {
@@ -75,4 +76,22 @@ func (s *Socket) atMark() bool {
 		next = s.recv.msgs[1]
 	}
 	return m == s.oob || (m.unread() == 0 && (s.oob == nil || next == s.oob))
+}
+
+// urgentOwner is a file owner that takes SIGURG (the kernel's F_SETOWN
+// owner).
+type urgentOwner interface {
+	// SendURG sends SIGURG, as Linux's send_sigurg.
+	SendURG()
+}
+
+// sendURG signals the owner of s's file that urgent data arrived.
+func (s *Socket) sendURG() {
+	f := s.file.Load()
+	if f == nil {
+		return
+	}
+	if o, ok := f.Owner().(urgentOwner); ok {
+		o.SendURG()
+	}
 }

@@ -66,3 +66,32 @@ func TestOOB(t *testing.T) {
 		t.Errorf("datagram send(MSG_OOB): %v, want EOPNOTSUPP", err)
 	}
 }
+
+// urgOwner counts SIGURGs.
+type urgOwner struct{ urg int }
+
+func (o *urgOwner) SendIO(int32, int32, waiter.EventMask) {}
+func (o *urgOwner) SendURG()                              { o.urg++ }
+
+// TestOOBSignalsOwner checks that each urgent byte, and only urgent data,
+// signals the owner of the receiving file.
+func TestOOBSignalsOwner(t *testing.T) {
+	ctx := newCtx()
+	fa, fb := NewPair(ctx, NewNamespace(), sys.SOCK_STREAM, 0)
+	defer fa.DecRef()
+	defer fb.DecRef()
+	o := &urgOwner{}
+	fb.SetOwner(o)
+	a := sockOf(t, fa)
+	for _, s := range []struct {
+		flags int
+		want  int
+	}{{sys.MSG_OOB, 1}, {0, 1}, {sys.MSG_OOB, 2}} {
+		if _, err := a.SendMsg(ctx, []byte("xy"), socket.SendOptions{Flags: s.flags}); err != nil {
+			t.Fatal(err)
+		}
+		if o.urg != s.want {
+			t.Errorf("after a send with flags %#x: %d SIGURGs, want %d", s.flags, o.urg, s.want)
+		}
+	}
+}

@@ -279,6 +279,9 @@ func (s *Socket) sendStream(ctx fs.Context, data []byte, o *socket.SendOptions, 
 		}
 		peer.mu.Unlock()
 		peer.queue.Notify(ev)
+		if urgent {
+			peer.sendURG()
+		}
 		sent += n
 		if sent < len(data) {
 			return syserror.ErrWouldBlock

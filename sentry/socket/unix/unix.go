@@ -124,6 +124,8 @@ type Socket struct {
 	recv msgQueue
 	// oob is the urgent message of recv, nil for none (oob.go).
 	oob *message
+	// file is the socket's file description, whose owner gets SIGURG.
+	file atomic.Pointer[fs.FileDescription]
 	// rcvShutdown and sndShutdown are Linux's RCV_SHUTDOWN and
 	// SEND_SHUTDOWN.
 	rcvShutdown, sndShutdown bool
@@ -153,7 +155,7 @@ func newSocket(ns *Namespace, typ int) *Socket {
 // New returns a new unbound socket's file (socket(2)). flags are the
 // open flags (O_NONBLOCK).
 func New(ctx fs.Context, ns *Namespace, typ int, flags uint32) *fs.FileDescription {
-	return socket.NewFile(ctx, newSocket(ns, typ), flags)
+	return newFile(ctx, newSocket(ns, typ), flags)
 }
 
 // NewPair returns the files of two connected sockets (socketpair(2)).
@@ -164,7 +166,14 @@ func NewPair(ctx fs.Context, ns *Namespace, typ int, flags uint32) (*fs.FileDesc
 	a.state, b.state = stateConnected, stateConnected
 	a.peerCred, b.peerCred = c, c
 	a.hasPeerCred, b.hasPeerCred = true, true
-	return socket.NewFile(ctx, a, flags), socket.NewFile(ctx, b, flags)
+	return newFile(ctx, a, flags), newFile(ctx, b, flags)
+}
+
+// newFile returns s's file description, which s remembers.
+func newFile(ctx fs.Context, s *Socket, flags uint32) *fs.FileDescription {
+	f := socket.NewFile(ctx, s, flags)
+	s.file.Store(f)
+	return f
 }
 
 // credsOf returns the credentials of the task of ctx. The pid is the
@@ -480,12 +489,12 @@ func (s *Socket) Accept(ctx socket.Context, flags uint32, blocking bool) (*fs.Fi
 	// Room for another connector.
 	s.queue.Notify(waiter.EventOut)
 	if h := srv.hostConnOf(); h != nil {
-		return socket.NewFile(ctx, srv, flags), append([]byte(nil), h.addr...), nil
+		return newFile(ctx, srv, flags), append([]byte(nil), h.addr...), nil
 	}
 	srv.mu.Lock()
 	peer := srv.peer
 	srv.mu.Unlock()
-	return socket.NewFile(ctx, srv, flags), peer.nameOrFamily(), nil
+	return newFile(ctx, srv, flags), peer.nameOrFamily(), nil
 }
 
 // nameOrFamily returns the bound address, or the family alone.

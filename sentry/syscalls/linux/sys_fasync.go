@@ -164,6 +164,22 @@ func (o *fileOwner) SendIO(sig int32, fdnum int32, fired waiter.EventMask) {
 	}
 }
 
+// SendURG sends SIGURG (SI_KERNEL) to the owner, as Linux's send_sigurg
+// when urgent data reaches a socket (AF_UNIX MSG_OOB).
+func (o *fileOwner) SendURG() {
+	for _, tg := range o.targets() {
+		if !o.mayReceive(tg) {
+			continue
+		}
+		info := kernel.NewSignalInfo(kernel.SIGURG, kernel.SI_KERNEL)
+		if o.kind == fOwnerTID {
+			o.task.SendSignal(info)
+		} else {
+			tg.SendSignal(info)
+		}
+	}
+}
+
 // fcntlOwner serves F_SETOWN, F_GETOWN, F_SETOWN_EX, F_GETOWN_EX,
 // F_SETSIG and F_GETSIG.
 func fcntlOwner(t *kernel.Task, f *fs.FileDescription, cmd int32, arg uintptr) (uintptr, error) {
