@@ -129,7 +129,7 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 	case MmapFlags:
 		p.mmapFlags(v)
 	case MadviseAdvice:
-		p.enum(v&0xffffffff, madvise, "MADV_")
+		p.enum(v&0xffffffff, madvise(), "MADV_")
 	case MremapFlags:
 		p.flags(v&0xffffffff, mremapTab, "0")
 	case MsyncFlags:
@@ -158,11 +158,11 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 	case SigAction, OutSigAction:
 		p.sigaction(v)
 	case SigHow:
-		p.enum(v&0xffffffff, sigHows, "SIG_")
+		p.enum(v&0xffffffff, sigHows(), "SIG_")
 	case SigStack, OutSigStack:
 		p.sigStack(v)
 	case ClockID:
-		p.enum(v&0xffffffff, clocks, "CLOCK_")
+		p.enum(v&0xffffffff, clocks(), "CLOCK_")
 	case Timespec, OutTimespec:
 		p.timespec(v, false)
 	case Timeval, OutTimeval:
@@ -172,7 +172,7 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 	case Itimerspec, OutItimerspec:
 		p.itimer(v, false)
 	case ItimerWhich:
-		p.enum(v&0xffffffff, itimers, "ITIMER_")
+		p.enum(v&0xffffffff, itimers(), "ITIMER_")
 	case TimerFlags:
 		if p.sysno == sysTimerfdSettime {
 			p.flags(v&0xffffffff, timerfdSetTab, "0")
@@ -211,9 +211,9 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 	case OutEpollEvents:
 		p.epollEvents(v, uint64(p.ret))
 	case EpollCtlOp:
-		p.enum(v&0xffffffff, epollOps, "EPOLL_CTL_")
+		p.enum(v&0xffffffff, epollOps(), "EPOLL_CTL_")
 	case SockFamily:
-		p.enum(v&0xffffffff, families, "AF_")
+		p.enum(v&0xffffffff, families(), "AF_")
 	case SockType:
 		p.sockType(v)
 	case SockProto:
@@ -234,9 +234,9 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 	case MsgFlags:
 		p.flags(v&0xffffffff, msgFlagTab, "0")
 	case ShutdownHow:
-		p.enum(v&0xffffffff, shutdownHows, "SHUT_")
+		p.enum(v&0xffffffff, shutdownHows(), "SHUT_")
 	case SockLevel:
-		p.enum(v&0xffffffff, sockLevels, "SOL_")
+		p.enum(v&0xffffffff, sockLevels(), "SOL_")
 	case SockOpt:
 		p.sockOpt(p.prev(i), v)
 	case SockOptVal:
@@ -255,21 +255,21 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 	case OutFdPair:
 		p.fdPair(v)
 	case ArchPrctlCode:
-		p.enum(v&0xffffffff, archPrctl, "ARCH_")
+		p.enum(v&0xffffffff, archPrctl(), "ARCH_")
 	case PrctlOption:
-		p.enum(v&0xffffffff, prctlOptions, "PR_")
+		p.enum(v&0xffffffff, prctlOptions(), "PR_")
 	case RlimitResource:
-		p.enum(v&0xffffffff, rlimits, "RLIMIT_")
+		p.enum(v&0xffffffff, rlimits(), "RLIMIT_")
 	case Rlimit, OutRlimit:
 		p.rlimit(v, false)
 	case Rlimit64, OutRlimit64:
 		p.rlimit(v, true)
 	case RusageWho:
-		p.enum(v&0xffffffff, rusageWho, "RUSAGE_")
+		p.enum(v&0xffffffff, rusageWho(), "RUSAGE_")
 	case OutRusage:
 		p.rusage(v)
 	case Whence:
-		p.enum(v&0xffffffff, seekWhence, "SEEK_")
+		p.enum(v&0xffffffff, seekWhence(), "SEEK_")
 	case OutDirents:
 		p.dirents(v, uint64(p.ret))
 	case OutUtsname:
@@ -309,13 +309,13 @@ func (p *printer) value(i int, k ArgKind, v uint64) {
 	case CloseRangeFlags:
 		p.flags(v&0xffffffff, closeRangeTab, "0")
 	case IDType:
-		p.enum(v&0xffffffff, idTypes, "P_")
+		p.enum(v&0xffffffff, idTypes(), "P_")
 	case OpenHow:
 		p.openHow(v)
 	case PselectSig:
 		p.pselectSig(v)
 	case FcntlCmd:
-		p.enum(v&0xffffffff, fcntlCmds, "F_")
+		p.enum(v&0xffffffff, fcntlCmds(), "F_")
 	case IoctlReq:
 		p.ioctlReq(v & 0xffffffff)
 	case FutexOp:

@@ -1,5 +1,7 @@
 package strace
 
+import "sync"
+
 // flag names one bit (or a group of bits that must all be set) of a flag
 // word. Tables list flags in the order strace prints them; a group listed
 // before its members (O_SYNC before O_DSYNC) consumes them.
@@ -9,6 +11,11 @@ type flag struct {
 }
 
 // names maps the values of an enumeration to their names.
+//
+// The package's tables of names are sync.OnceValue functions rather than
+// map variables: a map variable is built when the package is initialised,
+// in every runsc process (runsc do, the gofer), where only a Sentry that
+// traces (--strace) ever reads them.
 type names map[uint64]string
 
 // flags prints v as flag names joined by '|', with bits no name covers in
@@ -65,7 +72,7 @@ func (p *printer) unknownEnum(v uint64, prefix string) {
 
 // File flags.
 
-var accModes = names{0: "O_RDONLY", 1: "O_WRONLY", 2: "O_RDWR", 3: "O_ACCMODE"}
+var accModes = sync.OnceValue(func() names { return names{0: "O_RDONLY", 1: "O_WRONLY", 2: "O_RDWR", 3: "O_ACCMODE"} })
 
 var openFlagTab = []flag{
 	{0100, "O_CREAT"}, {0200, "O_EXCL"}, {0400, "O_NOCTTY"}, {01000, "O_TRUNC"},
@@ -83,7 +90,7 @@ const (
 // openFlags prints O_RDONLY|O_CLOEXEC...: the access mode, then the flags.
 func (p *printer) openFlags(v uint64) {
 	v &= 0xffffffff
-	p.str(accModes[v&3])
+	p.str(accModes()[v&3])
 	p.flagsTail(v&^3, openFlagTab)
 }
 
@@ -105,11 +112,13 @@ var accessAtFlagTab = []flag{
 
 var accessModeTab = []flag{{4, "R_OK"}, {2, "W_OK"}, {1, "X_OK"}}
 
-var statxSync = names{0: "AT_STATX_SYNC_AS_STAT", 0x2000: "AT_STATX_FORCE_SYNC", 0x4000: "AT_STATX_DONT_SYNC"}
+var statxSync = sync.OnceValue(func() names {
+	return names{0: "AT_STATX_SYNC_AS_STAT", 0x2000: "AT_STATX_FORCE_SYNC", 0x4000: "AT_STATX_DONT_SYNC"}
+})
 
 func (p *printer) statxFlags(v uint64) {
 	v &= 0xffffffff
-	if s, ok := statxSync[v&0x6000]; ok {
+	if s, ok := statxSync()[v&0x6000]; ok {
 		p.str(s)
 		v &^= 0x6000
 	} else {
@@ -134,10 +143,12 @@ var statxAttrTab = []flag{
 	{0x400000, "STATX_ATTR_WRITE_ATOMIC"},
 }
 
-var fileTypes = names{
-	0140000: "S_IFSOCK", 0120000: "S_IFLNK", 0100000: "S_IFREG", 0060000: "S_IFBLK",
-	0040000: "S_IFDIR", 0020000: "S_IFCHR", 0010000: "S_IFIFO",
-}
+var fileTypes = sync.OnceValue(func() names {
+	return names{
+		0140000: "S_IFSOCK", 0120000: "S_IFLNK", 0100000: "S_IFREG", 0060000: "S_IFBLK",
+		0040000: "S_IFDIR", 0020000: "S_IFCHR", 0010000: "S_IFIFO",
+	}
+})
 
 var modeSpecialTab = []flag{{04000, "S_ISUID"}, {02000, "S_ISGID"}, {01000, "S_ISVTX"}}
 
@@ -145,7 +156,7 @@ var modeSpecialTab = []flag{{04000, "S_ISUID"}, {02000, "S_ISGID"}, {01000, "S_I
 func (p *printer) fileMode(v uint64) {
 	v &= 0xffffffff
 	first := true
-	if t, ok := fileTypes[v&0170000]; ok {
+	if t, ok := fileTypes()[v&0170000]; ok {
 		p.str(t)
 		v &^= 0170000
 		first = false
@@ -166,7 +177,9 @@ func (p *printer) fileMode(v uint64) {
 	p.octal(v)
 }
 
-var seekWhence = names{0: "SEEK_SET", 1: "SEEK_CUR", 2: "SEEK_END", 3: "SEEK_DATA", 4: "SEEK_HOLE"}
+var seekWhence = sync.OnceValue(func() names {
+	return names{0: "SEEK_SET", 1: "SEEK_CUR", 2: "SEEK_END", 3: "SEEK_DATA", 4: "SEEK_HOLE"}
+})
 
 var renameFlagTab = []flag{{1, "RENAME_NOREPLACE"}, {2, "RENAME_EXCHANGE"}, {4, "RENAME_WHITEOUT"}}
 
@@ -222,7 +235,7 @@ var protTab = []flag{
 	{0x01000000, "PROT_GROWSDOWN"}, {0x02000000, "PROT_GROWSUP"},
 }
 
-var mapTypes = names{1: "MAP_SHARED", 2: "MAP_PRIVATE", 3: "MAP_SHARED_VALIDATE"}
+var mapTypes = sync.OnceValue(func() names { return names{1: "MAP_SHARED", 2: "MAP_PRIVATE", 3: "MAP_SHARED_VALIDATE"} })
 
 var mapFlagTab = []flag{
 	{0x10, "MAP_FIXED"}, {0x20, "MAP_ANONYMOUS"}, {0x40, "MAP_32BIT"}, {0x4000, "MAP_NORESERVE"},
@@ -240,7 +253,7 @@ const (
 // mmapFlags prints the mapping type, the flags, then the huge page size.
 func (p *printer) mmapFlags(v uint64) {
 	v &= 0xffffffff
-	if t, ok := mapTypes[v&0xf]; ok {
+	if t, ok := mapTypes()[v&0xf]; ok {
 		p.str(t)
 	} else {
 		p.unknownEnum(v&0xf, "MAP_")
@@ -255,16 +268,18 @@ func (p *printer) mmapFlags(v uint64) {
 	}
 }
 
-var madvise = names{
-	0: "MADV_NORMAL", 1: "MADV_RANDOM", 2: "MADV_SEQUENTIAL", 3: "MADV_WILLNEED",
-	4: "MADV_DONTNEED", 8: "MADV_FREE", 9: "MADV_REMOVE", 10: "MADV_DONTFORK",
-	11: "MADV_DOFORK", 12: "MADV_MERGEABLE", 13: "MADV_UNMERGEABLE", 14: "MADV_HUGEPAGE",
-	15: "MADV_NOHUGEPAGE", 16: "MADV_DONTDUMP", 17: "MADV_DODUMP", 18: "MADV_WIPEONFORK",
-	19: "MADV_KEEPONFORK", 20: "MADV_COLD", 21: "MADV_PAGEOUT", 22: "MADV_POPULATE_READ",
-	23: "MADV_POPULATE_WRITE", 24: "MADV_DONTNEED_LOCKED", 25: "MADV_COLLAPSE",
-	100: "MADV_HWPOISON", 101: "MADV_SOFT_OFFLINE", 102: "MADV_GUARD_INSTALL",
-	103: "MADV_GUARD_REMOVE",
-}
+var madvise = sync.OnceValue(func() names {
+	return names{
+		0: "MADV_NORMAL", 1: "MADV_RANDOM", 2: "MADV_SEQUENTIAL", 3: "MADV_WILLNEED",
+		4: "MADV_DONTNEED", 8: "MADV_FREE", 9: "MADV_REMOVE", 10: "MADV_DONTFORK",
+		11: "MADV_DOFORK", 12: "MADV_MERGEABLE", 13: "MADV_UNMERGEABLE", 14: "MADV_HUGEPAGE",
+		15: "MADV_NOHUGEPAGE", 16: "MADV_DONTDUMP", 17: "MADV_DODUMP", 18: "MADV_WIPEONFORK",
+		19: "MADV_KEEPONFORK", 20: "MADV_COLD", 21: "MADV_PAGEOUT", 22: "MADV_POPULATE_READ",
+		23: "MADV_POPULATE_WRITE", 24: "MADV_DONTNEED_LOCKED", 25: "MADV_COLLAPSE",
+		100: "MADV_HWPOISON", 101: "MADV_SOFT_OFFLINE", 102: "MADV_GUARD_INSTALL",
+		103: "MADV_GUARD_REMOVE",
+	}
+})
 
 var mremapTab = []flag{{1, "MREMAP_MAYMOVE"}, {2, "MREMAP_FIXED"}, {4, "MREMAP_DONTUNMAP"}}
 
@@ -305,58 +320,66 @@ var waitOptionTab = []flag{
 	{0x80000000, "__WCLONE"}, {0x40000000, "__WALL"}, {0x20000000, "__WNOTHREAD"},
 }
 
-var idTypes = names{0: "P_ALL", 1: "P_PID", 2: "P_PGID", 3: "P_PIDFD"}
+var idTypes = sync.OnceValue(func() names { return names{0: "P_ALL", 1: "P_PID", 2: "P_PGID", 3: "P_PIDFD"} })
 
-var rlimits = names{
-	0: "RLIMIT_CPU", 1: "RLIMIT_FSIZE", 2: "RLIMIT_DATA", 3: "RLIMIT_STACK", 4: "RLIMIT_CORE",
-	5: "RLIMIT_RSS", 6: "RLIMIT_NPROC", 7: "RLIMIT_NOFILE", 8: "RLIMIT_MEMLOCK", 9: "RLIMIT_AS",
-	10: "RLIMIT_LOCKS", 11: "RLIMIT_SIGPENDING", 12: "RLIMIT_MSGQUEUE", 13: "RLIMIT_NICE",
-	14: "RLIMIT_RTPRIO", 15: "RLIMIT_RTTIME",
-}
+var rlimits = sync.OnceValue(func() names {
+	return names{
+		0: "RLIMIT_CPU", 1: "RLIMIT_FSIZE", 2: "RLIMIT_DATA", 3: "RLIMIT_STACK", 4: "RLIMIT_CORE",
+		5: "RLIMIT_RSS", 6: "RLIMIT_NPROC", 7: "RLIMIT_NOFILE", 8: "RLIMIT_MEMLOCK", 9: "RLIMIT_AS",
+		10: "RLIMIT_LOCKS", 11: "RLIMIT_SIGPENDING", 12: "RLIMIT_MSGQUEUE", 13: "RLIMIT_NICE",
+		14: "RLIMIT_RTPRIO", 15: "RLIMIT_RTTIME",
+	}
+})
 
-var rusageWho = names{0: "RUSAGE_SELF", 0xffffffff: "RUSAGE_CHILDREN", 1: "RUSAGE_THREAD"}
+var rusageWho = sync.OnceValue(func() names { return names{0: "RUSAGE_SELF", 0xffffffff: "RUSAGE_CHILDREN", 1: "RUSAGE_THREAD"} })
 
-var clocks = names{
-	0: "CLOCK_REALTIME", 1: "CLOCK_MONOTONIC", 2: "CLOCK_PROCESS_CPUTIME_ID",
-	3: "CLOCK_THREAD_CPUTIME_ID", 4: "CLOCK_MONOTONIC_RAW", 5: "CLOCK_REALTIME_COARSE",
-	6: "CLOCK_MONOTONIC_COARSE", 7: "CLOCK_BOOTTIME", 8: "CLOCK_REALTIME_ALARM",
-	9: "CLOCK_BOOTTIME_ALARM", 10: "CLOCK_SGI_CYCLE", 11: "CLOCK_TAI",
-}
+var clocks = sync.OnceValue(func() names {
+	return names{
+		0: "CLOCK_REALTIME", 1: "CLOCK_MONOTONIC", 2: "CLOCK_PROCESS_CPUTIME_ID",
+		3: "CLOCK_THREAD_CPUTIME_ID", 4: "CLOCK_MONOTONIC_RAW", 5: "CLOCK_REALTIME_COARSE",
+		6: "CLOCK_MONOTONIC_COARSE", 7: "CLOCK_BOOTTIME", 8: "CLOCK_REALTIME_ALARM",
+		9: "CLOCK_BOOTTIME_ALARM", 10: "CLOCK_SGI_CYCLE", 11: "CLOCK_TAI",
+	}
+})
 
-var itimers = names{0: "ITIMER_REAL", 1: "ITIMER_VIRTUAL", 2: "ITIMER_PROF"}
+var itimers = sync.OnceValue(func() names { return names{0: "ITIMER_REAL", 1: "ITIMER_VIRTUAL", 2: "ITIMER_PROF"} })
 
 var timerFlagTab = []flag{{1, "TIMER_ABSTIME"}}
 
 var timerfdSetTab = []flag{{1, "TFD_TIMER_ABSTIME"}, {2, "TFD_TIMER_CANCEL_ON_SET"}}
 
-var archPrctl = names{
-	0x1001: "ARCH_SET_GS", 0x1002: "ARCH_SET_FS", 0x1003: "ARCH_GET_FS", 0x1004: "ARCH_GET_GS",
-	0x1011: "ARCH_GET_CPUID", 0x1012: "ARCH_SET_CPUID", 0x1021: "ARCH_GET_XCOMP_SUPP",
-	0x1022: "ARCH_GET_XCOMP_PERM", 0x1023: "ARCH_REQ_XCOMP_PERM",
-	0x1024: "ARCH_GET_XCOMP_GUEST_PERM", 0x1025: "ARCH_REQ_XCOMP_GUEST_PERM",
-	0x1026: "ARCH_XCOMP_TILECFG", 0x1027: "ARCH_XCOMP_TILEDATA",
-	0x2001: "ARCH_MAP_VDSO_X32", 0x2002: "ARCH_MAP_VDSO_32", 0x2003: "ARCH_MAP_VDSO_64",
-	0x4001: "ARCH_GET_UNTAG_MASK", 0x4002: "ARCH_ENABLE_TAGGED_ADDR",
-	0x4003: "ARCH_GET_MAX_TAG_BITS", 0x4004: "ARCH_FORCE_TAGGED_SVA",
-	0x5001: "ARCH_SHSTK_ENABLE", 0x5002: "ARCH_SHSTK_DISABLE", 0x5003: "ARCH_SHSTK_LOCK",
-	0x5004: "ARCH_SHSTK_UNLOCK", 0x5005: "ARCH_SHSTK_STATUS",
-}
+var archPrctl = sync.OnceValue(func() names {
+	return names{
+		0x1001: "ARCH_SET_GS", 0x1002: "ARCH_SET_FS", 0x1003: "ARCH_GET_FS", 0x1004: "ARCH_GET_GS",
+		0x1011: "ARCH_GET_CPUID", 0x1012: "ARCH_SET_CPUID", 0x1021: "ARCH_GET_XCOMP_SUPP",
+		0x1022: "ARCH_GET_XCOMP_PERM", 0x1023: "ARCH_REQ_XCOMP_PERM",
+		0x1024: "ARCH_GET_XCOMP_GUEST_PERM", 0x1025: "ARCH_REQ_XCOMP_GUEST_PERM",
+		0x1026: "ARCH_XCOMP_TILECFG", 0x1027: "ARCH_XCOMP_TILEDATA",
+		0x2001: "ARCH_MAP_VDSO_X32", 0x2002: "ARCH_MAP_VDSO_32", 0x2003: "ARCH_MAP_VDSO_64",
+		0x4001: "ARCH_GET_UNTAG_MASK", 0x4002: "ARCH_ENABLE_TAGGED_ADDR",
+		0x4003: "ARCH_GET_MAX_TAG_BITS", 0x4004: "ARCH_FORCE_TAGGED_SVA",
+		0x5001: "ARCH_SHSTK_ENABLE", 0x5002: "ARCH_SHSTK_DISABLE", 0x5003: "ARCH_SHSTK_LOCK",
+		0x5004: "ARCH_SHSTK_UNLOCK", 0x5005: "ARCH_SHSTK_STATUS",
+	}
+})
 
-var capabilities = names{
-	0: "CAP_CHOWN", 1: "CAP_DAC_OVERRIDE", 2: "CAP_DAC_READ_SEARCH", 3: "CAP_FOWNER",
-	4: "CAP_FSETID", 5: "CAP_KILL", 6: "CAP_SETGID", 7: "CAP_SETUID", 8: "CAP_SETPCAP",
-	9: "CAP_LINUX_IMMUTABLE", 10: "CAP_NET_BIND_SERVICE", 11: "CAP_NET_BROADCAST",
-	12: "CAP_NET_ADMIN", 13: "CAP_NET_RAW", 14: "CAP_IPC_LOCK", 15: "CAP_IPC_OWNER",
-	16: "CAP_SYS_MODULE", 17: "CAP_SYS_RAWIO", 18: "CAP_SYS_CHROOT", 19: "CAP_SYS_PTRACE",
-	20: "CAP_SYS_PACCT", 21: "CAP_SYS_ADMIN", 22: "CAP_SYS_BOOT", 23: "CAP_SYS_NICE",
-	24: "CAP_SYS_RESOURCE", 25: "CAP_SYS_TIME", 26: "CAP_SYS_TTY_CONFIG", 27: "CAP_MKNOD",
-	28: "CAP_LEASE", 29: "CAP_AUDIT_WRITE", 30: "CAP_AUDIT_CONTROL", 31: "CAP_SETFCAP",
-	32: "CAP_MAC_OVERRIDE", 33: "CAP_MAC_ADMIN", 34: "CAP_SYSLOG", 35: "CAP_WAKE_ALARM",
-	36: "CAP_BLOCK_SUSPEND", 37: "CAP_AUDIT_READ", 38: "CAP_PERFMON", 39: "CAP_BPF",
-	40: "CAP_CHECKPOINT_RESTORE",
-}
+var capabilities = sync.OnceValue(func() names {
+	return names{
+		0: "CAP_CHOWN", 1: "CAP_DAC_OVERRIDE", 2: "CAP_DAC_READ_SEARCH", 3: "CAP_FOWNER",
+		4: "CAP_FSETID", 5: "CAP_KILL", 6: "CAP_SETGID", 7: "CAP_SETUID", 8: "CAP_SETPCAP",
+		9: "CAP_LINUX_IMMUTABLE", 10: "CAP_NET_BIND_SERVICE", 11: "CAP_NET_BROADCAST",
+		12: "CAP_NET_ADMIN", 13: "CAP_NET_RAW", 14: "CAP_IPC_LOCK", 15: "CAP_IPC_OWNER",
+		16: "CAP_SYS_MODULE", 17: "CAP_SYS_RAWIO", 18: "CAP_SYS_CHROOT", 19: "CAP_SYS_PTRACE",
+		20: "CAP_SYS_PACCT", 21: "CAP_SYS_ADMIN", 22: "CAP_SYS_BOOT", 23: "CAP_SYS_NICE",
+		24: "CAP_SYS_RESOURCE", 25: "CAP_SYS_TIME", 26: "CAP_SYS_TTY_CONFIG", 27: "CAP_MKNOD",
+		28: "CAP_LEASE", 29: "CAP_AUDIT_WRITE", 30: "CAP_AUDIT_CONTROL", 31: "CAP_SETFCAP",
+		32: "CAP_MAC_OVERRIDE", 33: "CAP_MAC_ADMIN", 34: "CAP_SYSLOG", 35: "CAP_WAKE_ALARM",
+		36: "CAP_BLOCK_SUSPEND", 37: "CAP_AUDIT_READ", 38: "CAP_PERFMON", 39: "CAP_BPF",
+		40: "CAP_CHECKPOINT_RESTORE",
+	}
+})
 
-var epollOps = names{1: "EPOLL_CTL_ADD", 2: "EPOLL_CTL_DEL", 3: "EPOLL_CTL_MOD"}
+var epollOps = sync.OnceValue(func() names { return names{1: "EPOLL_CTL_ADD", 2: "EPOLL_CTL_DEL", 3: "EPOLL_CTL_MOD"} })
 
 var epollEventTab = []flag{
 	{0x1, "EPOLLIN"}, {0x2, "EPOLLPRI"}, {0x4, "EPOLLOUT"}, {0x8, "EPOLLERR"}, {0x10, "EPOLLHUP"},

@@ -1,6 +1,9 @@
 package strace
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync"
+)
 
 // maxSignal is the highest signal number (_NSIG).
 const maxSignal = 64
@@ -69,7 +72,7 @@ func (p *printer) sigsetAt(addr uint64) {
 	p.sigset(le64(raw[:]))
 }
 
-var sigHows = names{0: "SIG_BLOCK", 1: "SIG_UNBLOCK", 2: "SIG_SETMASK"}
+var sigHows = sync.OnceValue(func() names { return names{0: "SIG_BLOCK", 1: "SIG_UNBLOCK", 2: "SIG_SETMASK"} })
 
 const saRestorer = 0x04000000
 
@@ -126,11 +129,13 @@ func (p *printer) sigStack(addr uint64) {
 	p.b = append(p.b, '}')
 }
 
-var ptraceEvents = names{
-	1: "PTRACE_EVENT_FORK", 2: "PTRACE_EVENT_VFORK", 3: "PTRACE_EVENT_CLONE",
-	4: "PTRACE_EVENT_EXEC", 5: "PTRACE_EVENT_VFORK_DONE", 6: "PTRACE_EVENT_EXIT",
-	7: "PTRACE_EVENT_SECCOMP", 128: "PTRACE_EVENT_STOP",
-}
+var ptraceEvents = sync.OnceValue(func() names {
+	return names{
+		1: "PTRACE_EVENT_FORK", 2: "PTRACE_EVENT_VFORK", 3: "PTRACE_EVENT_CLONE",
+		4: "PTRACE_EVENT_EXEC", 5: "PTRACE_EVENT_VFORK_DONE", 6: "PTRACE_EVENT_EXIT",
+		7: "PTRACE_EVENT_SECCOMP", 128: "PTRACE_EVENT_STOP",
+	}
+})
 
 // waitStatus prints a wait status word the way strace does:
 // [{WIFEXITED(s) && WEXITSTATUS(s) == 0}].
@@ -155,7 +160,7 @@ func (p *printer) waitStatus(s uint32) {
 	p.b = append(p.b, '}')
 	if ev := s >> 16; ev != 0 && s&0xff == 0x7f {
 		p.str(" | ")
-		if n, ok := ptraceEvents[uint64(ev)]; ok {
+		if n, ok := ptraceEvents()[uint64(ev)]; ok {
 			p.str(n)
 		} else {
 			p.hex(uint64(ev))

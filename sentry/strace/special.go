@@ -1,5 +1,7 @@
 package strace
 
+import "sync"
+
 // Calls whose argument list depends on an argument: clone, futex, fcntl,
 // prctl, mremap, mknod. ioctl lives in ioctl.go.
 
@@ -250,20 +252,22 @@ const (
 	fGetSeals     = 1034
 )
 
-var fcntlCmds = names{
-	0: "F_DUPFD", 1: "F_GETFD", 2: "F_SETFD", 3: "F_GETFL", 4: "F_SETFL", 5: "F_GETLK",
-	6: "F_SETLK", 7: "F_SETLKW", 8: "F_SETOWN", 9: "F_GETOWN", 10: "F_SETSIG", 11: "F_GETSIG",
-	15: "F_SETOWN_EX", 16: "F_GETOWN_EX", 17: "F_GETOWNER_UIDS", 36: "F_OFD_GETLK",
-	37: "F_OFD_SETLK", 38: "F_OFD_SETLKW", 1024: "F_SETLEASE", 1025: "F_GETLEASE",
-	1026: "F_NOTIFY", 1027: "F_DUPFD_QUERY", 1028: "F_CREATED_QUERY", 1029: "F_CANCELLK",
-	1030: "F_DUPFD_CLOEXEC", 1031: "F_SETPIPE_SZ", 1032: "F_GETPIPE_SZ", 1033: "F_ADD_SEALS",
-	1034: "F_GET_SEALS", 1035: "F_GET_RW_HINT", 1036: "F_SET_RW_HINT",
-	1037: "F_GET_FILE_RW_HINT", 1038: "F_SET_FILE_RW_HINT",
-}
+var fcntlCmds = sync.OnceValue(func() names {
+	return names{
+		0: "F_DUPFD", 1: "F_GETFD", 2: "F_SETFD", 3: "F_GETFL", 4: "F_SETFL", 5: "F_GETLK",
+		6: "F_SETLK", 7: "F_SETLKW", 8: "F_SETOWN", 9: "F_GETOWN", 10: "F_SETSIG", 11: "F_GETSIG",
+		15: "F_SETOWN_EX", 16: "F_GETOWN_EX", 17: "F_GETOWNER_UIDS", 36: "F_OFD_GETLK",
+		37: "F_OFD_SETLK", 38: "F_OFD_SETLKW", 1024: "F_SETLEASE", 1025: "F_GETLEASE",
+		1026: "F_NOTIFY", 1027: "F_DUPFD_QUERY", 1028: "F_CREATED_QUERY", 1029: "F_CANCELLK",
+		1030: "F_DUPFD_CLOEXEC", 1031: "F_SETPIPE_SZ", 1032: "F_GETPIPE_SZ", 1033: "F_ADD_SEALS",
+		1034: "F_GET_SEALS", 1035: "F_GET_RW_HINT", 1036: "F_SET_RW_HINT",
+		1037: "F_GET_FILE_RW_HINT", 1038: "F_SET_FILE_RW_HINT",
+	}
+})
 
 var fdFlagTab = []flag{{1, "FD_CLOEXEC"}}
 
-var lockTypes = names{0: "F_RDLCK", 1: "F_WRLCK", 2: "F_UNLCK"}
+var lockTypes = sync.OnceValue(func() names { return names{0: "F_RDLCK", 1: "F_WRLCK", 2: "F_UNLCK"} })
 
 var sealTab = []flag{
 	{1, "F_SEAL_SEAL"}, {2, "F_SEAL_SHRINK"}, {4, "F_SEAL_GROW"}, {8, "F_SEAL_WRITE"},
@@ -283,9 +287,9 @@ func (p *printer) flock(addr uint64, withPid bool) {
 		return
 	}
 	p.str("{l_type=")
-	p.enum(uint64(le16(raw[0:])), lockTypes, "F_")
+	p.enum(uint64(le16(raw[0:])), lockTypes(), "F_")
 	p.str(", l_whence=")
-	p.enum(uint64(le16(raw[2:])), seekWhence, "SEEK_")
+	p.enum(uint64(le16(raw[2:])), seekWhence(), "SEEK_")
 	p.str(", l_start=")
 	p.int(int64(le64(raw[8:])))
 	p.str(", l_len=")
@@ -324,7 +328,7 @@ func fmtFcntl(p *printer) {
 		p.signal(arg & 0xffffffff)
 	case fSetlease:
 		p.sep()
-		p.enum(arg&0xffffffff, lockTypes, "F_")
+		p.enum(arg&0xffffffff, lockTypes(), "F_")
 	case fNotify:
 		p.sep()
 		p.flags(arg&0xffffffff, dnotifyTab, "0")
@@ -362,7 +366,7 @@ func (p *printer) fcntlResult(r int64) {
 			p.b = append(p.b, ')')
 		}
 	case fGetlease:
-		p.enum(v, lockTypes, "F_")
+		p.enum(v, lockTypes(), "F_")
 	case fGetsig:
 		p.signal(v)
 	default:
@@ -409,59 +413,67 @@ const (
 	prGetChildReaper = 37
 )
 
-var prctlOptions = names{
-	1: "PR_SET_PDEATHSIG", 2: "PR_GET_PDEATHSIG", 3: "PR_GET_DUMPABLE", 4: "PR_SET_DUMPABLE",
-	5: "PR_GET_UNALIGN", 6: "PR_SET_UNALIGN", 7: "PR_GET_KEEPCAPS", 8: "PR_SET_KEEPCAPS",
-	9: "PR_GET_FPEMU", 10: "PR_SET_FPEMU", 11: "PR_GET_FPEXC", 12: "PR_SET_FPEXC",
-	13: "PR_GET_TIMING", 14: "PR_SET_TIMING", 15: "PR_SET_NAME", 16: "PR_GET_NAME",
-	19: "PR_GET_ENDIAN", 20: "PR_SET_ENDIAN", 21: "PR_GET_SECCOMP", 22: "PR_SET_SECCOMP",
-	23: "PR_CAPBSET_READ", 24: "PR_CAPBSET_DROP", 25: "PR_GET_TSC", 26: "PR_SET_TSC",
-	27: "PR_GET_SECUREBITS", 28: "PR_SET_SECUREBITS", 29: "PR_SET_TIMERSLACK",
-	30: "PR_GET_TIMERSLACK", 31: "PR_TASK_PERF_EVENTS_DISABLE",
-	32: "PR_TASK_PERF_EVENTS_ENABLE", 33: "PR_MCE_KILL", 34: "PR_MCE_KILL_GET",
-	35: "PR_SET_MM", 36: "PR_SET_CHILD_SUBREAPER", 37: "PR_GET_CHILD_SUBREAPER",
-	38: "PR_SET_NO_NEW_PRIVS", 39: "PR_GET_NO_NEW_PRIVS", 40: "PR_GET_TID_ADDRESS",
-	41: "PR_SET_THP_DISABLE", 42: "PR_GET_THP_DISABLE", 43: "PR_MPX_ENABLE_MANAGEMENT",
-	44: "PR_MPX_DISABLE_MANAGEMENT", 45: "PR_SET_FP_MODE", 46: "PR_GET_FP_MODE",
-	47: "PR_CAP_AMBIENT", 50: "PR_SVE_SET_VL", 51: "PR_SVE_GET_VL",
-	52: "PR_GET_SPECULATION_CTRL", 53: "PR_SET_SPECULATION_CTRL", 54: "PR_PAC_RESET_KEYS",
-	55: "PR_SET_TAGGED_ADDR_CTRL", 56: "PR_GET_TAGGED_ADDR_CTRL", 57: "PR_SET_IO_FLUSHER",
-	58: "PR_GET_IO_FLUSHER", 59: "PR_SET_SYSCALL_USER_DISPATCH",
-	60: "PR_PAC_SET_ENABLED_KEYS", 61: "PR_PAC_GET_ENABLED_KEYS", 62: "PR_SCHED_CORE",
-	63: "PR_SME_SET_VL", 64: "PR_SME_GET_VL", 65: "PR_SET_MDWE", 66: "PR_GET_MDWE",
-	67: "PR_SET_MEMORY_MERGE", 68: "PR_GET_MEMORY_MERGE", 69: "PR_RISCV_V_SET_CONTROL",
-	70: "PR_RISCV_V_GET_CONTROL", 71: "PR_RISCV_SET_ICACHE_FLUSH_CTX",
-	72: "PR_PPC_GET_DEXCR", 73: "PR_PPC_SET_DEXCR", 74: "PR_GET_SHADOW_STACK_STATUS",
-	75: "PR_SET_SHADOW_STACK_STATUS", 76: "PR_LOCK_SHADOW_STACK_STATUS",
-	77: "PR_TIMER_CREATE_RESTORE_IDS", 78: "PR_FUTEX_HASH", 0x59616d61: "PR_SET_PTRACER",
-	0x53564d41: "PR_SET_VMA",
-}
+var prctlOptions = sync.OnceValue(func() names {
+	return names{
+		1: "PR_SET_PDEATHSIG", 2: "PR_GET_PDEATHSIG", 3: "PR_GET_DUMPABLE", 4: "PR_SET_DUMPABLE",
+		5: "PR_GET_UNALIGN", 6: "PR_SET_UNALIGN", 7: "PR_GET_KEEPCAPS", 8: "PR_SET_KEEPCAPS",
+		9: "PR_GET_FPEMU", 10: "PR_SET_FPEMU", 11: "PR_GET_FPEXC", 12: "PR_SET_FPEXC",
+		13: "PR_GET_TIMING", 14: "PR_SET_TIMING", 15: "PR_SET_NAME", 16: "PR_GET_NAME",
+		19: "PR_GET_ENDIAN", 20: "PR_SET_ENDIAN", 21: "PR_GET_SECCOMP", 22: "PR_SET_SECCOMP",
+		23: "PR_CAPBSET_READ", 24: "PR_CAPBSET_DROP", 25: "PR_GET_TSC", 26: "PR_SET_TSC",
+		27: "PR_GET_SECUREBITS", 28: "PR_SET_SECUREBITS", 29: "PR_SET_TIMERSLACK",
+		30: "PR_GET_TIMERSLACK", 31: "PR_TASK_PERF_EVENTS_DISABLE",
+		32: "PR_TASK_PERF_EVENTS_ENABLE", 33: "PR_MCE_KILL", 34: "PR_MCE_KILL_GET",
+		35: "PR_SET_MM", 36: "PR_SET_CHILD_SUBREAPER", 37: "PR_GET_CHILD_SUBREAPER",
+		38: "PR_SET_NO_NEW_PRIVS", 39: "PR_GET_NO_NEW_PRIVS", 40: "PR_GET_TID_ADDRESS",
+		41: "PR_SET_THP_DISABLE", 42: "PR_GET_THP_DISABLE", 43: "PR_MPX_ENABLE_MANAGEMENT",
+		44: "PR_MPX_DISABLE_MANAGEMENT", 45: "PR_SET_FP_MODE", 46: "PR_GET_FP_MODE",
+		47: "PR_CAP_AMBIENT", 50: "PR_SVE_SET_VL", 51: "PR_SVE_GET_VL",
+		52: "PR_GET_SPECULATION_CTRL", 53: "PR_SET_SPECULATION_CTRL", 54: "PR_PAC_RESET_KEYS",
+		55: "PR_SET_TAGGED_ADDR_CTRL", 56: "PR_GET_TAGGED_ADDR_CTRL", 57: "PR_SET_IO_FLUSHER",
+		58: "PR_GET_IO_FLUSHER", 59: "PR_SET_SYSCALL_USER_DISPATCH",
+		60: "PR_PAC_SET_ENABLED_KEYS", 61: "PR_PAC_GET_ENABLED_KEYS", 62: "PR_SCHED_CORE",
+		63: "PR_SME_SET_VL", 64: "PR_SME_GET_VL", 65: "PR_SET_MDWE", 66: "PR_GET_MDWE",
+		67: "PR_SET_MEMORY_MERGE", 68: "PR_GET_MEMORY_MERGE", 69: "PR_RISCV_V_SET_CONTROL",
+		70: "PR_RISCV_V_GET_CONTROL", 71: "PR_RISCV_SET_ICACHE_FLUSH_CTX",
+		72: "PR_PPC_GET_DEXCR", 73: "PR_PPC_SET_DEXCR", 74: "PR_GET_SHADOW_STACK_STATUS",
+		75: "PR_SET_SHADOW_STACK_STATUS", 76: "PR_LOCK_SHADOW_STACK_STATUS",
+		77: "PR_TIMER_CREATE_RESTORE_IDS", 78: "PR_FUTEX_HASH", 0x59616d61: "PR_SET_PTRACER",
+		0x53564d41: "PR_SET_VMA",
+	}
+})
 
 // prctlNoArgs are the options that take no argument.
-var prctlNoArgs = map[uint64]bool{
-	3: true, 7: true, 13: true, 21: true, 27: true, 30: true, 31: true, 32: true,
-	34: true, 39: true, 42: true, 46: true, 58: true,
-}
+var prctlNoArgs = sync.OnceValue(func() map[uint64]bool {
+	return map[uint64]bool{
+		3: true, 7: true, 13: true, 21: true, 27: true, 30: true, 31: true, 32: true,
+		34: true, 39: true, 42: true, 46: true, 58: true,
+	}
+})
 
-var seccompModes = names{0: "SECCOMP_MODE_DISABLED", 1: "SECCOMP_MODE_STRICT", 2: "SECCOMP_MODE_FILTER"}
+var seccompModes = sync.OnceValue(func() names {
+	return names{0: "SECCOMP_MODE_DISABLED", 1: "SECCOMP_MODE_STRICT", 2: "SECCOMP_MODE_FILTER"}
+})
 
-var capAmbientOps = names{
-	1: "PR_CAP_AMBIENT_IS_SET", 2: "PR_CAP_AMBIENT_RAISE", 3: "PR_CAP_AMBIENT_LOWER",
-	4: "PR_CAP_AMBIENT_CLEAR_ALL",
-}
+var capAmbientOps = sync.OnceValue(func() names {
+	return names{
+		1: "PR_CAP_AMBIENT_IS_SET", 2: "PR_CAP_AMBIENT_RAISE", 3: "PR_CAP_AMBIENT_LOWER",
+		4: "PR_CAP_AMBIENT_CLEAR_ALL",
+	}
+})
 
 // fmtPrctl prints prctl(option, ...) with the arguments the option uses.
 func fmtPrctl(p *printer) {
 	a := func(i int) uint64 { return uint64(p.args[i]) }
 	opt := a(0) & 0xffffffff
 	p.arg(0, PrctlOption)
-	if _, known := prctlOptions[opt]; !known {
+	if _, known := prctlOptions()[opt]; !known {
 		for i := 1; i < 5; i++ {
 			p.arg(i, Hex)
 		}
 		return
 	}
-	if prctlNoArgs[opt] {
+	if prctlNoArgs()[opt] {
 		return
 	}
 	switch opt {
@@ -482,19 +494,19 @@ func fmtPrctl(p *printer) {
 		}
 	case prSetSeccomp:
 		p.sep()
-		p.enum(a(1)&0xffffffff, seccompModes, "SECCOMP_MODE_")
+		p.enum(a(1)&0xffffffff, seccompModes(), "SECCOMP_MODE_")
 		if a(1) == 2 {
 			p.arg(2, Ptr)
 		}
 	case prCapbsetRead, prCapbsetDrop:
 		p.sep()
-		p.enum(a(1), capabilities, "CAP_")
+		p.enum(a(1), capabilities(), "CAP_")
 	case prCapAmbient:
 		p.sep()
-		p.enum(a(1), capAmbientOps, "PR_CAP_AMBIENT_")
+		p.enum(a(1), capAmbientOps(), "PR_CAP_AMBIENT_")
 		if a(1) != 4 {
 			p.sep()
-			p.enum(a(2), capabilities, "CAP_")
+			p.enum(a(2), capabilities(), "CAP_")
 		}
 	case prSetNoNewPrivs:
 		p.arg(1, Ulong)

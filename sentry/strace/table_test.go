@@ -28,16 +28,16 @@ var flagTables = map[string][]flag{
 }
 
 var nameTables = map[string]names{
-	"accModes": accModes, "statxSync": statxSync, "fileTypes": fileTypes, "seekWhence": seekWhence,
-	"mapTypes": mapTypes, "madvise": madvise, "idTypes": idTypes, "rlimits": rlimits,
-	"rusageWho": rusageWho, "clocks": clocks, "itimers": itimers, "archPrctl": archPrctl,
-	"capabilities": capabilities, "epollOps": epollOps, "sigHows": sigHows,
-	"ptraceEvents": ptraceEvents, "families": families, "sockTypes": sockTypes,
-	"ipProtocols": ipProtocols, "netlinkProtocols": netlinkProtocols, "shutdownHows": shutdownHows,
-	"sockLevels": sockLevels, "socketOptions": socketOptions, "tcpOptions": tcpOptions,
-	"ipOptions": ipOptions, "ipv6Options": ipv6Options, "fcntlCmds": fcntlCmds,
-	"lockTypes": lockTypes, "prctlOptions": prctlOptions, "seccompModes": seccompModes,
-	"capAmbientOps": capAmbientOps, "ioctlReqs": ioctlReqs, "baudRates": baudRates,
+	"accModes": accModes(), "statxSync": statxSync(), "fileTypes": fileTypes(), "seekWhence": seekWhence(),
+	"mapTypes": mapTypes(), "madvise": madvise(), "idTypes": idTypes(), "rlimits": rlimits(),
+	"rusageWho": rusageWho(), "clocks": clocks(), "itimers": itimers(), "archPrctl": archPrctl(),
+	"capabilities": capabilities(), "epollOps": epollOps(), "sigHows": sigHows(),
+	"ptraceEvents": ptraceEvents(), "families": families(), "sockTypes": sockTypes(),
+	"ipProtocols": ipProtocols(), "netlinkProtocols": netlinkProtocols(), "shutdownHows": shutdownHows(),
+	"sockLevels": sockLevels(), "socketOptions": socketOptions(), "tcpOptions": tcpOptions(),
+	"ipOptions": ipOptions(), "ipv6Options": ipv6Options(), "fcntlCmds": fcntlCmds(),
+	"lockTypes": lockTypes(), "prctlOptions": prctlOptions(), "seccompModes": seccompModes(),
+	"capAmbientOps": capAmbientOps(), "ioctlReqs": ioctlReqs(), "baudRates": baudRates(),
 }
 
 // sameValue compares a table's value with x/sys/unix's, which spells
