@@ -41,6 +41,9 @@
 //
 // Nothing here holds locks. Functions that change per-thread state
 // (Install, DropCapabilities, SetNoNewPrivs) apply it to every thread of
-// the Go process, which requires a binary built without cgo
-// (AllThreadsSupported reports it).
+// the Go process: DropCapabilities and SetNoNewPrivs stop the world for
+// each call (syscall.AllThreadsSyscall), which requires a binary built
+// without cgo (AllThreadsSupported reports it); Install has the kernel
+// synchronise the threads (SECCOMP_FILTER_FLAG_TSYNC). LimitBoundingSet
+// changes only the calling thread, for the processes it starts.
 package isolate
