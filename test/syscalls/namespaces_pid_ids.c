@@ -630,6 +630,75 @@ static void mq_notify_sender_pid_per_namespace(void)
 	CHECK_EQ(si.si_pid, p);
 }
 
+static int read_notify_pid(mqd_t q)
+{
+	char buf[128];
+	ssize_t r = pread(q, buf, sizeof(buf) - 1, 0);
+	if (r < 0)
+		return -1;
+	buf[r] = 0;
+	char *p = strstr(buf, "NOTIFY_PID:");
+	return p == NULL ? -1 : atoi(p + strlen("NOTIFY_PID:"));
+}
+
+struct mqs_args {
+	mqd_t q;  /* notified to the parent */
+	mqd_t q2; /* the child registers on it */
+	int ready, release, other[2];
+};
+
+static int mq_status_child(void *arg)
+{
+	struct mqs_args *a = arg;
+	close(a->other[0]);
+	close(a->other[1]);
+	if (read_notify_pid(a->q) != 0) /* the parent is not visible here */
+		return 2;
+	struct sigevent ev = {.sigev_notify = SIGEV_NONE};
+	if (mq_notify(a->q2, &ev) != 0)
+		return 3;
+	if (read_notify_pid(a->q2) != 1)
+		return 4;
+	char c;
+	if (write(a->ready, "r", 1) != 1 || read(a->release, &c, 1) < 0)
+		return 5;
+	return 0;
+}
+
+static void mq_status_notify_pid_per_namespace(void)
+{
+	char n1[64], n2[64];
+	snprintf(n1, sizeof(n1), "/moat-nsids-c-%d", getpid());
+	snprintf(n2, sizeof(n2), "/moat-nsids-d-%d", getpid());
+	struct mq_attr at = {.mq_maxmsg = 4, .mq_msgsize = 16};
+	mqd_t q = CHECK_SYS(mq_open(n1, O_RDWR | O_CREAT | O_EXCL, 0600, &at));
+	mq_unlink(n1);
+	mqd_t q2 = CHECK_SYS(mq_open(n2, O_RDWR | O_CREAT | O_EXCL, 0600, &at));
+	mq_unlink(n2);
+	struct sigevent ev = {.sigev_notify = SIGEV_NONE};
+	CHECK_SYS(mq_notify(q, &ev));
+	int r[2], l[2];
+	CHECK_SYS(pipe(r));
+	CHECK_SYS(pipe(l));
+	struct mqs_args a = {.q = q, .q2 = q2, .ready = r[1], .release = l[0], .other = {r[0], l[1]}};
+	pid_t p = CHECK_SYS(spawn_ns(mq_status_child, &a));
+	close(r[1]);
+	close(l[0]);
+	char c;
+	ssize_t n = mt_read_n(r[0], &c, 1, 10000);
+	int mine = read_notify_pid(q);
+	int theirs = read_notify_pid(q2);
+	close(l[1]);
+	int st = mt_wait(p);
+	close(r[0]);
+	mq_close(q);
+	mq_close(q2);
+	CHECK_EXITED(st, 0);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(mine, getpid());
+	CHECK_EQ(theirs, p);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(pi_futex_words_hold_namespace_tids),
 	MT_CASE(robust_list_cleanup_uses_namespace_tid),
@@ -638,6 +707,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(unix_cred_pids_per_namespace),
 	MT_CASE(shm_pids_per_namespace),
 	MT_CASE(mq_notify_sender_pid_per_namespace),
+	MT_CASE(mq_status_notify_pid_per_namespace),
 };
 
 MT_MAIN(cases)

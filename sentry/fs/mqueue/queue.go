@@ -27,7 +27,8 @@ type Notification struct {
 	// Signo is the signal of SigevSignal.
 	Signo int
 	// Owner identifies the registering process (its thread group), and
-	// PID is its process ID, for the status line.
+	// PID is its process ID in the root PID namespace, for the status
+	// line (which each reader sees in its own namespace).
 	Owner any
 	PID   int32
 	// Deliver sends the notification, called once with the sender's
@@ -160,9 +161,10 @@ type File struct {
 // Queue returns the file's queue.
 func (f *File) Queue() *Queue { return f.q }
 
-// Read implements fs.FileImpl: the status line, from offset off.
-func (f *File) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int64) (int, error) {
-	s := f.q.Status()
+// Read implements fs.FileImpl: the status line, from offset off, with
+// the notified process's id as the reader's PID namespace numbers it.
+func (f *File) Read(ctx fs.Context, _ *fs.FileDescription, dst []byte, off int64) (int, error) {
+	s := f.q.status(ctx)
 	if off >= int64(len(s)) {
 		return 0, nil
 	}
@@ -220,10 +222,15 @@ func (f *File) EventRegister(e *waiter.Entry) { f.q.queue.EventRegister(e) }
 // EventUnregister implements waiter.Waitable.
 func (f *File) EventUnregister(e *waiter.Entry) { f.q.queue.EventUnregister(e) }
 
-// Status returns the line reading the queue's file gives.
-func (q *Queue) Status() string {
+// Status returns the line reading the queue's file gives, with the
+// notified process's id as Notification.PID has it.
+func (q *Queue) Status() string { return q.status(nil) }
+
+// status is Status for the task of ctx: a ctx that translates ids
+// (PIDFromRoot, the kernel's Task) gets the notified process's id in its
+// PID namespace, 0 when it is not visible there (Linux's pid_vnr).
+func (q *Queue) status(ctx any) string {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	notify, signo, pid := 0, 0, int32(0)
 	if n := q.notify; n != nil {
 		notify, pid = n.Notify, n.PID
@@ -231,7 +238,12 @@ func (q *Queue) Status() string {
 			signo = n.Signo
 		}
 	}
-	return statusLine(q.qsize, notify, signo, pid)
+	qsize := q.qsize
+	q.mu.Unlock()
+	if p, ok := ctx.(interface{ PIDFromRoot(int32) int32 }); ok && pid != 0 {
+		pid = p.PIDFromRoot(pid)
+	}
+	return statusLine(qsize, notify, signo, pid)
 }
 
 // Deadline is an mq_timed* timeout: an absolute CLOCK_REALTIME time, or
