@@ -676,6 +676,7 @@ func (s *Socket) release(embryo bool) {
 	s.peer = nil
 	unread := s.recv.len() > 0
 	msgs := s.recv.drain()
+	s.oob = nil
 	pending := s.acceptQ
 	s.acceptQ = nil
 	s.state = stateUnconnected
