@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -128,5 +130,76 @@ func TestMapHostFD(t *testing.T) {
 	}
 	if p.noHostMap.Load() {
 		t.Fatal("a bad descriptor turned host mappings off")
+	}
+}
+
+// sigBlk returns the SigBlk line of a stub thread's status.
+func sigBlk(t *testing.T, pid, tid int32) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", pid, tid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "SigBlk:") {
+			return strings.TrimSpace(strings.TrimPrefix(l, "SigBlk:"))
+		}
+	}
+	t.Fatal("no SigBlk line")
+	return ""
+}
+
+func TestSpareAddressSpaceParkedThread(t *testing.T) {
+	p, _ := newTestPlatform(t)
+	// New starts making the spare; wait for it.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(p.spare) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	pas, err := p.NewAddressSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pas.Release()
+	as := pas.(*addressSpace)
+	tid := as.parked
+	if tid == 0 {
+		t.Fatal("the spare address space has no parked thread")
+	}
+	// Parked, it blocks every signal a process-wide signal could pick
+	// it for (SIGKILL and SIGSTOP cannot be blocked).
+	if got := sigBlk(t, as.pid, tid); got != "fffffffffffbfeff" {
+		t.Fatalf("parked thread SigBlk %s", got)
+	}
+	if err := as.MapFile(0x100000, 0, 0x1000, platform.Read|platform.Exec); err != nil {
+		t.Fatal(err)
+	}
+	// The first context takes it, with signals unblocked.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c := p.NewContext().(*context)
+		defer c.Release()
+		regs := InitialRegisters()
+		regs.Rip = 0x100000
+		regs.Rsp = 0x300000
+		if r, _, err := c.Switch(as, &regs); err != nil || r != platform.SwitchSyscall {
+			t.Errorf("switch: %v %v", r, err)
+			return
+		}
+		if c.thr.tid != tid {
+			t.Errorf("the context runs on thread %d, not the parked %d", c.thr.tid, tid)
+		}
+		if got := sigBlk(t, as.pid, tid); got != "0000000000000000" {
+			t.Errorf("SigBlk %s once seized", got)
+		}
+	}()
+	<-done
+	// And the platform made the next spare.
+	for len(p.spare) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if len(p.spare) == 0 {
+		t.Fatal("no new spare address space")
 	}
 }

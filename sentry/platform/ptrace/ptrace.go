@@ -167,11 +167,15 @@ func (p *Platform) NewAddressSpace() (platform.AddressSpace, error) {
 	return p.newAddressSpace()
 }
 
-// refill makes the spare address space if there is none.
+// refill makes the spare address space if there is none, with a thread
+// cloned and parked for its first context (which only has to seize it).
 func (p *Platform) refill() {
 	as, err := p.newAddressSpace()
 	if err != nil {
 		return // NewAddressSpace makes one itself and reports why not
+	}
+	if tid, err := as.cloneThread(true); err == nil {
+		as.parked = tid
 	}
 	select {
 	case p.spare <- as:
@@ -248,6 +252,9 @@ type addressSpace struct {
 	// their tracer.
 	threads map[int32]*thread
 	dead    bool
+	// parked is a thread cloned ahead of need, untraced in the pause loop,
+	// or 0 (refill).
+	parked int32
 }
 
 // current returns the calling OS thread's stub thread in as, or nil.
@@ -353,20 +360,21 @@ func (as *addressSpace) Unmap(addr, length uintptr) error {
 // newThread creates a thread in the stub process, seized by the calling OS
 // thread.
 func (as *addressSpace) newThread() (*thread, error) {
-	const flags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
-		unix.CLONE_THREAD | unix.CLONE_SYSVSEM
-	var tid uintptr
-	var err error
-	as.master.do(func() {
-		tid, err = as.masterThr.clone(flags)
-	})
-	if err != nil {
-		return nil, err
+	as.mu.Lock()
+	tid := as.parked
+	as.parked = 0
+	as.mu.Unlock()
+	parked := tid != 0
+	if !parked {
+		var err error
+		if tid, err = as.cloneThread(false); err != nil {
+			return nil, err
+		}
 	}
-	if int64(tid) < 0 {
-		return nil, fmt.Errorf("clone in stub: %w", unix.Errno(-int64(tid)))
+	t, err := seize(as.pid, tid)
+	if err == nil && parked {
+		err = unblockAll(tid)
 	}
-	t, err := seize(as.pid, int32(tid))
 	if err != nil {
 		unix.Tgkill(int(as.pid), int(tid), unix.SIGKILL)
 		return nil, err
@@ -379,6 +387,30 @@ func (as *addressSpace) newThread() (*thread, error) {
 	as.threads[me] = t
 	as.mu.Unlock()
 	return t, nil
+}
+
+// cloneThread has the master clone a thread into the stub process; it parks
+// in the pause loop, untraced, until a context's OS thread seizes it. A
+// thread made ahead of need parks with every signal blocked.
+func (as *addressSpace) cloneThread(ahead bool) (int32, error) {
+	const flags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
+		unix.CLONE_THREAD | unix.CLONE_SYSVSEM
+	var tid uintptr
+	var err error
+	as.master.do(func() {
+		if ahead {
+			tid, err = as.masterThr.clonePark(flags)
+		} else {
+			tid, err = as.masterThr.clone(flags)
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	if int64(tid) < 0 {
+		return 0, fmt.Errorf("clone in stub: %w", unix.Errno(-int64(tid)))
+	}
+	return int32(tid), nil
 }
 
 // dropThread ends the calling OS thread's stub thread t.

@@ -24,6 +24,18 @@ func ptraceSysemu(tid int32) error {
 	return nil
 }
 
+// unblockAll empties the signal mask of the stopped tracee tid
+// (PTRACE_SETSIGMASK).
+func unblockAll(tid int32) error {
+	const ptraceSetSigmask = 0x420b
+	var none uint64
+	_, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, ptraceSetSigmask, uintptr(tid), 8, uintptr(unsafe.Pointer(&none)), 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
 func getSiginfo(tid int32) (*platform.SignalInfo, error) {
 	info := &platform.SignalInfo{}
 	_, _, errno := unix.RawSyscall6(unix.SYS_PTRACE, unix.PTRACE_GETSIGINFO, uintptr(tid), 0, uintptr(unsafe.Pointer(&info.Raw[0])), 0, 0)

@@ -19,6 +19,8 @@ import (
 //	              int3
 //	stubInit:     ...                // run once in the template process
 //	stubMapFD:    ...                // maps a Sentry descriptor (below)
+//	stubClonePark: ...               // clone a thread that parks with
+//	                                 // every signal blocked (below)
 //
 // stubInit resets every signal handler to the default, ignores SIGCHLD (so
 // stub processes the template forks are reaped without it waiting), unblocks
@@ -36,6 +38,7 @@ const (
 	stubCloneOff   = 0x18
 	stubInitOff    = 0x40
 	stubMapFDOff   = 0x140
+	stubParkOff    = 0x1c0
 	stubDataOff    = 0x200
 )
 
@@ -243,17 +246,41 @@ func stubCode(memfd int) ([]byte, error) {
 	a.label("mapfd_out")
 	a.emit(0xcc) // int3
 
+	// stubClonePark is stubClone for a thread cloned ahead of need: the
+	// child blocks every signal before it parks, so no signal sent to
+	// the whole stub process picks it (and kills the process, untraced
+	// as it is) before a tracer seizes it and unblocks them.
+	a.padTo(stubParkOff)
+	a.label("park")
+	a.syscallInsn()
+	a.emit(0x48, 0x85, 0xc0) // test rax, rax
+	a.emit(0x75)             // jnz park_parent
+	a.rel("park_parent", 1, 0)
+	// rt_sigprocmask(SIG_SETMASK, &allsigs, NULL, 8)
+	a.movEDI(2)
+	a.leaRSI("allsigs")
+	a.xorEDX()
+	a.movR10D(8)
+	a.movEAX(14)
+	a.syscallInsn()
+	a.emit(0xe9) // jmp loop
+	a.rel("loop", 4, 0)
+	a.label("park_parent")
+	a.emit(0xcc) // int3
+
 	a.padTo(stubDataOff)
 	a.label("dfl") // struct sigaction {SIG_DFL, 0, 0, 0}; also a zero sigset
 	a.emit(make([]byte, 32)...)
 	a.label("ign") // struct sigaction {SIG_IGN, 0, 0, 0}
 	a.imm64(1)
 	a.emit(make([]byte, 24)...)
+	a.label("allsigs") // a full sigset
+	a.imm64(^uint64(0))
 	code, err := a.finish()
 	if err != nil {
 		return nil, err
 	}
-	if a.labels["loop"] != stubLoopOff || a.labels["init"] != stubInitOff || a.labels["clone"] != stubCloneOff || a.labels["mapfd"] != stubMapFDOff {
+	if a.labels["loop"] != stubLoopOff || a.labels["init"] != stubInitOff || a.labels["clone"] != stubCloneOff || a.labels["mapfd"] != stubMapFDOff || a.labels["park"] != stubParkOff {
 		return nil, fmt.Errorf("stub: layout drifted: loop at %#x, init at %#x", a.labels["loop"], a.labels["init"])
 	}
 	page := make([]byte, stubSize)

@@ -89,6 +89,12 @@ func (t *thread) clone(flags uintptr) (uintptr, error) {
 	return t.inject(stubAddr+stubCloneOff, unix.SYS_CLONE, flags, 0, 0, 0, 0, 0)
 }
 
+// clonePark injects clone for a thread made ahead of need: it parks with
+// every signal blocked (unblockAll undoes that once it is seized).
+func (t *thread) clonePark(flags uintptr) (uintptr, error) {
+	return t.inject(stubAddr+stubParkOff, unix.SYS_CLONE, flags, 0, 0, 0, 0, 0)
+}
+
 func (t *thread) inject(rip, sysno, a0, a1, a2, a3, a4, a5 uintptr) (uintptr, error) {
 	regs := t.initRegs
 	regs.Rax = uint64(sysno)
