@@ -61,9 +61,19 @@ go test -timeout 5m ./tools/... 2>&1 | tee -a "$log"
 
 # Conformance (test/syscalls) and end-to-end tests: every C program and
 # real program natively and under runsc (test/e2e), containerd with our
-# shim (test/shim) and Docker with runsc as its runtime (test/docker).
+# shim (test/shim, with Debian's containerd 1.6 and with containerd 2.4
+# built from its module and cached under $MOAT_CACHE) and Docker with runsc
+# as its runtime (test/docker).
 step "go test ./test/..."
 MOAT_REQUIRE_ALL=1 go test -count=1 -timeout 40m ./test/... 2>&1 | tee -a "$log"
+
+# critest, cri-tools' CRI validation suite, through containerd's CRI plugin
+# with runc and then with Moat (test/cri TestCritest; about 5 minutes on a
+# quiet 2-core machine): fails when a spec of the committed baseline
+# (test/cri/testdata/critest-baseline.txt) stops passing with Moat, naming
+# the spec and the runtime handler.
+step "critest (runc, then Moat)"
+MOAT_CRITEST=1 MOAT_REQUIRE_ALL=1 go test -count=1 -timeout 40m -v -run 'TestCritest$' ./test/cri 2>&1 | tee -a "$log"
 
 packages=$(grep -c -E '^ok ' "$log" || true)
 echo

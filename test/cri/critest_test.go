@@ -119,9 +119,9 @@ func (r *critestResult) with(status string) []string {
 // the baseline.
 func TestCritest(t *testing.T) {
 	if os.Getenv("MOAT_CRITEST") != "1" {
-		// About 5 minutes on a quiet 2-core machine, over half an hour
-		// under load: it runs by hand (see docs/shim.md) until its
-		// baseline has proved stable over several runs.
+		// About 5 minutes on a quiet 2-core machine, over 20 under load:
+		// scripts/test.sh runs it as a step of its own, after the other
+		// tests, rather than beside them in `go test ./test/...`.
 		t.Skip("set MOAT_CRITEST=1 to run critest against runc and Moat")
 	}
 	e := startEnv(t, debianContainerd)
