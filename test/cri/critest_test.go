@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,10 +72,23 @@ func runCritest(t *testing.T, e *env, bin, handler string) *critestResult {
 		t.Errorf("critest with %s wrote no report (%v): %v\n%s", handler, err, rerr, harness.TailLines(string(out), 60))
 		return nil
 	}
-	var js junitSuites
-	if err := xml.Unmarshal(data, &js); err != nil {
+	r, err := parseJUnit(data)
+	if err != nil {
 		t.Errorf("critest's report: %v", err)
 		return nil
+	}
+	if len(r.status) == 0 {
+		t.Errorf("critest with %s ran no specs:\n%s", handler, harness.TailLines(string(out), 60))
+		return nil
+	}
+	return r
+}
+
+// parseJUnit reads the outcome of each spec from critest's JUnit report.
+func parseJUnit(data []byte) (*critestResult, error) {
+	var js junitSuites
+	if err := xml.Unmarshal(data, &js); err != nil {
+		return nil, err
 	}
 	r := &critestResult{status: map[string]string{}, why: map[string]string{}}
 	for _, s := range js.Suites {
@@ -95,11 +109,35 @@ func runCritest(t *testing.T, e *env, bin, handler string) *critestResult {
 			}
 		}
 	}
-	if len(r.status) == 0 {
-		t.Errorf("critest with %s ran no specs:\n%s", handler, harness.TailLines(string(out), 60))
-		return nil
+	return r, nil
+}
+
+// lostSpecs returns, for each spec of the baseline that did not pass with
+// Moat, a message naming it, the runtime, runc's result and why it failed.
+func lostSpecs(baseline []byte, moat, runc *critestResult) []string {
+	var lost []string
+	for _, line := range strings.Split(string(baseline), "\n") {
+		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		st := moat.status[line]
+		if st == "pass" {
+			continue
+		}
+		if st == "" {
+			st = "not run"
+		}
+		rst := runc.status[line]
+		if rst == "" {
+			rst = "not run"
+		}
+		msg := "critest spec " + strconv.Quote(line) + " (in " + critestBaseline + ") no longer passes with runtime handler runsc (Moat): " + st + "; with runc: " + rst
+		if why := moat.why[line]; why != "" {
+			msg += "\n" + indent(why)
+		}
+		lost = append(lost, msg)
 	}
-	return r
+	return lost
 }
 
 func (r *critestResult) with(status string) []string {
@@ -166,22 +204,12 @@ func TestCritest(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (MOAT_UPDATE_CRITEST=1 writes it)", err)
 	}
-	lost := 0
-	for _, line := range strings.Split(string(data), "\n") {
-		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if st := moat.status[line]; st != "pass" {
-			lost++
-			if st == "" {
-				st = "not run"
-			}
-			t.Errorf("critest spec %q (in %s) no longer passes with runtime handler runsc (Moat): %s; with runc: %s\n%s",
-				line, critestBaseline, st, runc.status[line], indent(moat.why[line]))
-		}
+	lost := lostSpecs(data, moat, runc)
+	for _, msg := range lost {
+		t.Error(msg)
 	}
-	if lost > 0 {
-		t.Errorf("%d specs of %s no longer pass with Moat", lost, critestBaseline)
+	if len(lost) > 0 {
+		t.Errorf("%d specs of %s no longer pass with Moat", len(lost), critestBaseline)
 	}
 }
 
