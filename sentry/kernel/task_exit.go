@@ -51,6 +51,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	k.mu.Unlock()
 	if last {
 		fs.ReleaseOwnerPOSIXLocks(t.tg)
+		t.tg.releaseSysVIPC()
 	}
 	t.tg.timesMu.Lock()
 	t.tg.exitedUtime += t.Utime()
@@ -93,6 +94,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	if processGone && !last {
 		// Threads that exited together each saw another still there.
 		fs.ReleaseOwnerPOSIXLocks(tg)
+		tg.releaseSysVIPC()
 	}
 	if done {
 		k.shutdown()

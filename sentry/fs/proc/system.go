@@ -107,7 +107,8 @@ func systemEntries(s System) map[string]fs.Node {
 		"cmdline": gen(func() string {
 			return "BOOT_IMAGE=/vmlinuz-" + s.SystemInfo().Release + "-moat quiet\n"
 		}),
-		"sys": sysctlDir(s),
+		"sys":     sysctlDir(s),
+		"sysvipc": sysvipcDir(s),
 	}
 }
 

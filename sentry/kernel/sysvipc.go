@@ -1,0 +1,64 @@
+package kernel
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/proc"
+	"github.com/moat-sandbox/moat/sentry/kernel/sem"
+)
+
+// ipcFacilities are the semaphore sets and message queues of an IPC
+// namespace, made at first use (shared memory's registry is a field of
+// IPCNamespace). Entries live as long as the sandbox, as namespaces do.
+type ipcFacilities struct {
+	sem *sem.Registry
+}
+
+var ipcFacilitiesOf sync.Map // *IPCNamespace -> *ipcFacilities
+
+func (ns *IPCNamespace) facilities() *ipcFacilities {
+	if f, ok := ipcFacilitiesOf.Load(ns); ok {
+		return f.(*ipcFacilities)
+	}
+	f, _ := ipcFacilitiesOf.LoadOrStore(ns, &ipcFacilities{sem: sem.NewRegistry()})
+	return f.(*ipcFacilities)
+}
+
+// Sem returns the namespace's semaphore sets.
+func (ns *IPCNamespace) Sem() *sem.Registry { return ns.facilities().sem }
+
+// releaseSysVIPC undoes what the exiting process tg leaves in System V
+// IPC: its semaphores' SEM_UNDO adjustments (Linux's exit_sem, before
+// the parent learns of the exit).
+func (tg *ThreadGroup) releaseSysVIPC() {
+	ns := tg.pidns
+	if ns == nil {
+		ns = tg.k.rootPID
+	}
+	sem.ProcessExited(tg, ProcessRef{ns: ns, ids: tg.ids})
+}
+
+var _ proc.SysVIPC = ProcKernel{}
+
+// SysVIPCText implements proc.SysVIPC: the objects of the IPC namespace
+// of ctx (the sandbox's initial one for a reader that is not a task).
+func (p ProcKernel) SysVIPCText(ctx fs.Context, facility string) string {
+	ns := p.K.RootIPCNamespace()
+	if t, ok := ctx.(*Task); ok {
+		ns = t.IPCNamespace()
+	}
+	var b strings.Builder
+	switch facility {
+	case "sem":
+		b.WriteString("       key      semid perms      nsems   uid   gid  cuid  cgid      otime      ctime\n")
+		for _, d := range ns.Sem().All() {
+			fmt.Fprintf(&b, "%10d %10d  %4o %10d %5d %5d %5d %5d %10d %10d\n",
+				d.Perm.Key, d.Perm.ID, d.Perm.Mode, d.NSems,
+				d.Perm.UID, d.Perm.GID, d.Perm.CUID, d.Perm.CGID, d.Otime, d.Ctime)
+		}
+	}
+	return b.String()
+}
