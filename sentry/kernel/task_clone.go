@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/syserror"
+	"github.com/moat-sandbox/moat/sentry/waiter"
 )
 
 // CloneOptions are the arguments of clone and clone3.
@@ -17,11 +18,12 @@ type CloneOptions struct {
 	ParentTID  uintptr
 	ChildTID   uintptr
 	TLS        uintptr
+	// PIDFD is where CLONE_PIDFD's descriptor number goes (an int).
+	PIDFD uintptr
 }
 
-// unsupportedCloneFlags are the clone flags Moat refuses: CLONE_PIDFD
-// (namespace kinds Moat does not make are in unsupportedNSFlags).
-const unsupportedCloneFlags = unix.CLONE_PIDFD
+// cloneDetached is CLONE_DETACHED, which CLONE_PIDFD refuses.
+const cloneDetached = 0x00400000
 
 // Clone creates a task, as clone(2) does, and returns its id.
 func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
@@ -43,12 +45,26 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		// Threads share their process's namespace.
 		return 0, errEINVAL
 	}
-	if f&unsupportedCloneFlags != 0 {
-		t.k.Log.Info("clone: CLONE_PIDFD is not supported", "flags", f&unsupportedCloneFlags)
+	if f&unix.CLONE_PIDFD != 0 && f&cloneDetached != 0 {
 		return 0, errEINVAL
 	}
 	if err := t.cloneNamespaceCheck(f); err != nil {
 		return 0, err
+	}
+	// CLONE_PIDFD: the descriptor exists (and its number is written)
+	// before the child; every failure below closes it again.
+	var pidfd *PIDFD
+	pidfdNum := int32(-1)
+	if f&unix.CLONE_PIDFD != 0 {
+		var err error
+		if pidfd, pidfdNum, err = t.clonePIDFD(o.PIDFD, f&unix.CLONE_THREAD != 0); err != nil {
+			return 0, err
+		}
+	}
+	dropPIDFD := func() {
+		if pidfdNum >= 0 {
+			t.FDTable().Remove(pidfdNum)
+		}
 	}
 	if f&unix.CLONE_THREAD != 0 && o.ExitSignal != 0 {
 		// Linux ignores the exit signal of threads.
@@ -62,6 +78,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	} else {
 		var err error
 		if m, err = m.Fork(); err != nil {
+			dropPIDFD()
 			return 0, unix.ENOMEM
 		}
 	}
@@ -70,6 +87,10 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		fdt.IncRef()
 	} else {
 		fdt = fdt.Fork()
+		if pidfdNum >= 0 {
+			// Linux installs the pidfd after copying the table.
+			fdt.Remove(pidfdNum)
+		}
 	}
 	fsc := t.FSContext()
 	if f&unix.CLONE_FS == 0 {
@@ -88,12 +109,14 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		k.mu.Unlock()
 		m.DecUsers()
 		fdt.DecRef()
+		dropPIDFD()
 		return 0, syserror.ERESTARTNOINTR
 	}
 	if k.overNProcLocked(t) {
 		k.mu.Unlock()
 		m.DecUsers()
 		fdt.DecRef()
+		dropPIDFD()
 		return 0, errEAGAIN
 	}
 	ns := t.pidns
@@ -120,6 +143,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		k.mu.Unlock()
 		m.DecUsers()
 		fdt.DecRef()
+		dropPIDFD()
 		return 0, err
 	}
 	id := ids[0]
@@ -181,6 +205,9 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 			parent, parentThread = t.tg.parent, t.tg.parentThread
 		}
 		tg := k.newThreadGroupLocked(id, nt, parent, t.tg.limits.Copy())
+		if pidfd != nil {
+			tg.pidfdEvents = pidfd.q
+		}
 		tg.parentThread = parentThread
 		tg.exitSignal = o.ExitSignal
 		tg.procAttrs.inherit(&t.tg.procAttrs)
@@ -191,6 +218,9 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 		}
 	}
 	nt.tg.tasks[nt] = struct{}{}
+	if pidfd != nil {
+		pidfd.task, pidfd.tg = nt, nt.tg
+	}
 	k.mapTaskLocked(nt)
 	k.liveTasks++
 	k.taskStartedLocked(nt)
@@ -244,16 +274,17 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 // Preconditions: k.mu is held.
 func (k *Kernel) newThreadGroupLocked(id ThreadID, leader *Task, parent *ThreadGroup, limits *Limits) *ThreadGroup {
 	tg := &ThreadGroup{
-		k:          k,
-		id:         id,
-		pidns:      leader.pidns,
-		ids:        leader.ids,
-		leader:     leader,
-		tasks:      make(map[*Task]struct{}),
-		parent:     parent,
-		children:   make(map[*ThreadGroup]struct{}),
-		exitSignal: SIGCHLD,
-		limits:     limits,
+		k:           k,
+		id:          id,
+		pidns:       leader.pidns,
+		ids:         leader.ids,
+		leader:      leader,
+		tasks:       make(map[*Task]struct{}),
+		parent:      parent,
+		children:    make(map[*ThreadGroup]struct{}),
+		exitSignal:  SIGCHLD,
+		limits:      limits,
+		pidfdEvents: new(waiter.Queue),
 	}
 	tg.timers = newGroupTimers(tg)
 	leader.tg = tg

@@ -96,6 +96,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 		fs.ReleaseOwnerPOSIXLocks(tg)
 		tg.releaseSysVIPC()
 	}
+	tg.notifyPIDFDs()
 	if done {
 		k.shutdown()
 	}

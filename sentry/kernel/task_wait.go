@@ -13,6 +13,8 @@ type WaitOptions struct {
 	// as is WaitResult.PID.
 	PID  ThreadID
 	PGID ThreadID
+	// TG, when set, is the one child to wait for (waitid's P_PIDFD).
+	TG *ThreadGroup
 	// Which state changes to report.
 	Exited, Stopped, Continued bool
 	NoHang                     bool
@@ -86,6 +88,9 @@ func (t *Task) Wait(o WaitOptions) (*WaitResult, error) {
 // Preconditions: k.mu is held.
 func (t *Task) matches(c *ThreadGroup, o WaitOptions) bool {
 	if o.PID > 0 && t.pidns.idOfTGLocked(c) != o.PID {
+		return false
+	}
+	if o.TG != nil && c != o.TG {
 		return false
 	}
 	if o.NoThread {

@@ -61,6 +61,10 @@ type ThreadGroup struct {
 	// signalEvents is notified when a signal becomes pending for the
 	// group or one of its threads (signalfd readiness; signal_send.go).
 	signalEvents waiter.Queue
+	// pidfdEvents is notified when a task of the group exits (pidfd.go).
+	// Fixed at creation; clone with CLONE_PIDFD brings the one its pidfd
+	// already holds.
+	pidfdEvents *waiter.Queue
 	// tty is the controlling terminal, guarded by k.mu (tty.go).
 	tty *devpts.Terminal
 

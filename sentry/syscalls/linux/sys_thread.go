@@ -16,6 +16,9 @@ import (
 // Clone implements clone(2): flags, stack, parent_tid, child_tid, tls.
 func Clone(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	flags := a[0].Uint64()
+	if flags&unix.CLONE_PIDFD != 0 && flags&unix.CLONE_PARENT_SETTID != 0 {
+		return 0, unix.EINVAL
+	}
 	tid, err := t.Clone(kernel.CloneOptions{
 		Flags:      flags &^ 0xff,
 		ExitSignal: kernel.Signal(flags & 0xff),
@@ -23,6 +26,7 @@ func Clone(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		ParentTID:  a[2].Pointer(),
 		ChildTID:   a[3].Pointer(),
 		TLS:        a[4].Pointer(),
+		PIDFD:      a[2].Pointer(), // CLONE_PIDFD shares parent_tid
 	})
 	return uintptr(tid), err
 }
@@ -100,6 +104,7 @@ func Clone3(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		ParentTID:  uintptr(field(24)),
 		ChildTID:   uintptr(field(16)),
 		TLS:        uintptr(field(56)),
+		PIDFD:      uintptr(field(8)),
 	})
 	return uintptr(tid), err
 }
@@ -301,12 +306,29 @@ func Waitid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			o.PGID = t.PIDNamespace().ProcessGroupIDOf(t.ThreadGroup())
 		}
 	case pPIDFD:
-		t.Log().Info("waitid: P_PIDFD is not supported")
-		return 0, unix.EINVAL
+		tg, nonblock, err := waitPIDFD(t, id)
+		if err != nil {
+			return 0, err
+		}
+		o.TG = tg
+		if nonblock && !o.NoHang {
+			// A PIDFD_NONBLOCK pidfd never sleeps: EAGAIN instead.
+			o.NoHang = true
+			r, err := t.Wait(o)
+			if err == nil && r == nil {
+				return 0, unix.EAGAIN
+			}
+			return waitidResult(t, r, err, infop, rusageAddr)
+		}
 	default:
 		return 0, unix.EINVAL
 	}
 	r, err := t.Wait(o)
+	return waitidResult(t, r, err, infop, rusageAddr)
+}
+
+// waitidResult writes waitid's siginfo and rusage for result r.
+func waitidResult(t *kernel.Task, r *kernel.WaitResult, err error, infop, rusageAddr uintptr) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
