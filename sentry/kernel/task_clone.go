@@ -81,6 +81,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 			dropPIDFD()
 			return 0, unix.ENOMEM
 		}
+		membarrierForked(t.MemoryManager(), m)
 	}
 	fdt := t.FDTable()
 	if f&unix.CLONE_FILES != 0 {

@@ -216,7 +216,6 @@ var AMD64 = &kernel.SyscallTable{Table: map[uintptr]kernel.Syscall{
 	unix.SYS_IOPL:              unimplemented("iopl", unix.EPERM, ""),
 	unix.SYS_IOPERM:            unimplemented("ioperm", unix.EPERM, ""),
 	unix.SYS_USERFAULTFD:       unimplemented("userfaultfd", unix.ENOSYS, ""),
-	unix.SYS_MEMBARRIER:        unimplemented("membarrier", unix.ENOSYS, ""),
 }}
 
 func init() {
