@@ -7,6 +7,7 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
+	"github.com/moat-sandbox/moat/sentry/kernel/msg"
 	"github.com/moat-sandbox/moat/sentry/kernel/sem"
 )
 
@@ -15,6 +16,7 @@ import (
 // IPCNamespace). Entries live as long as the sandbox, as namespaces do.
 type ipcFacilities struct {
 	sem *sem.Registry
+	msg *msg.Registry
 }
 
 var ipcFacilitiesOf sync.Map // *IPCNamespace -> *ipcFacilities
@@ -23,9 +25,12 @@ func (ns *IPCNamespace) facilities() *ipcFacilities {
 	if f, ok := ipcFacilitiesOf.Load(ns); ok {
 		return f.(*ipcFacilities)
 	}
-	f, _ := ipcFacilitiesOf.LoadOrStore(ns, &ipcFacilities{sem: sem.NewRegistry()})
+	f, _ := ipcFacilitiesOf.LoadOrStore(ns, &ipcFacilities{sem: sem.NewRegistry(), msg: msg.NewRegistry()})
 	return f.(*ipcFacilities)
 }
+
+// Msg returns the namespace's message queues.
+func (ns *IPCNamespace) Msg() *msg.Registry { return ns.facilities().msg }
 
 // Sem returns the namespace's semaphore sets.
 func (ns *IPCNamespace) Sem() *sem.Registry { return ns.facilities().sem }
@@ -58,6 +63,13 @@ func (p ProcKernel) SysVIPCText(ctx fs.Context, facility string) string {
 			fmt.Fprintf(&b, "%10d %10d  %4o %10d %5d %5d %5d %5d %10d %10d\n",
 				d.Perm.Key, d.Perm.ID, d.Perm.Mode, d.NSems,
 				d.Perm.UID, d.Perm.GID, d.Perm.CUID, d.Perm.CGID, d.Otime, d.Ctime)
+		}
+	case "msg":
+		b.WriteString("       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid      stime      rtime      ctime\n")
+		for _, d := range ns.Msg().All(ctx) {
+			fmt.Fprintf(&b, "%10d %10d  %4o  %10d %10d %5d %5d %5d %5d %5d %5d %10d %10d %10d\n",
+				d.Perm.Key, d.Perm.ID, d.Perm.Mode, d.CBytes, d.QNum, d.LSPID, d.LRPID,
+				d.Perm.UID, d.Perm.GID, d.Perm.CUID, d.Perm.CGID, d.Stime, d.Rtime, d.Ctime)
 		}
 	}
 	return b.String()

@@ -13,7 +13,12 @@ var sysvIPCSyscalls = map[uintptr]kernel.Syscall{
 	unix.SYS_SEMOP:      full("semop", Semop),
 	unix.SYS_SEMTIMEDOP: full("semtimedop", Semtimedop),
 	unix.SYS_SEMCTL: partial("semctl", Semctl,
-		"limits are Linux's defaults, fixed (no kernel.sem sysctl); ipc_perm ids are shown unmapped"),
+		"limits are Linux's defaults, fixed (no kernel.sem sysctl); SEM_UNDO adjustments belong to the process: its threads share them (as with CLONE_SYSVSEM), clone(CLONE_SYSVSEM) without CLONE_THREAD does not"),
+	unix.SYS_MSGGET: full("msgget", Msgget),
+	unix.SYS_MSGSND: full("msgsnd", Msgsnd),
+	unix.SYS_MSGRCV: full("msgrcv", Msgrcv),
+	unix.SYS_MSGCTL: partial("msgctl", Msgctl,
+		"limits are Linux's defaults, fixed (no kernel.msgmax/msgmnb/msgmni sysctls)"),
 }
 
 func init() {
