@@ -9,6 +9,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/kernel/msg"
 	"github.com/moat-sandbox/moat/sentry/kernel/sem"
+	"github.com/moat-sandbox/moat/sentry/kernel/shm"
 )
 
 // ipcFacilities are the semaphore sets and message queues of an IPC
@@ -63,6 +64,17 @@ func (p ProcKernel) SysVIPCText(ctx fs.Context, facility string) string {
 			fmt.Fprintf(&b, "%10d %10d  %4o %10d %5d %5d %5d %5d %10d %10d\n",
 				d.Perm.Key, d.Perm.ID, d.Perm.Mode, d.NSems,
 				d.Perm.UID, d.Perm.GID, d.Perm.CUID, d.Perm.CGID, d.Otime, d.Ctime)
+		}
+	case "shm":
+		b.WriteString("       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n")
+		var segs []shm.Listing
+		if reg := ns.SHM(); reg != nil {
+			segs = reg.All(ctx)
+		}
+		for _, d := range segs {
+			fmt.Fprintf(&b, "%10d %10d  %4o %21d %5d %5d  %5d %5d %5d %5d %5d %10d %10d %10d %21d %21d\n",
+				d.Perm.Key, d.ID, d.Perm.Mode, d.Segsz, d.Cpid, d.Lpid, d.Nattch,
+				d.Perm.Uid, d.Perm.Gid, d.Perm.Cuid, d.Perm.Cgid, d.Atime, d.Dtime, d.Ctime, d.RSS, 0)
 		}
 	case "msg":
 		b.WriteString("       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid      stime      rtime      ctime\n")

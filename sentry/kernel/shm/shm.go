@@ -5,6 +5,9 @@
 // Linux's shm_nattch does). IPC_RMID hides the key and destroys the
 // segment when the last mapping goes.
 //
+// Ids, keys and permissions are the common System V IPC ones
+// (sentry/kernel/ipc).
+//
 // Locks: Registry.mu guards the segments and their attributes. It is taken
 // after an address space's lock (the detach hook runs under it) and
 // before mm.Object's; it is never held while calling into an address
@@ -20,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+	"github.com/moat-sandbox/moat/sentry/kernel/ipc"
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
@@ -30,8 +34,6 @@ const (
 	SHMALL = math.MaxUint64 - 1<<24
 	SHMMNI = 4096
 	SHMLBA = 4096
-	// seqMultiplier spreads the ids of reused slots (IPCMNI).
-	seqMultiplier = 32768
 )
 
 // Mode bits Linux keeps in shm_perm.mode beside the permissions.
@@ -41,45 +43,27 @@ const (
 )
 
 // PID is a process a segment records (its creator, shm_cpid, and the last
-// to attach or detach it, shm_lpid) as the kernel hands it over. A process
-// has an id in each PID namespace it is visible in and keeps them once it
-// has gone (Linux keeps its struct pid), so each reader gets its own
-// namespace's id.
-type PID interface {
-	// IDFor returns the process's id in the PID namespace of reader (the
-	// task asking), 0 if it is not visible there.
-	IDFor(reader any) int32
-}
+// to attach or detach it, shm_lpid).
+type PID = ipc.PID
 
 // NumericPID is a PID that reads the same in every namespace.
-type NumericPID int32
-
-// IDFor implements PID.
-func (p NumericPID) IDFor(any) int32 { return int32(p) }
-
-// pidFor returns p's id for reader, 0 for none.
-func pidFor(p PID, reader any) int32 {
-	if p == nil {
-		return 0
-	}
-	return p.IDFor(reader)
-}
+type NumericPID = ipc.NumericPID
 
 // Segment is one shared memory segment.
 type Segment struct {
-	ID   int32
-	Key  int32
+	// Perm is guarded by Registry.mu.
+	ipc.Perm
 	Size uint64
 	obj  *mm.Object
 
 	// Guarded by Registry.mu.
-	UID, CUID           auth.KUID
-	GID, CGID           auth.KGID
-	Mode                uint32
 	Atime, Dtime, Ctime int64
 	CPID, LPID          PID
 	removed             bool
 }
+
+// IPCPerm implements ipc.Object.
+func (s *Segment) IPCPerm() *ipc.Perm { return &s.Perm }
 
 // Object returns the segment's memory.
 func (s *Segment) Object() *mm.Object { return s.obj }
@@ -92,18 +76,13 @@ type Registry struct {
 	mf *mm.MemoryFile
 
 	mu    sync.Mutex
-	byID  map[int32]*Segment
-	byKey map[int32]*Segment
-	// slots[i] is the segment in slot i (nil when free); seq[i] counts
-	// the segments slot i has held.
-	slots []*Segment
-	seq   []int32
+	table ipc.Table[*Segment]
 	pages uint64
 }
 
 // NewRegistry returns an empty registry whose segments live in mf.
 func NewRegistry(mf *mm.MemoryFile) *Registry {
-	return &Registry{mf: mf, byID: make(map[int32]*Segment), byKey: make(map[int32]*Segment)}
+	return &Registry{mf: mf}
 }
 
 var registries sync.Map // *mm.MemoryFile -> *Registry
@@ -122,45 +101,23 @@ func now() int64 { return time.Now().Unix() }
 
 // Access kinds for permission checks.
 const (
-	MayRead  = 4
-	MayWrite = 2
+	MayRead  = ipc.MayRead
+	MayWrite = ipc.MayWrite
 )
-
-// checkPerm applies ipcperms: owner, group or other bits of mode, or
-// CAP_IPC_OWNER. Preconditions: r.mu is held.
-func checkPerm(c *auth.Credentials, s *Segment, want uint32) error {
-	if want == 0 {
-		return nil
-	}
-	var granted uint32
-	switch {
-	case c.EffectiveUID == s.UID || c.EffectiveUID == s.CUID:
-		granted = s.Mode >> 6
-	case c.InGroup(s.GID) || c.InGroup(s.CGID):
-		granted = s.Mode >> 3
-	default:
-		granted = s.Mode
-	}
-	if granted&want == want || c.HasCapability(unix.CAP_IPC_OWNER) {
-		return nil
-	}
-	return unix.EACCES
-}
 
 // Get implements shmget(2).
 func (r *Registry) Get(c *auth.Credentials, pid PID, key int32, size uint64, flags int32) (int32, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if key != unix.IPC_PRIVATE {
-		if s, ok := r.byKey[key]; ok {
+		if s, ok := r.table.ByKey(key); ok {
 			if flags&unix.IPC_CREAT != 0 && flags&unix.IPC_EXCL != 0 {
 				return 0, unix.EEXIST
 			}
 			if size > s.Size {
 				return 0, unix.EINVAL
 			}
-			// As ipcperms: any of the three triplets asks for access.
-			if err := checkPerm(c, s, uint32(flags>>6|flags>>3|flags)&7); err != nil {
+			if err := s.CheckGet(c, flags); err != nil {
 				return 0, err
 			}
 			return s.ID, nil
@@ -176,38 +133,22 @@ func (r *Registry) Get(c *auth.Credentials, pid PID, key int32, size uint64, fla
 	if pages < size/SHMLBA || r.pages+pages > SHMALL/SHMLBA {
 		return 0, unix.ENOSPC
 	}
-	slot := -1
-	for i, s := range r.slots {
-		if s == nil {
-			slot = i
-			break
-		}
-	}
-	if slot < 0 {
-		if len(r.slots) >= SHMMNI {
-			return 0, unix.ENOSPC
-		}
-		slot = len(r.slots)
-		r.slots = append(r.slots, nil)
-		r.seq = append(r.seq, 0)
+	if r.table.Count() >= SHMMNI {
+		return 0, unix.ENOSPC
 	}
 	if size > uint64(r.mf.Capacity()) {
 		return 0, unix.ENOMEM
 	}
 	s := &Segment{
-		ID: r.seq[slot]*seqMultiplier + int32(slot), Key: key, Size: size,
-		obj: mm.NewObject(r.mf, int64(size), nil),
-		UID: c.EffectiveUID, CUID: c.EffectiveUID,
-		GID: c.EffectiveGID, CGID: c.EffectiveGID,
-		Mode: uint32(flags) & 0o777, Ctime: now(), CPID: pid,
+		Perm: ipc.NewPerm(c, key, flags), Size: size,
+		obj:   mm.NewObject(r.mf, int64(size), nil),
+		Ctime: now(), CPID: pid,
 	}
-	r.seq[slot] = (r.seq[slot] + 1) % (math.MaxInt32 / seqMultiplier)
+	if err := r.table.Add(s, SHMMNI); err != nil {
+		s.obj.DecRef()
+		return 0, err
+	}
 	s.obj.SetDetachHook(func(vmas int) { r.detached(s, vmas) })
-	r.slots[slot] = s
-	r.byID[s.ID] = s
-	if key != unix.IPC_PRIVATE {
-		r.byKey[key] = s
-	}
 	r.pages += pages
 	return s.ID, nil
 }
@@ -225,14 +166,10 @@ func (r *Registry) detached(s *Segment, vmas int) {
 
 // destroyLocked frees s. Preconditions: r.mu is held.
 func (r *Registry) destroyLocked(s *Segment) {
-	if r.byID[s.ID] != s {
+	if cur, err := r.table.ByID(s.ID); err != nil || cur != s {
 		return
 	}
-	delete(r.byID, s.ID)
-	if r.byKey[s.Key] == s {
-		delete(r.byKey, s.Key)
-	}
-	r.slots[s.ID%seqMultiplier] = nil
+	r.table.Remove(s)
 	r.pages -= (s.Size + SHMLBA - 1) / SHMLBA
 	s.obj.DecRef()
 }
@@ -244,9 +181,9 @@ func (r *Registry) destroyLocked(s *Segment) {
 func (r *Registry) Attach(c *auth.Credentials, pid PID, id int32, readOnly, exec bool) (*Segment, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, ok := r.byID[id]
-	if !ok {
-		return nil, unix.EINVAL
+	s, err := r.table.ByID(id)
+	if err != nil {
+		return nil, err
 	}
 	want := uint32(MayRead)
 	if !readOnly {
@@ -255,7 +192,7 @@ func (r *Registry) Attach(c *auth.Credentials, pid PID, id int32, readOnly, exec
 	if exec {
 		want |= 1
 	}
-	if err := checkPerm(c, s, want); err != nil {
+	if err := s.Check(c, want); err != nil {
 		return nil, err
 	}
 	s.obj.IncRef()
@@ -268,7 +205,7 @@ func (r *Registry) Attach(c *auth.Credentials, pid PID, id int32, readOnly, exec
 func (r *Registry) Detached(o *mm.Object, pid PID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, s := range r.byID {
+	for _, s := range r.table.All() {
 		if s.obj == o {
 			s.LPID = pid
 		}
@@ -279,7 +216,7 @@ func (r *Registry) Detached(o *mm.Object, pid PID) {
 func (r *Registry) Owns(o *mm.Object) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, s := range r.byID {
+	for _, s := range r.table.All() {
 		if s.obj == o {
 			return true
 		}
@@ -296,10 +233,10 @@ func (r *Registry) desc(s *Segment, reader any) unix.SysvShmDesc {
 	return unix.SysvShmDesc{
 		Perm: unix.SysvIpcPerm{
 			Key: s.Key, Uid: uint32(s.UID), Gid: uint32(s.GID), Cuid: uint32(s.CUID), Cgid: uint32(s.CGID),
-			Mode: mode, Seq: uint16(s.ID / seqMultiplier),
+			Mode: mode, Seq: s.Seq(),
 		},
 		Segsz: s.Size, Atime: s.Atime, Dtime: s.Dtime, Ctime: s.Ctime,
-		Cpid: pidFor(s.CPID, reader), Lpid: pidFor(s.LPID, reader), Nattch: uint64(s.obj.Attachments()),
+		Cpid: ipc.PIDFor(s.CPID, reader), Lpid: ipc.PIDFor(s.LPID, reader), Nattch: uint64(s.obj.Attachments()),
 	}
 }
 
@@ -311,40 +248,36 @@ func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool, re
 	defer r.mu.Unlock()
 	var s *Segment
 	if byIndex {
-		if id < 0 || int(id) >= len(r.slots) || r.slots[id] == nil {
+		var ok bool
+		if s, ok = r.table.BySlot(id); !ok {
 			return unix.SysvShmDesc{}, 0, unix.EINVAL
 		}
-		s = r.slots[id]
-	} else if s = r.byID[id]; s == nil {
-		return unix.SysvShmDesc{}, 0, unix.EINVAL
+	} else {
+		var err error
+		if s, err = r.table.ByID(id); err != nil {
+			return unix.SysvShmDesc{}, 0, err
+		}
 	}
 	if !anyPerm {
-		if err := checkPerm(c, s, MayRead); err != nil {
+		if err := s.Check(c, MayRead); err != nil {
 			return unix.SysvShmDesc{}, 0, err
 		}
 	}
 	return r.desc(s, reader), s.ID, nil
 }
 
-// mayChange reports whether c may IPC_SET or IPC_RMID s: its owner, its
-// creator, or CAP_SYS_ADMIN. Preconditions: r.mu is held.
-func mayChange(c *auth.Credentials, s *Segment) bool {
-	return c.EffectiveUID == s.UID || c.EffectiveUID == s.CUID || c.HasCapability(unix.CAP_SYS_ADMIN)
-}
-
 // Set implements shmctl(IPC_SET): owner and the permission bits.
 func (r *Registry) Set(c *auth.Credentials, id int32, uid, gid uint32, mode uint32) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.byID[id]
-	if s == nil {
-		return unix.EINVAL
+	s, err := r.table.ByID(id)
+	if err != nil {
+		return err
 	}
-	if !mayChange(c, s) {
+	if !s.MayChange(c) {
 		return unix.EPERM
 	}
-	s.UID, s.GID = auth.KUID(uid), auth.KGID(gid)
-	s.Mode = s.Mode&^0o777 | mode&0o777
+	s.Perm.Set(uid, gid, mode)
 	s.Ctime = now()
 	return nil
 }
@@ -354,19 +287,16 @@ func (r *Registry) Set(c *auth.Credentials, id int32, uid, gid uint32, mode uint
 func (r *Registry) Remove(c *auth.Credentials, id int32) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.byID[id]
-	if s == nil {
-		return unix.EINVAL
+	s, err := r.table.ByID(id)
+	if err != nil {
+		return err
 	}
-	if !mayChange(c, s) {
+	if !s.MayChange(c) {
 		return unix.EPERM
 	}
 	s.removed = true
 	s.Ctime = now()
-	if r.byKey[s.Key] == s {
-		delete(r.byKey, s.Key)
-	}
-	s.Key = unix.IPC_PRIVATE
+	r.table.HideKey(s)
 	if s.obj.Attachments() == 0 {
 		r.destroyLocked(s)
 	}
@@ -378,9 +308,9 @@ func (r *Registry) Remove(c *auth.Credentials, id int32) error {
 func (r *Registry) Lock(c *auth.Credentials, id int32, lock bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.byID[id]
-	if s == nil {
-		return unix.EINVAL
+	s, err := r.table.ByID(id)
+	if err != nil {
+		return err
 	}
 	if !c.HasCapability(unix.CAP_IPC_LOCK) && c.EffectiveUID != s.UID && c.EffectiveUID != s.CUID {
 		return unix.EPERM
@@ -398,12 +328,25 @@ func (r *Registry) Lock(c *auth.Credentials, id int32, lock bool) error {
 func (r *Registry) Info() (used int, highest int, pages uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	highest = -1
-	for i, s := range r.slots {
-		if s != nil {
-			used++
-			highest = i
-		}
+	return r.table.Count(), r.table.Highest(), r.pages
+}
+
+// Listing is a segment as /proc/sysvipc/shm shows it.
+type Listing struct {
+	unix.SysvShmDesc
+	ID int32
+	// RSS is the memory the segment holds, in bytes.
+	RSS int64
+}
+
+// All lists the segments in slot order for reader, whose PID namespace
+// numbers the pids.
+func (r *Registry) All(reader any) []Listing {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Listing
+	for _, s := range r.table.All() {
+		out = append(out, Listing{SysvShmDesc: r.desc(s, reader), ID: s.ID, RSS: s.obj.Allocated()})
 	}
-	return used, highest, r.pages
+	return out
 }
