@@ -61,6 +61,16 @@ func newPIDFDFile(maker *Task, q *waiter.Queue, flags uint32) (*fs.FileDescripti
 	return fs.NewAnonFile("pidfd", p, unix.O_RDWR|flags&(PIDFD_NONBLOCK|PIDFD_THREAD), fs.FDOptions{Stream: true}), p
 }
 
+// targetLocked is the task behind the pidfd: for a process pidfd, its
+// current leader (a thread that execs becomes the leader, with its ids).
+// Preconditions: Kernel.mu is held; p.tg is set.
+func (p *PIDFD) targetLocked() *Task {
+	if !p.thread && p.tg.leader != nil {
+		return p.tg.leader
+	}
+	return p.task
+}
+
 // ThreadGroup returns the process the pidfd refers to (nil while clone
 // makes it).
 func (p *PIDFD) ThreadGroup() *ThreadGroup {
@@ -141,21 +151,22 @@ func (p *PIDFD) FDInfo() string {
 	if p.tg == nil {
 		return ""
 	}
+	tk := p.targetLocked()
 	gone := p.tg.reaped
-	if p.thread && p.task != p.tg.leader && p.task.exitState == taskDead {
+	if p.thread && tk != p.tg.leader && tk.exitState == taskDead {
 		gone = true
 	}
 	if gone {
 		return "Pid:\t-1\nNSpid:\t-1\n"
 	}
-	id := p.ns.IDOfTaskLocked(p.task)
+	id := p.ns.IDOfTaskLocked(tk)
 	if id == 0 {
 		return "Pid:\t0\nNSpid:\t0\n"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pid:\t%d\nNSpid:", id)
-	for l := p.ns.level; l < len(p.task.ids); l++ {
-		fmt.Fprintf(&b, "\t%d", p.task.ids[l])
+	for l := p.ns.level; l < len(tk.ids); l++ {
+		fmt.Fprintf(&b, "\t%d", tk.ids[l])
 	}
 	b.WriteString("\n")
 	return b.String()
@@ -184,9 +195,10 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 		return errESRCH
 	}
 	ns := t.PIDNamespace()
+	tk := p.targetLocked()
 	// The target must be visible in the caller's namespace
 	// (access_pidfd_pidns).
-	if ns.idIn(p.task.pidns, p.task.ids) == 0 {
+	if ns.idIn(tk.pidns, tk.ids) == 0 {
 		return errEINVAL
 	}
 	if scope == 0 {
@@ -200,7 +212,7 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 			return errEINVAL
 		}
 		// Only the calling thread may be sent forged codes.
-		if (p.task != t || scope == PIDFD_SIGNAL_PROCESS_GROUP) && (info.Code() >= 0 || info.Code() == SI_TKILL) {
+		if (tk != t || scope == PIDFD_SIGNAL_PROCESS_GROUP) && (info.Code() >= 0 || info.Code() == SI_TKILL) {
 			return errEPERM
 		}
 	}
@@ -212,7 +224,7 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 	switch scope {
 	case PIDFD_SIGNAL_THREAD:
 		// pid_task(PIDTYPE_PID): the thread while it is not released.
-		if p.task.exitState == taskDead && (p.task != p.tg.leader || p.tg.reaped) {
+		if tk.exitState == taskDead && (tk != p.tg.leader || p.tg.reaped) {
 			return errESRCH
 		}
 		if !mayKill(t, p.tg, s) {
@@ -224,11 +236,11 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 		if info == nil {
 			info = userInfo(t, p.tg, s, SI_TKILL)
 		}
-		return k.sendSignalToTaskLocked(p.task, info)
+		return k.sendSignalToTaskLocked(tk, info)
 	case PIDFD_SIGNAL_THREAD_GROUP:
 		// pid_task(PIDTYPE_TGID): the process while it has a task behind
 		// the pid (a zombie counts, a thread pidfd's exited thread not).
-		if p.tg.reaped || (p.task != p.tg.leader && p.task.exitState == taskDead) {
+		if p.tg.reaped || (tk != p.tg.leader && tk.exitState == taskDead) {
 			return errESRCH
 		}
 		if !mayKill(t, p.tg, s) {
@@ -246,7 +258,7 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 		if p.tg.reaped {
 			return errESRCH
 		}
-		pg := ns.pgs[ns.idIn(p.task.pidns, p.task.ids)]
+		pg := ns.pgs[ns.idIn(tk.pidns, tk.ids)]
 		if pg == nil {
 			return errESRCH
 		}

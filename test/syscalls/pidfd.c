@@ -440,6 +440,44 @@ static void getfd_self(void)
 	CHECK_SYS(pidfd_send_signal(got, 0, NULL, 0));
 }
 
+static char *self_exe;
+
+static void *exec_from_thread(void *arg)
+{
+	(void)arg;
+	execl(self_exe, self_exe, "pidfd-exec-child", (char *)NULL);
+	_exit(97);
+}
+
+static void process_pidfd_survives_exec_by_thread(void)
+{
+	int p[2];
+	CHECK_SYS(pipe(p));
+	pid_t child = fork();
+	if (child == 0) {
+		/* A thread other than the leader execs: it takes the pid. */
+		dup2(p[1], 100);
+		pthread_t th;
+		pthread_create(&th, NULL, exec_from_thread, NULL);
+		for (;;)
+			pause();
+	}
+	CHECK(child > 0);
+	int fd = CHECK_SYS(pidfd_open(child, 0));
+	close(p[1]);
+	char c;
+	CHECK_EQ(read(p[0], &c, 1), 1);
+	CHECK_SYS(pidfd_send_signal(fd, 0, NULL, 0));
+	CHECK_SYS(pidfd_send_signal(fd, 0, NULL, PIDFD_SIGNAL_THREAD));
+	CHECK_EQ(poll_in(fd, 0), 0);
+	CHECK_SYS(pidfd_send_signal(fd, SIGKILL, NULL, 0));
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	CHECK_SYS(waitid(P_PIDFD, fd, &si, WEXITED));
+	CHECK_EQ(si.si_pid, child);
+	CHECK_EQ(si.si_code, CLD_KILLED);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(open_flags_and_errors),
 	MT_CASE(open_thread_flag_in_getfl),
@@ -457,6 +495,18 @@ static const struct mt_case cases[] = {
 	MT_CASE(clone3_pidfd),
 	MT_CASE(getfd_dups_description),
 	MT_CASE(getfd_self),
+	MT_CASE(process_pidfd_survives_exec_by_thread),
 };
 
-MT_MAIN(cases)
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "pidfd-exec-child") == 0) {
+		/* Tell the parent the exec is done, then wait to be killed. */
+		if (write(100, "x", 1) != 1)
+			return 1;
+		for (;;)
+			pause();
+	}
+	self_exe = argv[0];
+	return mt_main(argc, argv, cases, MT_NCASES(cases));
+}
