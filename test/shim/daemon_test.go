@@ -58,14 +58,14 @@ func containerd2(t testing.TB) daemon {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	d, c, err := modbuild.Containerd2(ctx, cache)
+	bins, err := modbuild.Containerd2(ctx, cache)
 	if errors.Is(err, modbuild.ErrFetch) {
 		harness.Unavailable(t, "containerd %s cannot be built here: %v", modbuild.Containerd2Version, err)
 	}
 	if err != nil {
 		t.Fatalf("building containerd %s: %v", modbuild.Containerd2Version, err)
 	}
-	return daemon{name: "containerd " + modbuild.Containerd2Version, containerd: d, ctr: c, v2: true}
+	return daemon{name: "containerd " + modbuild.Containerd2Version, containerd: bins.Containerd, ctr: bins.Ctr, v2: true}
 }
 
 // daemons runs f against each daemon as a subtest named after it.
