@@ -478,6 +478,75 @@ static void process_pidfd_survives_exec_by_thread(void)
 	CHECK_EQ(si.si_code, CLD_KILLED);
 }
 
+/* pid_namespaces_in runs in a child of the test (unshare(CLONE_NEWPID)
+ * changes where all later children go) and returns 0 or a failure code. */
+static int pid_namespaces_in(void)
+{
+	int self = pidfd_open(getpid(), 0);
+	if (self < 0)
+		return 10;
+	if (unshare(CLONE_NEWPID) < 0)
+		return 11;
+	int p[2];
+	if (pipe(p) < 0)
+		return 12;
+	pid_t child = fork();
+	if (child == 0) {
+		close(p[1]);
+		/* The parent is outside the child's namespace: a pidfd to it
+		 * may not be used for signals (EINVAL, not ESRCH). */
+		if (pidfd_send_signal(self, 0, NULL, 0) != -1 || errno != EINVAL)
+			_exit(1);
+		/* Its own pidfd works, and its pid there is 1. */
+		int me = pidfd_open(1, 0);
+		if (me < 0 || pidfd_send_signal(me, 0, NULL, 0) != 0)
+			_exit(2);
+		char c;
+		if (read(p[0], &c, 1) != 0)
+			_exit(3);
+		_exit(0);
+	}
+	if (child < 0)
+		return 13;
+	close(p[0]);
+	int fd = pidfd_open(child, 0);
+	if (fd < 0)
+		return 14;
+	char path[64], line[128], want[64];
+	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+	snprintf(want, sizeof want, "NSpid:\t%d\t1\n", child);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return 15;
+	int saw = 0;
+	while (fgets(line, sizeof line, f))
+		if (strcmp(line, want) == 0)
+			saw = 1;
+	fclose(f);
+	if (!saw)
+		return 16;
+	if (pidfd_send_signal(fd, 0, NULL, 0) != 0)
+		return 17;
+	close(p[1]);
+	int st;
+	if (waitpid(child, &st, 0) != child)
+		return 18;
+	if (!WIFEXITED(st))
+		return 19;
+	return WEXITSTATUS(st);
+}
+
+static void pid_namespaces(void)
+{
+	pid_t c = fork();
+	if (c == 0)
+		_exit(pid_namespaces_in());
+	CHECK(c > 0);
+	int st;
+	CHECK_SYS(waitpid(c, &st, 0));
+	CHECK_EXITED(st, 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(open_flags_and_errors),
 	MT_CASE(open_thread_flag_in_getfl),
@@ -496,6 +565,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(getfd_dups_description),
 	MT_CASE(getfd_self),
 	MT_CASE(process_pidfd_survives_exec_by_thread),
+	MT_CASE(pid_namespaces),
 };
 
 int main(int argc, char **argv)
