@@ -216,9 +216,9 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 			return errEPERM
 		}
 	}
-	if s != 0 && !s.IsValid() {
-		return errEINVAL
-	}
+	// As Linux's kill_pid_info_type: a missing target (ESRCH) comes
+	// before a bad signal (EINVAL), which comes before permission (EPERM).
+	valid := s == 0 || s.IsValid()
 	k.signalSender = t
 	defer func() { k.signalSender = nil }()
 	switch scope {
@@ -226,6 +226,9 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 		// pid_task(PIDTYPE_PID): the thread while it is not released.
 		if tk.exitState == taskDead && (tk != p.tg.leader || p.tg.reaped) {
 			return errESRCH
+		}
+		if !valid {
+			return errEINVAL
 		}
 		if !mayKill(t, p.tg, s) {
 			return errEPERM
@@ -243,6 +246,9 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 		if p.tg.reaped || (tk != p.tg.leader && tk.exitState == taskDead) {
 			return errESRCH
 		}
+		if !valid {
+			return errEINVAL
+		}
 		if !mayKill(t, p.tg, s) {
 			return errEPERM
 		}
@@ -259,8 +265,11 @@ func (t *Task) PIDFDSendSignal(p *PIDFD, s Signal, info *SignalInfo, flags uint3
 			return errESRCH
 		}
 		pg := ns.pgs[ns.idIn(tk.pidns, tk.ids)]
-		if pg == nil {
+		if pg == nil || len(pg.members) == 0 {
 			return errESRCH
+		}
+		if !valid {
+			return errEINVAL
 		}
 		ret := errESRCH
 		for tg := range pg.members {

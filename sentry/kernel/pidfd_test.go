@@ -117,6 +117,10 @@ func TestPIDFDReadinessFollowsExit(t *testing.T) {
 	if err := init.PIDFDSendSignal(p, SIGTERM, nil, 0); err != unix.ESRCH {
 		t.Errorf("signal to reaped: %v, want ESRCH", err)
 	}
+	// ESRCH comes before a bad signal's EINVAL, as on Linux.
+	if err := init.PIDFDSendSignal(p, 65, nil, 0); err != unix.ESRCH {
+		t.Errorf("bad signal to reaped: %v, want ESRCH", err)
+	}
 	if _, err := init.PIDFDGetFD(p, 0); err != unix.ESRCH {
 		t.Errorf("getfd of reaped: %v, want ESRCH", err)
 	}

@@ -207,6 +207,8 @@ static void poll_readable_at_exit(void)
 	CHECK_EQ(si.si_status, 7);
 	CHECK_EQ(poll_in(fd, 0), POLLIN | POLLHUP);
 	CHECK_ERR(pidfd_send_signal(fd, SIGTERM, NULL, 0), ESRCH);
+	/* No target comes before a bad signal. */
+	CHECK_ERR(pidfd_send_signal(fd, 65, NULL, 0), ESRCH);
 	CHECK_ERR(waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG), ECHILD);
 	close(w);
 }
