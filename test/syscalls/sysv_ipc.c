@@ -2,8 +2,9 @@
 
 /* sysv_ipc: what System V semaphores, message queues and shared memory
  * share: each IPC namespace (unshare(CLONE_NEWIPC)) has its own keys,
- * ids and counts, and /proc/sysvipc/{sem,msg,shm} list the objects of
- * the reader's namespace. */
+ * ids and counts, /proc/sysvipc/{sem,msg,shm} list the objects of the
+ * reader's namespace, and recorded pids read in the reader's PID
+ * namespace (0 when the process is not visible there). */
 #define _GNU_SOURCE
 #include "moattest.h"
 
@@ -105,9 +106,52 @@ static void proc_sysvipc_shm(void)
 	CHECK_SYS(shmctl(id, IPC_RMID, NULL));
 }
 
+static void pids_in_reader_pid_namespace(void)
+{
+	int q = CHECK_SYS(msgget(IPC_PRIVATE, IPC_CREAT | 0600));
+	int sem = CHECK_SYS(semget(IPC_PRIVATE, 1, IPC_CREAT | 0600));
+	struct { long type; char c; } m = {1, 'x'};
+	CHECK_SYS(msgsnd(q, &m, 1, 0));
+	int p[2];
+	CHECK_SYS(pipe(p));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(unshare(CLONE_NEWPID) == 0);
+		pid_t g = fork();
+		CHILD_CHECK(g >= 0);
+		if (g == 0) {
+			struct msqid_ds ds;
+			/* The sender is outside this namespace. */
+			CHILD_CHECK(msgctl(q, IPC_STAT, &ds) == 0 && ds.msg_lspid == 0);
+			CHILD_CHECK(msgsnd(q, &m, 1, 0) == 0);
+			CHILD_CHECK(msgctl(q, IPC_STAT, &ds) == 0 && ds.msg_lspid == 1);
+			struct sembuf b = {0, 1, 0};
+			CHILD_CHECK(semop(sem, &b, 1) == 0);
+			CHILD_CHECK(semctl(sem, 0, GETPID) == 1);
+			_exit(0);
+		}
+		CHILD_CHECK(write(p[1], &g, sizeof g) == sizeof g);
+		int st;
+		CHILD_CHECK(waitpid(g, &st, 0) == g);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+	}
+	pid_t g = 0;
+	CHECK_EQ(read(p[0], &g, sizeof g), (ssize_t)sizeof g);
+	CHECK_EXITED(mt_wait(pid), 0);
+	struct msqid_ds ds;
+	CHECK_SYS(msgctl(q, IPC_STAT, &ds));
+	CHECK_EQ(ds.msg_lspid, g);
+	CHECK_EQ(semctl(sem, 0, GETPID), g);
+	close(p[0]);
+	close(p[1]);
+	CHECK_SYS(msgctl(q, IPC_RMID, NULL));
+	CHECK_SYS(semctl(sem, 0, IPC_RMID));
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(namespaces_are_separate),
 	MT_CASE(proc_sysvipc_shm),
+	MT_CASE(pids_in_reader_pid_namespace),
 };
 
 MT_MAIN(cases)

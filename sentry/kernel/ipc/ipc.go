@@ -82,7 +82,7 @@ func (p *Perm) Check(c *auth.Credentials, want uint32) error {
 	switch {
 	case c.EffectiveUID == p.UID || c.EffectiveUID == p.CUID:
 		granted = p.Mode >> 6
-	case c.InGroup(p.GID) || c.InGroup(p.CGID):
+	case inEGroup(c, p.GID) || inEGroup(c, p.CGID):
 		granted = p.Mode >> 3
 	default:
 		granted = p.Mode
@@ -91,6 +91,20 @@ func (p *Perm) Check(c *auth.Credentials, want uint32) error {
 		return nil
 	}
 	return unix.EACCES
+}
+
+// inEGroup reports whether g is c's effective group or a supplementary
+// one (Linux's in_egroup_p; the file system gid does not count).
+func inEGroup(c *auth.Credentials, g auth.KGID) bool {
+	if c.EffectiveGID == g {
+		return true
+	}
+	for _, x := range c.ExtraGIDs {
+		if x == g {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckGet is the check of a *get(2) finding an existing object: any of

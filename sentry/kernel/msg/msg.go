@@ -10,6 +10,7 @@
 package msg
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -172,6 +173,10 @@ func (q *Queue) find(typ int64, flags int32) int {
 			return -1
 		}
 		return int(typ)
+	}
+	if typ == math.MinInt64 {
+		// As Linux: -typ must not overflow.
+		typ++
 	}
 	best := -1
 	for i, m := range q.msgs {

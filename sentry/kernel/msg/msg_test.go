@@ -1,6 +1,7 @@
 package msg
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -56,6 +57,21 @@ func TestReceiveSelection(t *testing.T) {
 				t.Errorf("Receive = %d %q %v, want %d %q %v", m.Type, m.Text, err, tc.wantType, tc.want, tc.err)
 			}
 		})
+	}
+}
+
+func TestReceiveLongMin(t *testing.T) {
+	r := NewRegistry()
+	root := auth.NewRootCredentials()
+	id, _ := r.Get(root, unix.IPC_PRIVATE, 0o600)
+	for _, typ := range []int64{math.MaxInt64, 5} {
+		if err := r.Send(blocker{}, root, nil, id, Message{typ, nil}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := r.Receive(blocker{}, root, nil, id, 0, math.MinInt64, unix.IPC_NOWAIT)
+	if err != nil || m.Type != 5 {
+		t.Errorf("Receive(LONG_MIN) = type %d, %v; want 5", m.Type, err)
 	}
 }
 
