@@ -262,6 +262,25 @@ static void msgrcv_eintr_with_sa_restart(void)
 	CHECK_SYS(msgctl(id, IPC_RMID, NULL));
 }
 
+/* After a stop and continue msgrcv goes on waiting (signal(7)). */
+static void msgrcv_restarts_after_stop(void)
+{
+	int id = CHECK_SYS(mkq());
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0)
+		_exit(rcv(id, 100, 0, 0) == 2 ? 0 : 1);
+	CHECK_SYS(mt_wait_blocked(pid, 5000));
+	CHECK_SYS(kill(pid, SIGSTOP));
+	int st;
+	CHECK_EQ(waitpid(pid, &st, WUNTRACED), pid);
+	CHECK(WIFSTOPPED(st));
+	CHECK_SYS(kill(pid, SIGCONT));
+	CHECK_SYS(mt_wait_blocked(pid, 5000));
+	CHECK_SYS(snd(id, 1, "ok", 0));
+	CHECK_EXITED(mt_wait(pid), 0);
+	CHECK_SYS(msgctl(id, IPC_RMID, NULL));
+}
+
 static void rmid_wakes_with_eidrm(void)
 {
 	int id = CHECK_SYS(mkq());
@@ -352,6 +371,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(full_queue_blocks_sender),
 	MT_CASE(empty_queue_blocks_receiver),
 	MT_CASE(msgrcv_eintr_with_sa_restart),
+	MT_CASE(msgrcv_restarts_after_stop),
 	MT_CASE(rmid_wakes_with_eidrm),
 	MT_CASE(other_user_permissions),
 	MT_CASE(proc_sysvipc_msg),

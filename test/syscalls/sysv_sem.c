@@ -276,6 +276,21 @@ static void semop_eintr_not_restarted(void)
 	CHECK_SYS(semctl(id, 0, IPC_RMID));
 }
 
+/* A stop and continue ends semop with EINTR too (signal(7)). */
+static void semop_eintr_after_stop(void)
+{
+	int id = CHECK_SYS(mkset(1));
+	pid_t pid = CHECK_SYS(blocked_child(id, -1));
+	CHECK_SYS(mt_wait_blocked(pid, 5000));
+	CHECK_SYS(kill(pid, SIGSTOP));
+	int st;
+	CHECK_EQ(waitpid(pid, &st, WUNTRACED), pid);
+	CHECK(WIFSTOPPED(st));
+	CHECK_SYS(kill(pid, SIGCONT));
+	CHECK_EXITED(mt_wait(pid), EINTR);
+	CHECK_SYS(semctl(id, 0, IPC_RMID));
+}
+
 static void rmid_wakes_with_eidrm(void)
 {
 	int id = CHECK_SYS(mkset(1));
@@ -413,6 +428,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(semop_blocks_until_woken),
 	MT_CASE(semtimedop_timeout),
 	MT_CASE(semop_eintr_not_restarted),
+	MT_CASE(semop_eintr_after_stop),
 	MT_CASE(rmid_wakes_with_eidrm),
 	MT_CASE(sem_undo_at_exit),
 	MT_CASE(other_user_permissions),
