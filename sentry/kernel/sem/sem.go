@@ -37,6 +37,12 @@ const (
 	SEMUSZ = 20
 )
 
+// MaxSems bounds the semaphores of a namespace below SEMMNS (which
+// semctl(IPC_INFO) still reports): the Sentry holds them in its own
+// memory, which an application must not exhaust. semget past it fails
+// with ENOSPC, as past SEMMNS.
+const MaxSems = 1 << 20
+
 // semUndo is the SEM_UNDO flag of a sembuf.
 const semUndo = 0x1000
 
@@ -124,7 +130,7 @@ func (r *Registry) Get(c *auth.Credentials, key int32, nsems int32, flags int32)
 	if nsems == 0 {
 		return 0, unix.EINVAL
 	}
-	if r.sems+int(nsems) > SEMMNS {
+	if r.sems+int(nsems) > min(SEMMNS, MaxSems) {
 		return 0, unix.ENOSPC
 	}
 	s := &Set{

@@ -72,6 +72,23 @@ func TestDoErrors(t *testing.T) {
 	}
 }
 
+func TestMaxSems(t *testing.T) {
+	r := NewRegistry()
+	root := auth.NewRootCredentials()
+	for range MaxSems / SEMMSL {
+		if _, err := r.Get(root, unix.IPC_PRIVATE, SEMMSL, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	left := MaxSems % SEMMSL
+	if _, err := r.Get(root, unix.IPC_PRIVATE, int32(left)+1, 0o600); err != unix.ENOSPC {
+		t.Errorf("semget past MaxSems = %v, want ENOSPC", err)
+	}
+	if _, err := r.Get(root, unix.IPC_PRIVATE, int32(left), 0o600); err != nil {
+		t.Errorf("semget up to MaxSems = %v", err)
+	}
+}
+
 func TestBlockingOutcomes(t *testing.T) {
 	root := auth.NewRootCredentials()
 	tests := []struct {

@@ -6,14 +6,17 @@ import (
 	"github.com/moat-sandbox/moat/sentry/kernel"
 )
 
+const semUndoNote = "SEM_UNDO adjustments belong to the process: its threads share them (as with CLONE_SYSVSEM), clone(CLONE_SYSVSEM) without CLONE_THREAD does not; they are applied at exit, not at unshare or setns of the IPC namespace"
+
 // sysvIPCSyscalls are the System V semaphore (sys_sem.go) and message
 // queue (sys_msg.go) entries, merged into AMD64 by init.
 var sysvIPCSyscalls = map[uintptr]kernel.Syscall{
-	unix.SYS_SEMGET:     full("semget", Semget),
-	unix.SYS_SEMOP:      full("semop", Semop),
-	unix.SYS_SEMTIMEDOP: full("semtimedop", Semtimedop),
+	unix.SYS_SEMGET: partial("semget", Semget,
+		"a namespace holds at most 2^20 semaphores (Linux's SEMMNS is 1024000000): ENOSPC past them"),
+	unix.SYS_SEMOP:      partial("semop", Semop, semUndoNote),
+	unix.SYS_SEMTIMEDOP: partial("semtimedop", Semtimedop, semUndoNote),
 	unix.SYS_SEMCTL: partial("semctl", Semctl,
-		"limits are Linux's defaults, fixed (no kernel.sem sysctl); SEM_UNDO adjustments belong to the process: its threads share them (as with CLONE_SYSVSEM), clone(CLONE_SYSVSEM) without CLONE_THREAD does not"),
+		"limits are Linux's defaults, fixed (no kernel.sem sysctl)"),
 	unix.SYS_MSGGET: full("msgget", Msgget),
 	unix.SYS_MSGSND: full("msgsnd", Msgsnd),
 	unix.SYS_MSGRCV: full("msgrcv", Msgrcv),
