@@ -130,6 +130,9 @@ type FDOptions struct {
 	// pass offset -1, and Seek gets cur -1 and returns the new offset.
 	// pread and pwrite still work.
 	ImplOffset bool
+	// KeepExcl keeps O_EXCL among the flags F_GETFL shows: a pidfd
+	// carries PIDFD_THREAD in that bit.
+	KeepExcl bool
 }
 
 // OffsetReporter is implemented by ImplOffset files to report their
@@ -178,12 +181,16 @@ func (fd *FileDescription) Opener() *auth.Credentials { return fd.opener }
 
 // NewFileDescription returns a file description with one reference.
 // flags are the open(2) flags kept (access mode, status flags, O_PATH,
-// O_LARGEFILE, O_DIRECTORY...); O_CREAT, O_EXCL, O_NOCTTY, O_TRUNC and
-// O_CLOEXEC are dropped as Linux does.
+// O_LARGEFILE, O_DIRECTORY...); O_CREAT, O_EXCL (unless opts.KeepExcl),
+// O_NOCTTY, O_TRUNC and O_CLOEXEC are dropped as Linux does.
 func NewFileDescription(impl FileImpl, vd VirtualDentry, flags uint32, opts FDOptions) *FileDescription {
 	fd := &FileDescription{vd: vd, impl: impl, opts: opts}
 	fd.refs.Store(1)
-	fd.flags.Store(flags &^ (unix.O_CREAT | unix.O_EXCL | unix.O_NOCTTY | unix.O_TRUNC | unix.O_CLOEXEC))
+	drop := uint32(unix.O_CREAT | unix.O_EXCL | unix.O_NOCTTY | unix.O_TRUNC | unix.O_CLOEXEC)
+	if opts.KeepExcl {
+		drop &^= unix.O_EXCL
+	}
+	fd.flags.Store(flags &^ drop)
 	return fd
 }
 

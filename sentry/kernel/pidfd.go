@@ -58,7 +58,7 @@ type PIDFD struct {
 // PIDFD_NONBLOCK and PIDFD_THREAD.
 func newPIDFDFile(maker *Task, q *waiter.Queue, flags uint32) (*fs.FileDescription, *PIDFD) {
 	p := &PIDFD{k: maker.k, q: q, thread: flags&PIDFD_THREAD != 0, ns: maker.PIDNamespace()}
-	return fs.NewAnonFile("pidfd", p, unix.O_RDWR|flags&(PIDFD_NONBLOCK|PIDFD_THREAD), fs.FDOptions{Stream: true}), p
+	return fs.NewAnonFile("pidfd", p, unix.O_RDWR|flags&(PIDFD_NONBLOCK|PIDFD_THREAD), fs.FDOptions{Stream: true, KeepExcl: true}), p
 }
 
 // targetLocked is the task behind the pidfd: for a process pidfd, its

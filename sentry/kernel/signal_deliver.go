@@ -17,8 +17,11 @@ func (t *Task) handleSignals() bool {
 		k.mu.Lock()
 		if t.tg.groupExiting || t.exitState != taskRunning || (t.tg.execing != nil && t.tg.execing != t) {
 			status := t.tg.groupExitStatus
+			// A sibling's execve ends this thread alone (de_thread):
+			// the process goes on in the exec'ing thread.
+			group := t.tg.groupExiting || t.exitState != taskRunning
 			k.mu.Unlock()
-			t.exit(status, true)
+			t.exit(status, group)
 			return false
 		}
 		if t.tg.groupStopPending {

@@ -261,8 +261,12 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 	// Kill the other threads and wait for them to go (de_thread).
 	k.mu.Lock()
 	if t.tg.groupExiting || (t.tg.execing != nil && t.tg.execing != t) {
+		// The group is exiting, or a sibling's exec is killing this
+		// thread: it ends here, alone in the second case.
+		status, group := t.tg.groupExitStatus, t.tg.groupExiting
 		k.mu.Unlock()
 		nm.DecUsers()
+		t.exit(status, group)
 		return errTaskExited
 	}
 	t.tg.execing = t
@@ -271,12 +275,21 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 			o.interrupt()
 		}
 	}
-	for len(t.tg.tasks) > 1 {
+	for len(t.tg.tasks) > 1 && !t.tg.groupExiting {
 		k.mu.Unlock()
 		time.Sleep(100 * time.Microsecond)
 		k.mu.Lock()
 	}
 	t.tg.execing = nil
+	if t.tg.groupExiting {
+		// A group exit (exit_group, a fatal signal) overtook the exec,
+		// which then never happens, as Linux's de_thread gives up.
+		status := t.tg.groupExitStatus
+		k.mu.Unlock()
+		nm.DecUsers()
+		t.exit(status, true)
+		return errTaskExited
+	}
 	oldTID := t.tid
 	if t.tg.leader != t {
 		// The exec'ing thread takes over the leader's id.
