@@ -7,9 +7,9 @@
 // woken task retries its whole array of operations, so each array is
 // applied atomically or not at all.
 //
-// Locks: undoMu (the package's map of processes with adjustments), then
-// Registry.mu, which guards the sets, their values and the adjustments.
-// Neither is held while a task blocks.
+// Locks: Registry.mu, which guards the sets, their values and the
+// adjustments, then undoMu (the package's map of processes with
+// adjustments). Neither is held while a task blocks.
 package sem
 
 import (
