@@ -80,7 +80,9 @@ func (ns *UTSNamespace) clone(inode uint64) *UTSNamespace {
 	return &UTSNamespace{inode: inode, hostname: ns.hostname, domainname: ns.domainname}
 }
 
-// IPCNamespace holds System V IPC objects (shared memory segments).
+// IPCNamespace holds System V IPC objects: shared memory segments here,
+// semaphore sets and message queues in registries made on first use
+// (sysvipc.go).
 type IPCNamespace struct {
 	inode uint64
 	shm   *shm.Registry
