@@ -36,9 +36,10 @@ func (ns *IPCNamespace) Msg() *msg.Registry { return ns.facilities().msg }
 // Sem returns the namespace's semaphore sets.
 func (ns *IPCNamespace) Sem() *sem.Registry { return ns.facilities().sem }
 
-// releaseSysVIPC undoes what the exiting process tg leaves in System V
-// IPC: its semaphores' SEM_UNDO adjustments (Linux's exit_sem, before
-// the parent learns of the exit).
+// releaseSysVIPC undoes what the process tg leaves in System V IPC: its
+// semaphores' SEM_UNDO adjustments (Linux's exit_sem), when it exits
+// (before the parent learns of it) or leaves its IPC namespace
+// (unshare, setns).
 func (tg *ThreadGroup) releaseSysVIPC() {
 	ns := tg.pidns
 	if ns == nil {

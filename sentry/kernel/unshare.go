@@ -79,6 +79,9 @@ func (t *Task) Unshare(flags uint64) error {
 		t.utsns.Store(t.UTSNamespace().clone(t.k.allocNSInode()))
 	}
 	if flags&unix.CLONE_NEWIPC != 0 {
+		// The old namespace's SEM_UNDO adjustments are applied now, as
+		// Linux's unshare does (exit_sem).
+		t.tg.releaseSysVIPC()
 		t.ipcns.Store(t.k.newIPCNamespace())
 	}
 	if newPID != nil {
@@ -130,6 +133,7 @@ func (t *Task) SetNamespace(typ uint32, ns any, nstype uint32) error {
 	case *UTSNamespace:
 		t.utsns.Store(n)
 	case *IPCNamespace:
+		t.tg.releaseSysVIPC() // ipcns_install's exit_sem
 		t.ipcns.Store(n)
 	case *PIDNamespace:
 		k := t.k

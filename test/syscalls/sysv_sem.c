@@ -3,13 +3,15 @@
 /* sysv_sem: System V semaphores: semget keys, limits and errors; semop
  * and semtimedop (atomic arrays, IPC_NOWAIT, blocking woken by another
  * process, timeouts, EINTR from a signal even with SA_RESTART, EIDRM on
- * removal, SEM_UNDO applied at exit and clamped); semctl GETVAL/SETVAL,
+ * removal, SEM_UNDO applied at exit and at unshare(CLONE_NEWIPC), and
+ * clamped); semctl GETVAL/SETVAL,
  * GETALL/SETALL, GETPID, GETNCNT/GETZCNT, IPC_STAT/IPC_SET/IPC_RMID,
  * SEM_STAT/SEM_STAT_ANY, IPC_INFO/SEM_INFO; permissions of another user;
  * /proc/sysvipc/sem. */
 #include "moattest.h"
 
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -357,6 +359,38 @@ static void sem_undo_at_exit(void)
 	CHECK_SYS(semctl(id, 0, IPC_RMID));
 }
 
+/* Leaving the IPC namespace (unshare(CLONE_NEWIPC)) applies the SEM_UNDO
+ * adjustments made in the old one, as exit does. */
+static void sem_undo_at_unshare(void)
+{
+	int id = CHECK_SYS(mkset(1));
+	int p[2], q[2];
+	CHECK_SYS(pipe(p));
+	CHECK_SYS(pipe(q));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		char c;
+		if (op1(id, 0, 3, SEM_UNDO) != 0)
+			_exit(1);
+		if (unshare(CLONE_NEWIPC) != 0)
+			_exit(2);
+		if (write(p[1], "x", 1) != 1 || read(q[0], &c, 1) != 1)
+			_exit(3);
+		_exit(0);
+	}
+	char c;
+	CHECK_EQ(read(p[0], &c, 1), 1);
+	CHECK_EQ(getval(id, 0), 0);
+	CHECK_EQ(write(q[1], "y", 1), 1);
+	CHECK_EXITED(mt_wait(pid), 0);
+	CHECK_EQ(getval(id, 0), 0);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	CHECK_SYS(semctl(id, 0, IPC_RMID));
+}
+
 static void other_user_permissions(void)
 {
 	key_t key = 0x5e320000 + (getpid() & 0xffff);
@@ -431,6 +465,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(semop_eintr_after_stop),
 	MT_CASE(rmid_wakes_with_eidrm),
 	MT_CASE(sem_undo_at_exit),
+	MT_CASE(sem_undo_at_unshare),
 	MT_CASE(other_user_permissions),
 	MT_CASE(proc_sysvipc_sem),
 };
