@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,28 +59,7 @@ func TestHostUDSOverlayRoot(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "s.sock")
-			l, err := net.Listen("unix", path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			go func() {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				var in bytes.Buffer
-				buf := make([]byte, 100)
-				for {
-					n, err := c.Read(buf)
-					in.Write(buf[:n])
-					if err != nil {
-						break
-					}
-				}
-				c.Write(append([]byte("pong:"), in.Bytes()...))
-			}()
+			servePong(t, path)
 			out, err := hostUDSRootRun(runsc, tc.flags, udsClient, path).CombinedOutput()
 			if err != nil || strings.TrimSpace(string(out)) != tc.want {
 				t.Errorf("client: %v\n%s\nwant %q", err, out, tc.want)

@@ -84,6 +84,34 @@ func hostUDSRun(t *testing.T, runsc, hostUDS, dir, script, arg string) *exec.Cmd
 	return cmd
 }
 
+// servePong listens on the unix socket path (closed when t ends), accepts
+// one connection, reads it to EOF and answers "pong:" and what it read.
+func servePong(t *testing.T, path string) {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		var in bytes.Buffer
+		buf := make([]byte, 100)
+		for {
+			n, err := c.Read(buf)
+			in.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		c.Write(append([]byte("pong:"), in.Bytes()...))
+	}()
+}
+
 // TestHostUDSConnect: a host process listens on a socket in a directory
 // bind-mounted into the sandbox; a sandboxed program connects and the two
 // exchange data both ways with --host-uds=open (or all), and get
@@ -105,28 +133,7 @@ func TestHostUDSConnect(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			l, err := net.Listen("unix", filepath.Join(dir, "s.sock"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			go func() {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				var in bytes.Buffer
-				buf := make([]byte, 100)
-				for {
-					n, err := c.Read(buf)
-					in.Write(buf[:n])
-					if err != nil {
-						break
-					}
-				}
-				c.Write(append([]byte("pong:"), in.Bytes()...))
-			}()
+			servePong(t, filepath.Join(dir, "s.sock"))
 			r := runsc
 			if !tc.sandboxed {
 				r = ""
