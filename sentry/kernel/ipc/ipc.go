@@ -175,6 +175,34 @@ func (t *Table[T]) BySlot(index int32) (T, bool) {
 	return t.slots[index], true
 }
 
+// ForStat returns the object a *_STAT command names: with byIndex, id is a
+// slot index (EINVAL when the slot is empty, as SEM_STAT, MSG_STAT and
+// SHM_STAT); otherwise it is an id, as ByID.
+func (t *Table[T]) ForStat(id int32, byIndex bool) (T, error) {
+	if !byIndex {
+		return t.ByID(id)
+	}
+	o, ok := t.BySlot(id)
+	if !ok {
+		return o, unix.EINVAL
+	}
+	return o, nil
+}
+
+// ForChange returns the object with id for IPC_SET or IPC_RMID by c: the
+// errors of ByID, then EPERM when c may not change it (MayChange).
+func (t *Table[T]) ForChange(c *auth.Credentials, id int32) (T, error) {
+	o, err := t.ByID(id)
+	if err != nil {
+		return o, err
+	}
+	if !o.IPCPerm().MayChange(c) {
+		var zero T
+		return zero, unix.EPERM
+	}
+	return o, nil
+}
+
 // Add gives o an id in the lowest free slot and indexes it by its key; it
 // fails with ENOSPC when limit objects exist.
 func (t *Table[T]) Add(o T, limit int) error {

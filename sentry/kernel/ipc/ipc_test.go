@@ -101,3 +101,41 @@ func TestPermCheck(t *testing.T) {
 		t.Errorf("after Set: uid %d cuid %d mode %o", p.UID, p.CUID, p.Mode)
 	}
 }
+
+func TestTableForStatForChange(t *testing.T) {
+	owner := &auth.Credentials{EffectiveUID: 10, EffectiveGID: 10}
+	other := &auth.Credentials{EffectiveUID: 12, EffectiveGID: 12}
+	var tab Table[*obj]
+	a := &obj{p: NewPerm(owner, 0, 0o600)}
+	if err := tab.Add(a, 4); err != nil {
+		t.Fatal(err)
+	}
+	tab.Remove(a)
+	b := &obj{p: NewPerm(owner, 0, 0o600)}
+	if err := tab.Add(b, 4); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		call    func() (*obj, error)
+		want    *obj
+		wantErr error
+	}{
+		{"stat by slot", func() (*obj, error) { return tab.ForStat(0, true) }, b, nil},
+		{"stat by empty slot", func() (*obj, error) { return tab.ForStat(1, true) }, nil, unix.EINVAL},
+		{"stat by id", func() (*obj, error) { return tab.ForStat(b.p.ID, false) }, b, nil},
+		{"stat by old id", func() (*obj, error) { return tab.ForStat(0, false) }, nil, unix.EIDRM},
+		{"change by owner", func() (*obj, error) { return tab.ForChange(owner, b.p.ID) }, b, nil},
+		{"change by other", func() (*obj, error) { return tab.ForChange(other, b.p.ID) }, nil, unix.EPERM},
+		{"change of old id", func() (*obj, error) { return tab.ForChange(owner, 0) }, nil, unix.EIDRM},
+		{"change of empty slot", func() (*obj, error) { return tab.ForChange(owner, 1) }, nil, unix.EINVAL},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.call()
+			if got != tc.want || err != tc.wantErr {
+				t.Errorf("got %v, %v; want %v, %v", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}

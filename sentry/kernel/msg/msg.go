@@ -277,17 +277,9 @@ func (q *Queue) desc(reader any) Desc {
 func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool, reader any) (Desc, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var q *Queue
-	if byIndex {
-		var ok bool
-		if q, ok = r.table.BySlot(id); !ok {
-			return Desc{}, unix.EINVAL
-		}
-	} else {
-		var err error
-		if q, err = r.table.ByID(id); err != nil {
-			return Desc{}, err
-		}
+	q, err := r.table.ForStat(id, byIndex)
+	if err != nil {
+		return Desc{}, err
 	}
 	if !anyPerm {
 		if err := q.perm.Check(c, ipc.MayRead); err != nil {
@@ -302,12 +294,9 @@ func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool, re
 func (r *Registry) Set(c *auth.Credentials, id int32, uid, gid, mode uint32, qbytes uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	q, err := r.table.ByID(id)
+	q, err := r.table.ForChange(c, id)
 	if err != nil {
 		return err
-	}
-	if !q.perm.MayChange(c) {
-		return unix.EPERM
 	}
 	if qbytes > MSGMNB && !c.HasCapability(unix.CAP_SYS_RESOURCE) {
 		return unix.EPERM
@@ -323,12 +312,9 @@ func (r *Registry) Set(c *auth.Credentials, id int32, uid, gid, mode uint32, qby
 func (r *Registry) Remove(c *auth.Credentials, id int32) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	q, err := r.table.ByID(id)
+	q, err := r.table.ForChange(c, id)
 	if err != nil {
 		return err
-	}
-	if !q.perm.MayChange(c) {
-		return unix.EPERM
 	}
 	r.table.Remove(q)
 	r.msgs -= uint64(len(q.msgs))

@@ -433,17 +433,9 @@ type Desc struct {
 func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool) (Desc, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var s *Set
-	if byIndex {
-		var ok bool
-		if s, ok = r.table.BySlot(id); !ok {
-			return Desc{}, unix.EINVAL
-		}
-	} else {
-		var err error
-		if s, err = r.table.ByID(id); err != nil {
-			return Desc{}, err
-		}
+	s, err := r.table.ForStat(id, byIndex)
+	if err != nil {
+		return Desc{}, err
 	}
 	if !anyPerm {
 		if err := s.perm.Check(c, ipc.MayRead); err != nil {
@@ -457,12 +449,9 @@ func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool) (D
 func (r *Registry) Set(c *auth.Credentials, id int32, uid, gid, mode uint32) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, err := r.table.ByID(id)
+	s, err := r.table.ForChange(c, id)
 	if err != nil {
 		return err
-	}
-	if !s.perm.MayChange(c) {
-		return unix.EPERM
 	}
 	s.perm.Set(uid, gid, mode)
 	s.ctime = now()
@@ -473,12 +462,9 @@ func (r *Registry) Set(c *auth.Credentials, id int32, uid, gid, mode uint32) err
 func (r *Registry) Remove(c *auth.Credentials, id int32) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, err := r.table.ByID(id)
+	s, err := r.table.ForChange(c, id)
 	if err != nil {
 		return err
-	}
-	if !s.perm.MayChange(c) {
-		return unix.EPERM
 	}
 	r.table.Remove(s)
 	r.sems -= len(s.sems)

@@ -246,17 +246,9 @@ func (r *Registry) desc(s *Segment, reader any) unix.SysvShmDesc {
 func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool, reader any) (unix.SysvShmDesc, int32, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var s *Segment
-	if byIndex {
-		var ok bool
-		if s, ok = r.table.BySlot(id); !ok {
-			return unix.SysvShmDesc{}, 0, unix.EINVAL
-		}
-	} else {
-		var err error
-		if s, err = r.table.ByID(id); err != nil {
-			return unix.SysvShmDesc{}, 0, err
-		}
+	s, err := r.table.ForStat(id, byIndex)
+	if err != nil {
+		return unix.SysvShmDesc{}, 0, err
 	}
 	if !anyPerm {
 		if err := s.Check(c, MayRead); err != nil {
@@ -270,12 +262,9 @@ func (r *Registry) Stat(c *auth.Credentials, id int32, byIndex, anyPerm bool, re
 func (r *Registry) Set(c *auth.Credentials, id int32, uid, gid uint32, mode uint32) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, err := r.table.ByID(id)
+	s, err := r.table.ForChange(c, id)
 	if err != nil {
 		return err
-	}
-	if !s.MayChange(c) {
-		return unix.EPERM
 	}
 	s.Perm.Set(uid, gid, mode)
 	s.Ctime = now()
@@ -287,12 +276,9 @@ func (r *Registry) Set(c *auth.Credentials, id int32, uid, gid uint32, mode uint
 func (r *Registry) Remove(c *auth.Credentials, id int32) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s, err := r.table.ByID(id)
+	s, err := r.table.ForChange(c, id)
 	if err != nil {
 		return err
-	}
-	if !s.MayChange(c) {
-		return unix.EPERM
 	}
 	s.removed = true
 	s.Ctime = now()
