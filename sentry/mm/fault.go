@@ -39,8 +39,8 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 	if v.prot == 0 {
 		return FaultSIGSEGV, SEGV_ACCERR
 	}
-	if !v.hostMapped && m.as != nil && v.hostFD() >= 0 {
-		// Map the whole vma from its host file (hostmap.go).
+	if !v.hostMapped {
+		// Map the whole vma from its host file if it may be (hostmap.go).
 		if m.mapHost(v); v.hostMapped {
 			return FaultHandled, 0
 		}

@@ -43,7 +43,7 @@ type hostMapper interface {
 
 // hostFD returns the host descriptor v's pages may be mapped from, or -1.
 func (v *vma) hostFD() int {
-	if !v.private || v.file == nil || v.written || v.prot == 0 || v.prot&unix.PROT_WRITE != 0 {
+	if !v.private || v.file == nil || v.written || v.hostMapFailed || v.prot == 0 || v.prot&unix.PROT_WRITE != 0 {
 		return -1
 	}
 	h, ok := v.file.(HostMappable)
@@ -72,9 +72,12 @@ func (m *MemoryManager) mapHost(v *vma) {
 		return
 	}
 	// Pages past the end of the file get the host's SIGBUS, as Linux
-	// gives. A failure leaves nothing of v mapped, as before.
+	// gives. A failure leaves nothing of v mapped, as before, and is not
+	// tried again for v: each later fault would otherwise take the pages
+	// of v mapped since out of the stub again (and pay a round trip).
 	if err := hm.MapHostFD(v.start, v.end-v.start, v.prot, fd, uint64(v.fileOff)); err != nil {
 		m.unstub(v.start, v.end)
+		v.hostMapFailed = true
 		return
 	}
 	v.hostMapped = true

@@ -21,6 +21,7 @@ type fakeAS struct {
 	// refuse makes MapHostFD fail (a host without pidfd_getfd access).
 	refuse    bool
 	hostMaps  int
+	refused   int
 	unmaps    int
 	fileMaps  int
 	lastProts map[uintptr]int
@@ -53,6 +54,7 @@ func (a *fakeAS) MapHostFD(addr, length uintptr, prot int, fd int, off uint64) e
 		return unix.EINVAL
 	}
 	if a.refuse {
+		a.refused++
 		return errors.New("refused")
 	}
 	a.hostMaps++
@@ -262,6 +264,27 @@ func TestHostMapFallsBack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHostMapRefusedOnce checks that a vma the platform refused to
+// host-map is not tried again at each fault: a retry would take the pages
+// of the vma mapped since out of the stub each time.
+func TestHostMapRefusedOnce(t *testing.T) {
+	m, _ := newHostMapMM(t)
+	as := m.fakeAS()
+	as.refuse = true
+	f, data := newHostFileN(t, 2*populateChunk/pageSize+1)
+	addr := mapText(t, m, f, 2*populateChunk/pageSize)
+	fault(t, m, addr, SEGV_MAPERR)
+	fault(t, m, addr+populateChunk, SEGV_MAPERR)
+	if as.refused != 1 {
+		t.Fatalf("MapHostFD tried %d times, want once", as.refused)
+	}
+	if as.unmaps != 0 {
+		t.Fatalf("%d unmaps from the stub, want none", as.unmaps)
+	}
+	wantView(t, as, addr, data, 1, false)
+	wantView(t, as, addr+populateChunk, data, 1+populateChunk/pageSize, false)
 }
 
 func TestHostMapMProtectToWriteFallsBack(t *testing.T) {

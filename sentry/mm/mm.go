@@ -107,6 +107,9 @@ type vma struct {
 	written bool
 	// hostMapped: the stub maps the vma's host file (hostmap.go).
 	hostMapped bool
+	// hostMapFailed: the platform refused to map the vma's host file;
+	// its pages fault in through the memory file from then on.
+	hostMapFailed bool
 }
 
 // pma is a run of memory-file pages backing part of a vma.
