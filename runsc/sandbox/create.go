@@ -266,16 +266,7 @@ func Create(o CreateOptions) (*Created, error) {
 		restoreTTY = setJobControl(boot.SysProcAttr, o.Stdin, o.Log)
 	}
 	if !o.NoUserNS {
-		boot.SysProcAttr.Cloneflags |= unix.CLONE_NEWUSER
-		boot.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-		boot.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-		boot.SysProcAttr.GidMappingsEnableSetgroups = false
-		if len(o.UIDMappings) > 0 {
-			// The sandbox runs as the namespace's root, whatever host
-			// ids that maps to, so exec keeps its capabilities.
-			boot.SysProcAttr.UidMappings, boot.SysProcAttr.GidMappings = o.UIDMappings, o.GIDMappings
-			boot.SysProcAttr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
-		}
+		newUserNS(boot.SysProcAttr, o.UIDMappings, o.GIDMappings)
 	}
 	if o.NetNSPath != "" {
 		boot.SysProcAttr.Cloneflags &^= unix.CLONE_NEWNET

@@ -344,10 +344,7 @@ func Do(ctx context.Context, o Options) (int, error) {
 		Pdeathsig:  unix.SIGKILL,
 	}
 	if !o.NoUserNS {
-		boot.SysProcAttr.Cloneflags |= unix.CLONE_NEWUSER
-		boot.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-		boot.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
-		boot.SysProcAttr.GidMappingsEnableSetgroups = false
+		newUserNS(boot.SysProcAttr, nil, nil)
 	}
 	var statusR *os.File
 	if o.Detach {
@@ -465,6 +462,23 @@ func warmPidfd() {
 			p.Release()
 		}
 	}()
+}
+
+// newUserNS has the process started with attr made in a user namespace
+// of its own whose root is the caller's uid and gid, with setgroups
+// denied. uids and gids, when uids is set, are its maps instead; the
+// process then runs as the namespace's root, whatever host ids that maps
+// to, so exec keeps its capabilities.
+func newUserNS(attr *syscall.SysProcAttr, uids, gids []syscall.SysProcIDMap) {
+	attr.Cloneflags |= unix.CLONE_NEWUSER
+	attr.GidMappingsEnableSetgroups = false
+	if len(uids) > 0 {
+		attr.UidMappings, attr.GidMappings = uids, gids
+		attr.Credential = &syscall.Credential{Uid: 0, Gid: 0, NoSetGroups: true}
+		return
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 }
 
 // cleanups is an undo list: run undoes in reverse order.
