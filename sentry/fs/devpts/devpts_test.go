@@ -107,20 +107,27 @@ func (e *env) open(t *testing.T, ctx fs.Context, path string, flags uint32) (*fs
 // pair opens an unlocked master and its slave.
 func (e *env) pair(t *testing.T, ctx *jobCtx) (m, s *fs.FileDescription) {
 	t.Helper()
-	m, err := e.open(t, ctx, "/ptmx", unix.O_RDWR|unix.O_NOCTTY)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m = e.master(t, ctx)
 	ctx.putInt(0, 0)
 	if _, err := m.Ioctl(ctx, unix.TIOCSPTLCK, ctx.mem(0)); err != nil {
 		t.Fatal(err)
 	}
 	m.Ioctl(ctx, unix.TIOCGPTN, ctx.mem(0))
-	s, err = e.open(t, ctx, "/pts/"+itoa(ctx.getInt(0)), unix.O_RDWR|unix.O_NOCTTY)
+	s, err := e.open(t, ctx, "/pts/"+itoa(ctx.getInt(0)), unix.O_RDWR|unix.O_NOCTTY)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m, s
+}
+
+// master opens /ptmx: a new, locked terminal's master.
+func (e *env) master(t *testing.T, ctx *jobCtx) *fs.FileDescription {
+	t.Helper()
+	m, err := e.open(t, ctx, "/ptmx", unix.O_RDWR|unix.O_NOCTTY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func itoa(i int32) string {
@@ -143,10 +150,7 @@ func read(t *testing.T, ctx fs.Context, f *fs.FileDescription) string {
 func TestLockAndNumber(t *testing.T) {
 	e := setup(t)
 	ctx := newJobCtx(1)
-	m, err := e.open(t, ctx, "/ptmx", unix.O_RDWR|unix.O_NOCTTY)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := e.master(t, ctx)
 	defer m.DecRef()
 	m.Ioctl(ctx, unix.TIOCGPTN, ctx.mem(0))
 	n := ctx.getInt(0)
@@ -342,10 +346,7 @@ func TestTimedRawRead(t *testing.T) {
 func TestSentryUse(t *testing.T) {
 	e := setup(t)
 	ctx := newJobCtx(3)
-	m, err := e.open(t, ctx, "/ptmx", unix.O_RDWR|unix.O_NOCTTY)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := e.master(t, ctx)
 	defer m.DecRef()
 	term := MasterTerminal(m)
 	path := "/pts/" + itoa(term.Index())
