@@ -61,9 +61,7 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 			// Past the end of a file, or out of memory.
 			return FaultSIGBUS, BUS_ADRERR
 		}
-		if v.private && v.file != nil && v.prot&unix.PROT_WRITE != 0 {
-			m.privatizeAround(v, page)
-		}
+		m.privatizeAround(v, page)
 		pi = m.findPMA(page)
 		if pi < 0 {
 			return FaultSIGBUS, BUS_ADRERR
@@ -72,8 +70,7 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 	}
 	p := &m.pmas[pi]
 	if p.stubProt == 0 {
-		if v.private && v.file != nil && v.prot&unix.PROT_WRITE != 0 {
-			m.privatizeAround(v, page)
+		if m.privatizeAround(v, page) {
 			pi = m.findPMA(page)
 		}
 		return m.mapPMARange(v, pi, addr)
@@ -91,9 +88,7 @@ func (m *MemoryManager) HandleFault(addr uintptr, hostCode int32) (int, int32) {
 		// another reason): make it private and writable, with the file
 		// pages around it (a data segment's relocations are written
 		// page after page).
-		if v.private && v.file != nil {
-			m.privatizeAround(v, page)
-		}
+		m.privatizeAround(v, page)
 		if err := m.breakCOW(v, page); err != nil {
 			return FaultSIGBUS, BUS_ADRERR
 		}
@@ -252,9 +247,13 @@ const cowAround = populateChunk
 // copy-on-write fault per page, each a stub round trip. A page only ever
 // read costs a copy it did not need; the window bounds that. Pages not
 // shared (private reads, copies made already) are left as they are.
-// Preconditions: m.mu is held for writing; v is private, file-backed and
-// writable.
-func (m *MemoryManager) privatizeAround(v *vma, page uintptr) {
+// It does nothing unless v is private, file-backed and writable, and
+// reports whether it replaced pmas.
+// Preconditions: m.mu is held for writing.
+func (m *MemoryManager) privatizeAround(v *vma, page uintptr) bool {
+	if !v.private || v.file == nil || v.prot&unix.PROT_WRITE == 0 {
+		return false
+	}
 	start := max(page&^(cowAround-1), v.start)
 	end := min(start+cowAround, v.end)
 	// The run of shared pages around page, each covered by a pma.
@@ -267,7 +266,7 @@ func (m *MemoryManager) privatizeAround(v *vma, page uintptr) {
 		return p.private && p.obj == nil && m.mf.RefCount(p.off+uint64(a-p.start)) > 1
 	}
 	if !shared(page) {
-		return
+		return false
 	}
 	lo, hi := page, page+pageSize
 	for lo > start && shared(lo-pageSize) {
@@ -278,7 +277,7 @@ func (m *MemoryManager) privatizeAround(v *vma, page uintptr) {
 	}
 	n, err := m.mf.Allocate(uint64(hi - lo))
 	if err != nil {
-		return // each page is copied at its own write fault instead
+		return false // each page is copied at its own write fault instead
 	}
 	m.splitPMAAt(lo)
 	m.splitPMAAt(hi)
@@ -293,4 +292,5 @@ func (m *MemoryManager) privatizeAround(v *vma, page uintptr) {
 	}
 	m.pmas[i] = pma{start: lo, end: hi, off: n, private: true}
 	m.pmas = append(m.pmas[:i+1], m.pmas[j:]...)
+	return true
 }
