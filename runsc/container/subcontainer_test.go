@@ -57,14 +57,32 @@ func podBundle(t *testing.T, id, sandbox, rootfs string, args ...string) string 
 	}, args...)
 }
 
+// startPod creates and starts the pod id's sandbox container, a pause
+// container running args.
+func startPod(t *testing.T, e *env, id string, args ...string) *Container {
+	t.Helper()
+	root, _ := e.mustCreate(id, podBundle(t, id, id, podRootfs(t, "pause"), args...))
+	if err := root.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// deletePod deletes a pod's sandbox container, which stops the sandbox,
+// and checks that it is gone.
+func deletePod(t *testing.T, root *Container) {
+	t.Helper()
+	if err := root.Delete(true); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, root)
+}
+
 // TestPod runs a pod: a root container and two that join its sandbox,
 // each with a root file system of its own.
 func TestPod(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod", podBundle(t, "pod", "pod", podRootfs(t, "pause"), "sleep", "1000"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod", "sleep", "1000")
 	const show = `cat /*.txt; for f in pause a b; do test -e /$f.txt || echo "no $f"; done; echo "env $CONTAINER"; echo ready; exec sleep 1000`
 	a, outA := e.mustCreate("a", podBundle(t, "a", "pod", podRootfs(t, "a"), "sh", "-c", show))
 	b, outB := e.mustCreate("b", podBundle(t, "b", "pod", podRootfs(t, "b"), "sh", "-c", show))
@@ -200,10 +218,7 @@ func TestPod(t *testing.T) {
 // its processes, exec'd ones included, and leaves the sandbox running.
 func TestPodDeleteRunning(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod2", podBundle(t, "pod2", "pod2", podRootfs(t, "pause"), "sleep", "1000"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod2", "sleep", "1000")
 	c, out := e.mustCreate("c", podBundle(t, "c", "pod2", podRootfs(t, "c"), "sh", "-c", "echo ready; sleep 1000"))
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
@@ -249,10 +264,7 @@ func TestPodDeleteRunning(t *testing.T) {
 // refused and leaves nothing.
 func TestPodCreateErrors(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod3", podBundle(t, "pod3", "pod3", podRootfs(t, "pause"), "sleep", "1000"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod3", "sleep", "1000")
 	sub, _ := e.mustCreate("s", podBundle(t, "s", "pod3", podRootfs(t, "s"), "sleep", "1000"))
 	for _, tc := range []struct {
 		name, sandbox string
@@ -278,10 +290,7 @@ func TestPodCreateErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSubGone(t, sub)
-	if err := root.Delete(true); err != nil {
-		t.Fatal(err)
-	}
-	assertGone(t, root)
+	deletePod(t, root)
 }
 
 // assertSubGone checks that a sub-container left no state and no gofer.
@@ -299,10 +308,7 @@ func assertSubGone(t *testing.T, c *Container) {
 // ends it as one to any created container does, leaving the sandbox.
 func TestPodKillCreated(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod4", podBundle(t, "pod4", "pod4", podRootfs(t, "pause"), "sleep", "1000"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod4", "sleep", "1000")
 	c, out := e.mustCreate("k", podBundle(t, "k", "pod4", podRootfs(t, "k"), "sh", "-c", "echo ran"))
 	if err := c.Kill(unix.SIGCHLD, false); err != nil {
 		t.Fatal(err)
@@ -332,10 +338,7 @@ func TestPodKillCreated(t *testing.T) {
 	if got := status(t, e.conf.RootDir, "pod4"); got != Running {
 		t.Errorf("root after k's delete: %s", got)
 	}
-	if err := root.Delete(true); err != nil {
-		t.Fatal(err)
-	}
-	assertGone(t, root)
+	deletePod(t, root)
 }
 
 // TestPodMounts: a sub-container's spec mounts, maskedPaths and
@@ -343,10 +346,7 @@ func TestPodKillCreated(t *testing.T) {
 // gofer.
 func TestPodMounts(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod5", podBundle(t, "pod5", "pod5", podRootfs(t, "pause"), "sleep", "1000"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod5", "sleep", "1000")
 	host := t.TempDir()
 	if err := os.WriteFile(filepath.Join(host, "shared"), []byte("from the host\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -391,10 +391,7 @@ func TestPodMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSubGone(t, c)
-	if err := root.Delete(true); err != nil {
-		t.Fatal(err)
-	}
-	assertGone(t, root)
+	deletePod(t, root)
 }
 
 // editSpec rewrites the bundle's config.json through edit.
@@ -422,10 +419,7 @@ func editSpec(t *testing.T, bundle string, edit func(*specs.Spec)) {
 // the console socket, as any container does.
 func TestPodTerminal(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod6", podBundle(t, "pod6", "pod6", podRootfs(t, "pause"), "sleep", "1000"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod6", "sleep", "1000")
 	sock, masters := consoleSocket(t)
 	b := podBundle(t, "tty", "pod6", podRootfs(t, "tty"), "sh", "-c", `[ -t 0 ] && [ -t 1 ] && echo on a tty; stty size; read line; echo "got $line"`)
 	editSpec(t, b, func(s *specs.Spec) {
@@ -469,10 +463,7 @@ func TestPodTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSubGone(t, c)
-	if err := root.Delete(true); err != nil {
-		t.Fatal(err)
-	}
-	assertGone(t, root)
+	deletePod(t, root)
 }
 
 // TestPodKillInitProtected: as runc's kill, a signal from outside reaches
@@ -480,10 +471,7 @@ func TestPodTerminal(t *testing.T) {
 // or blocks it, with or without --all.
 func TestPodKillInitProtected(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod7", podBundle(t, "pod7", "pod7", podRootfs(t, "pause"), "sleep", "1000"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod7", "sleep", "1000")
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -526,20 +514,14 @@ func TestPodKillInitProtected(t *testing.T) {
 			assertSubGone(t, c)
 		})
 	}
-	if err := root.Delete(true); err != nil {
-		t.Fatal(err)
-	}
-	assertGone(t, root)
+	deletePod(t, root)
 }
 
 // TestPodReleasesMemory: the memory a deleted sub-container's files held
 // (its root's overlay, its /dev/shm) goes back to the sandbox.
 func TestPodReleasesMemory(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod8", podBundle(t, "pod8", "pod8", podRootfs(t, "pause"), "sleep", "1000"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod8", "sleep", "1000")
 	usage := func() uint64 {
 		t.Helper()
 		st, err := root.Stats()
@@ -567,10 +549,7 @@ func TestPodReleasesMemory(t *testing.T) {
 	if after := usage(); full < after+28*mib {
 		t.Errorf("memory in use: %d MiB with the container's files, %d MiB after its delete; want 32 MiB back", full/mib, after/mib)
 	}
-	if err := root.Delete(true); err != nil {
-		t.Fatal(err)
-	}
-	assertGone(t, root)
+	deletePod(t, root)
 }
 
 // TestPodPIDNamespaces: a sub-container whose spec asks for a PID
@@ -579,10 +558,7 @@ func TestPodReleasesMemory(t *testing.T) {
 // mode) shares the sandbox's and sees the others.
 func TestPodPIDNamespaces(t *testing.T) {
 	e := newEnv(t)
-	root, _ := e.mustCreate("pod9", podBundle(t, "pod9", "pod9", podRootfs(t, "pause"), "sleep", "999"))
-	if err := root.Start(); err != nil {
-		t.Fatal(err)
-	}
+	root := startPod(t, e, "pod9", "sleep", "999")
 	const show = `echo "pid $$"; exec sleep 1000`
 	own, ownOut := e.mustCreate("own", podBundle(t, "own", "pod9", podRootfs(t, "own"), "sh", "-c", show))
 	sb := podBundle(t, "shared", "pod9", podRootfs(t, "shared"), "sh", "-c", show)
@@ -642,8 +618,5 @@ func TestPodPIDNamespaces(t *testing.T) {
 		}
 		assertSubGone(t, c)
 	}
-	if err := root.Delete(true); err != nil {
-		t.Fatal(err)
-	}
-	assertGone(t, root)
+	deletePod(t, root)
 }
