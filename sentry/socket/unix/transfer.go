@@ -471,7 +471,9 @@ func (s *Socket) recvStreamOnce(dst []byte, peek bool, res *socket.RecvResult, f
 		return 0, false, syserror.ErrWouldBlock
 	}
 	passCred := s.opts.PassCred()
-	inline := s.oobInline()
+	// SO_OOBINLINE matters only at an urgent byte: not looked up (a lock
+	// and an allocation) on reads without one.
+	inline := s.oob != nil && s.oobInline()
 	for i := 0; i < len(s.recv.msgs) && n < len(dst); i++ {
 		m := s.recv.msgs[i]
 		if m.unread() == 0 {
