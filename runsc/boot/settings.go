@@ -29,9 +29,9 @@ type KernelSettings struct {
 	GIDMappings []proc.IDMap `json:"gidMappings,omitempty"`
 }
 
-// applyExecSettings gives a process exec starts (its leader, t) the
-// container's oom_score_adj; the other settings are the kernel's, made
-// once for init.
+// applyExecSettings gives a process exec starts (its leader, t), or init,
+// the container's oom_score_adj; the other settings are the kernel's, made
+// once for init (applySettings).
 func applyExecSettings(t *kernel.Task, s *KernelSettings) error {
 	if s == nil || s.OOMScoreAdj == nil {
 		return nil
@@ -47,10 +47,8 @@ func applySettings(k *kernel.Kernel, init *kernel.Task, s *KernelSettings, log *
 	if s == nil {
 		return nil
 	}
-	if s.OOMScoreAdj != nil {
-		if err := init.ThreadGroup().SetOOMScoreAdj(int32(*s.OOMScoreAdj)); err != nil {
-			return fmt.Errorf("process.oomScoreAdj: %w", err)
-		}
+	if err := applyExecSettings(init, s); err != nil {
+		return err
 	}
 	keys := make([]string, 0, len(s.Sysctl))
 	for key := range s.Sysctl {
