@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
-	"golang.org/x/sys/unix"
 )
 
 // ipcSysctls are the sysctls of the IPC namespace besides fs.mqueue.*.
@@ -78,12 +77,13 @@ func hostNetwork(spec *specs.Spec) (bool, error) {
 
 // sameFile reports whether a and b are the same file (device and inode).
 func sameFile(a, b string) (bool, error) {
-	var sa, sb unix.Stat_t
-	if err := unix.Stat(a, &sa); err != nil {
-		return false, &os.PathError{Op: "stat", Path: a, Err: err}
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
 	}
-	if err := unix.Stat(b, &sb); err != nil {
-		return false, &os.PathError{Op: "stat", Path: b, Err: err}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false, err
 	}
-	return sa.Dev == sb.Dev && sa.Ino == sb.Ino, nil
+	return os.SameFile(sa, sb), nil
 }
