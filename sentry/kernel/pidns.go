@@ -475,16 +475,15 @@ func (t *Task) PIDToRoot(pid int32) int32 {
 // keeps the struct pid, and so the number, of a dead sender; the Sentry
 // keeps only the root id).
 func (t *Task) PIDFromRoot(pid int32) int32 {
-	if pid <= 0 {
+	// A task's namespace and a namespace's parent never change: the root
+	// namespace's readers (most) need not take Kernel.mu.
+	ns := t.PIDNamespace()
+	if pid <= 0 || ns.parent == nil {
 		return pid
 	}
 	k := t.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	ns := t.PIDNamespace()
-	if ns.parent == nil {
-		return pid
-	}
 	if tg := k.threadGroups[ThreadID(pid)]; tg != nil {
 		return int32(ns.idOfTGLocked(tg))
 	}
@@ -532,13 +531,13 @@ func (r ProcessRef) IDFor(reader any) int32 {
 // notification's sender, as Linux's task_tgid_nr_ns for the owner's
 // namespace).
 func (tg *ThreadGroup) PIDFromRoot(pid int32) int32 {
-	k := tg.k
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	ns := tg.pidns
 	if ns == nil || ns.parent == nil {
 		return pid
 	}
+	k := tg.k
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	if o := k.threadGroups[ThreadID(pid)]; o != nil {
 		return int32(ns.idOfTGLocked(o))
 	}
