@@ -16,7 +16,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,20 +50,7 @@ var debianContainerd = daemon{name: "containerd 1.6", containerd: "containerd", 
 // containerd2 returns containerd 2.x, built from its module the first time
 // (a few minutes), or skips t when the module cannot be fetched.
 func containerd2(t testing.TB) daemon {
-	t.Helper()
-	cache, err := harness.CacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	bins, err := modbuild.Containerd2(ctx, cache)
-	if errors.Is(err, modbuild.ErrFetch) {
-		harness.Unavailable(t, "containerd %s cannot be built here: %v", modbuild.Containerd2Version, err)
-	}
-	if err != nil {
-		t.Fatalf("building containerd %s: %v", modbuild.Containerd2Version, err)
-	}
+	bins := harness.Containerd2(t)
 	return daemon{name: "containerd " + modbuild.Containerd2Version, containerd: bins.Containerd, ctr: bins.Ctr, v2: true}
 }
 
