@@ -267,13 +267,7 @@ func Load(cfg Config) (*Sandbox, error) {
 			}
 		}()
 	}
-	for i, f := range files {
-		if err == nil {
-			err = fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024)
-		}
-		f.DecRef()
-	}
-	if err != nil {
+	if err = installStdio(fdt, files); err != nil {
 		return nil, err
 	}
 

@@ -80,13 +80,7 @@ func (s *Sandbox) loadProcess(root fs.VirtualDentry, filter *SeccompFilter, ns p
 			con.closeNow()
 		}
 	}()
-	for i, f := range files {
-		if err == nil {
-			err = fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024)
-		}
-		f.DecRef()
-	}
-	if err != nil {
+	if err = installStdio(fdt, files); err != nil {
 		return nil, err
 	}
 

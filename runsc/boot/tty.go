@@ -396,6 +396,19 @@ func stdioFiles(root fs.VirtualDentry, stdio []int, terminal bool, uid auth.KUID
 	return files, nil, nil
 }
 
+// installStdio makes files (stdioFiles') descriptors 0, 1 and 2 of fdt
+// and drops the references they came with, all of them on error too.
+func installStdio(fdt *fs.FDTable, files [3]*fs.FileDescription) error {
+	var err error
+	for i, f := range files {
+		if err == nil {
+			err = fdt.NewFDAt(int32(i), f, fs.FDFlags{}, 1024)
+		}
+		f.DecRef()
+	}
+	return err
+}
+
 // consoleTable holds the consoles of processes exec started until they
 // have exited and their output has been flushed.
 type consoleTable struct {
