@@ -122,11 +122,16 @@ func watchOOM(ctx context.Context, id string, pid int, publish func(*eventstypes
 		l.Debug("no OOM events: the sandbox has no memory cgroup of its own")
 		return nil
 	}
-	w := &oomWatcher{id: id, dir: dir, publish: publish}
+	w := &oomWatcher{id: id, dir: dir, publish: publish, counter: filepath.Join(dir, "memory.oom_control")}
 	if v2 {
-		err = w.startV2()
-	} else {
-		err = w.startV1()
+		w.counter = filepath.Join(dir, "memory.events")
+	}
+	if w.kills, err = readOOMKills(w.counter); err == nil {
+		if v2 {
+			err = w.startV2()
+		} else {
+			err = w.startV1()
+		}
 	}
 	if err != nil {
 		l.WithError(err).Warn("no OOM events")
@@ -136,14 +141,8 @@ func watchOOM(ctx context.Context, id string, pid int, publish func(*eventstypes
 	return w
 }
 
-// startV1 registers an eventfd for memory.oom_control.
+// startV1 registers an eventfd for memory.oom_control (w.counter).
 func (w *oomWatcher) startV1() error {
-	w.counter = filepath.Join(w.dir, "memory.oom_control")
-	kills, err := readOOMKills(w.counter)
-	if err != nil {
-		return err
-	}
-	w.kills = kills
 	control, err := os.Open(w.counter)
 	if err != nil {
 		return err
@@ -164,14 +163,8 @@ func (w *oomWatcher) startV1() error {
 	return nil
 }
 
-// startV2 watches memory.events with inotify.
+// startV2 watches memory.events (w.counter) with inotify.
 func (w *oomWatcher) startV2() error {
-	w.counter = filepath.Join(w.dir, "memory.events")
-	kills, err := readOOMKills(w.counter)
-	if err != nil {
-		return err
-	}
-	w.kills = kills
 	ifd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return fmt.Errorf("inotify: %w", err)
