@@ -474,13 +474,19 @@ func childNNP() error {
 	if err := SetNoNewPrivs(); err != nil {
 		return err
 	}
+	return nnpEverywhere("")
+}
+
+// nnpEverywhere checks that every thread has no_new_privs set; when
+// (" after X") ends the error.
+func nnpEverywhere(when string) error {
 	vals, err := taskStatusField("NoNewPrivs")
 	if err != nil {
 		return err
 	}
 	for _, v := range vals {
 		if v != "1" {
-			return fmt.Errorf("NoNewPrivs = %s on a thread", v)
+			return fmt.Errorf("NoNewPrivs = %s on a thread%s", v, when)
 		}
 	}
 	return nil
@@ -511,16 +517,7 @@ func childNNPByTsync() error {
 	if err := Install(allowAll); err != nil {
 		return err
 	}
-	vals, err := taskStatusField("NoNewPrivs")
-	if err != nil {
-		return err
-	}
-	for _, v := range vals {
-		if v != "1" {
-			return fmt.Errorf("NoNewPrivs = %s on a thread after Install", v)
-		}
-	}
-	return nil
+	return nnpEverywhere(" after Install")
 }
 
 func childCapsAmbient() error {
