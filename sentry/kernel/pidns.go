@@ -278,7 +278,8 @@ func (ns *PIDNamespace) IDOfTask(t *Task) ThreadID {
 	return ns.IDOfTaskLocked(t)
 }
 
-// idOfTGLocked returns tg's id in ns, 0 if not visible there.
+// idOfTGLocked returns tg's id in ns, 0 if not visible there; it reads
+// only what never changes, so callers need not hold k.mu (IDOfThreadGroup).
 func (ns *PIDNamespace) idOfTGLocked(tg *ThreadGroup) ThreadID {
 	if tg == nil {
 		return 0
@@ -287,9 +288,9 @@ func (ns *PIDNamespace) idOfTGLocked(tg *ThreadGroup) ThreadID {
 }
 
 // IDOfThreadGroup returns tg's id (process id) in ns, 0 if not visible.
+// A process's namespace and ids and the namespace tree never change, so
+// getpid takes no lock.
 func (ns *PIDNamespace) IDOfThreadGroup(tg *ThreadGroup) ThreadID {
-	ns.k.mu.Lock()
-	defer ns.k.mu.Unlock()
 	return ns.idOfTGLocked(tg)
 }
 
