@@ -108,8 +108,18 @@ IN_CHILD(nice_is_per_thread)
 	CHILD_CHECK(getpriority(PRIO_PROCESS, 0) == 0 && errno == 0);
 	CHILD_CHECK(getpriority(PRIO_PROCESS, getpid()) == 0 && errno == 0);
 	stop_peer(t, &p);
-	/* A gone thread: ESRCH. */
-	CHILD_CHECK(getpriority(PRIO_PROCESS, p.tid) == -1 && errno == ESRCH);
+	/* A gone thread: ESRCH. pthread_join returns once the thread's tid
+	 * word is cleared, which Linux does before the thread is released:
+	 * wait (up to a second) until it is. */
+	int r = 0;
+	for (int i = 0; i < 1000; i++) {
+		errno = 0;
+		r = getpriority(PRIO_PROCESS, p.tid);
+		if (r == -1 && errno == ESRCH)
+			break;
+		usleep(1000);
+	}
+	CHILD_CHECK(r == -1 && errno == ESRCH);
 }
 
 IN_CHILD(threads_inherit_creator_nice)
