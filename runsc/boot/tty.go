@@ -206,13 +206,21 @@ func (c *Console) relayIn() {
 	c.master.EventRegister(we)
 	defer c.master.EventUnregister(we)
 	buf := make([]byte, 4096)
+	synced := time.Now()
 	for {
 		rev, stop := c.pollHost(c.inFD, unix.POLLIN, winsizePoll)
 		if stop {
 			return
 		}
-		if rev == 0 {
+		// The size is checked every winsizePoll even while input
+		// keeps coming: a host SIGWINCH may not reach the sandbox (an
+		// exec'd terminal gets none), and typing must not starve the
+		// check.
+		if now := time.Now(); rev == 0 || now.Sub(synced) >= winsizePoll {
 			c.SyncWindowSize()
+			synced = now
+		}
+		if rev == 0 {
 			continue
 		}
 		n, err := unix.Read(c.inFD, buf)
