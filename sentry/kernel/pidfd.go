@@ -8,7 +8,8 @@ package kernel
 // take it in place of an id.
 //
 // The thread group's pidfdEvents queue is notified, outside Kernel.mu,
-// whenever one of its tasks exits (task_exit.go).
+// whenever one of its tasks exits (task_exit.go), and once more when the
+// process is reaped, for the pollers waiting for POLLHUP alone.
 
 import (
 	"encoding/binary"
@@ -110,7 +111,7 @@ func (t *Task) OpenPIDFD(pid int32, flags uint32) (*fs.FileDescription, error) {
 		return nil, unix.ENOENT
 	}
 	f, p := newPIDFDFile(t, target.tg.pidfdEvents, flags)
-	p.task, p.tg = target, target.tg
+	p.setTargetLocked(target)
 	k.mu.Unlock()
 	return f, nil
 }
@@ -170,6 +171,13 @@ func (p *PIDFD) FDInfo() string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// setTargetLocked makes t the pidfd's target. Preconditions: Kernel.mu is
+// held.
+func (p *PIDFD) setTargetLocked(t *Task) {
+	p.task, p.tg = t, t.tg
+	t.tg.pidfdMade = true
 }
 
 // notifyPIDFDs wakes the pollers of tg's pidfds.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -105,9 +106,17 @@ func TestPIDFDReadinessFollowsExit(t *testing.T) {
 	if err := init.PIDFDSendSignal(p, SIGTERM, nil, 0); err != nil {
 		t.Fatalf("signal to zombie: %v", err)
 	}
+	hup, hupCh := waiter.NewChannelEntry(waiter.EventHUp)
+	p.EventRegister(hup)
+	defer p.EventUnregister(hup)
 	k.mu.Lock()
 	k.reapLocked(child.tg)
 	k.mu.Unlock()
+	select {
+	case <-hupCh:
+	case <-time.After(5 * time.Second):
+		t.Fatal("reaping did not wake a POLLHUP waiter")
+	}
 	if got := p.Readiness(waiter.EventIn); got != waiter.EventIn|waiter.EventHUp {
 		t.Fatalf("reaped: readiness %#x", got)
 	}

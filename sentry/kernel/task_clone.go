@@ -220,7 +220,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	}
 	nt.tg.tasks[nt] = struct{}{}
 	if pidfd != nil {
-		pidfd.task, pidfd.tg = nt, nt.tg
+		pidfd.setTargetLocked(nt)
 	}
 	k.mapTaskLocked(nt)
 	k.liveTasks++

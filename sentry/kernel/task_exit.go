@@ -282,6 +282,12 @@ func (k *Kernel) reapLocked(tg *ThreadGroup) {
 		return
 	}
 	tg.reaped = true
+	if tg.pidfdMade {
+		// Pollers of its pidfds see POLLHUP now. Notify takes the
+		// queue's lock, which is held around readiness checks that take
+		// k.mu: it must not run under k.mu.
+		go tg.pidfdEvents.Notify(waiter.EventIn | waiter.EventRdNorm | waiter.EventHUp)
+	}
 	if tg.parent != nil {
 		delete(tg.parent.children, tg)
 		u, s := tg.cpuTimesLocked()

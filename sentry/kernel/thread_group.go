@@ -65,6 +65,9 @@ type ThreadGroup struct {
 	// Fixed at creation; clone with CLONE_PIDFD brings the one its pidfd
 	// already holds.
 	pidfdEvents *waiter.Queue
+	// pidfdMade is set, under k.mu, once a pidfd refers to the group or
+	// one of its threads: only then does reaping notify pidfdEvents.
+	pidfdMade bool
 	// tty is the controlling terminal, guarded by k.mu (tty.go).
 	tty *devpts.Terminal
 

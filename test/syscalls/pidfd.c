@@ -2,7 +2,8 @@
 
 /* pidfd: pidfd_open (flags, ESRCH, EINVAL for a thread without
  * PIDFD_THREAD), the pidfd file (/proc/self/fd link, fdinfo Pid/NSpid,
- * close-on-exec, poll readable at exit, POLLHUP once reaped), clone and
+ * close-on-exec, poll readable at exit, POLLHUP once reaped, waking a
+ * poller), clone and
  * clone3 with CLONE_PIDFD, waitid(P_PIDFD) (WNOHANG, EAGAIN on a
  * PIDFD_NONBLOCK pidfd, ECHILD for a non-child), pidfd_send_signal (scope
  * flags, siginfo rules, permissions, ESRCH after reaping) and pidfd_getfd
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef P_PIDFD
@@ -210,6 +212,49 @@ static void poll_readable_at_exit(void)
 	/* No target comes before a bad signal. */
 	CHECK_ERR(pidfd_send_signal(fd, 65, NULL, 0), ESRCH);
 	CHECK_ERR(waitid(P_PIDFD, fd, &si, WEXITED | WNOHANG), ECHILD);
+	close(w);
+}
+
+struct hup_poll {
+	int fd;
+	int revents;
+	int ret;
+};
+
+static void *poll_hup_only(void *arg)
+{
+	struct hup_poll *h = arg;
+	struct pollfd p = {.fd = h->fd, .events = 0};
+	h->ret = poll(&p, 1, -1);
+	h->revents = p.revents;
+	return NULL;
+}
+
+/* A poller asking for no events (POLLHUP is always reported) sleeps while
+ * the process is a zombie and wakes when it is reaped. */
+static void poll_hup_wakes_at_reap(void)
+{
+	int w;
+	pid_t child = spawn_waiter(0, &w);
+	CHECK(child > 0);
+	int fd = CHECK_SYS(pidfd_open(child, 0));
+	CHECK_SYS(write(w, "x", 1));
+	CHECK_EQ(poll_in(fd, 10000), POLLIN);
+	struct hup_poll h = {.fd = fd, .ret = -2};
+	pthread_t th;
+	CHECK_EQ(pthread_create(&th, NULL, poll_hup_only, &h), 0);
+	usleep(100000); /* let the thread block in poll */
+	int st;
+	CHECK_EQ(waitpid(child, &st, 0), child);
+	/* Not woken within 10 s: it would sleep forever (poll has no
+	 * timeout), which is the failure. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	CHECK_EQ(pthread_timedjoin_np(th, NULL, &until), 0);
+	CHECK_EQ(h.ret, 1);
+	CHECK_EQ(h.revents, POLLHUP);
+	close(fd);
 	close(w);
 }
 
@@ -555,6 +600,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(open_thread_needs_flag),
 	MT_CASE(proc_link_and_fdinfo),
 	MT_CASE(poll_readable_at_exit),
+	MT_CASE(poll_hup_wakes_at_reap),
 	MT_CASE(waitid_nohang_and_nonblock),
 	MT_CASE(waitid_not_a_child),
 	MT_CASE(send_signal_kills),
