@@ -8,6 +8,8 @@
 // encoding): one SOCK_SEQPACKET datagram per message, a tag to match
 // responses to requests, errors as Linux errno numbers. Requests are
 // Attach (an attach point's root), Walk (one component, never following a symlink),
+// WalkPath (several components in a row, each walked as Walk walks one, up
+// to the first failure or non-directory; a symlink's target comes along),
 // Stat (lstat semantics), Open (donates a host fd), Readlink,
 // Getdents (paged by d_off cookies, without "." and ".."), StatFS, Close
 // (of a handle) and Dup (a new connection to the same tree). A read-write
@@ -34,7 +36,7 @@
 // mount) refuses changes with EROFS as a read-only server does, and a
 // link or rename never mixes nodes of two attach points (EXDEV), as
 // Linux refuses it across mounts. Each attach point is a tree of its
-// own: walks are single components and ".." is never walked, so a
+// own: walks are single components (a WalkPath is a row of them) and ".." is never walked, so a
 // bind's symlinks and its ".." never lead out of its source.
 //
 // # Objects and ownership

@@ -395,6 +395,8 @@ func (c *conn) handle(m proto.Message) proto.Message {
 	switch m := m.(type) {
 	case *proto.Twalk:
 		h = m.Dir
+	case *proto.TwalkPath:
+		h = m.Dir
 	case *proto.Tstat:
 		h = m.Node
 	case *proto.Topen:
@@ -427,6 +429,8 @@ func (c *conn) handle(m proto.Message) proto.Message {
 			return errMsg(err)
 		}
 		return &proto.Rwalk{Node: proto.Handle(c.nodes.add(child)), Attr: attr}
+	case *proto.TwalkPath:
+		return c.walkPath(n, m.Names)
 	case *proto.Tstat:
 		var st unix.Stat_t
 		if err := fstat(n.fd, &st); err != nil {

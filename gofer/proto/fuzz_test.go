@@ -57,6 +57,8 @@ func FuzzTattach(f *testing.F)   { fuzzType(f, MsgTattach) }
 func FuzzRattach(f *testing.F)   { fuzzType(f, MsgRattach) }
 func FuzzTwalk(f *testing.F)     { fuzzType(f, MsgTwalk) }
 func FuzzRwalk(f *testing.F)     { fuzzType(f, MsgRwalk) }
+func FuzzTwalkPath(f *testing.F) { fuzzType(f, MsgTwalkPath) }
+func FuzzRwalkPath(f *testing.F) { fuzzType(f, MsgRwalkPath) }
 func FuzzTstat(f *testing.F)     { fuzzType(f, MsgTstat) }
 func FuzzRstat(f *testing.F)     { fuzzType(f, MsgRstat) }
 func FuzzTopen(f *testing.F)     { fuzzType(f, MsgTopen) }

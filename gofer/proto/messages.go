@@ -282,6 +282,10 @@ func newMessage(t MsgType) Message {
 		return &Tdup{}
 	case MsgRdup:
 		return &Rdup{FD: -1}
+	case MsgTwalkPath:
+		return &TwalkPath{}
+	case MsgRwalkPath:
+		return &RwalkPath{}
 	}
 	return newWriteMessage(t)
 }

@@ -19,6 +19,8 @@
 //
 //	Tattach{Version, Mount}   -> Rattach{Root, Attr}   an attach point's root (0: the container's)
 //	Twalk{Dir, Name}          -> Rwalk{Node, Attr}     one component, no symlink following
+//	TwalkPath{Dir, Names}     -> RwalkPath{Steps, Errno}  several in a row, each step
+//	                             a handle, attributes and a symlink's target
 //	Tstat{Node}               -> Rstat{Attr}           lstat semantics
 //	Topen{Node, Flags}        -> Ropen + fd            a host fd the caller owns
 //	Treadlink{Node}           -> Rreadlink{Target}
@@ -73,8 +75,9 @@ import (
 )
 
 // Version is the protocol version a client sends in Tattach. Version 2
-// added Tattach.Mount (attach points for bind mounts).
-const Version = 2
+// added Tattach.Mount (attach points for bind mounts), version 3
+// TwalkPath.
+const Version = 3
 
 // MaxMessage is the largest datagram either side sends or accepts.
 const MaxMessage = 64 << 10
@@ -231,6 +234,10 @@ const (
 	MsgRconnect     MsgType = 59
 	MsgTtmpfile     MsgType = 60
 	MsgRtmpfile     MsgType = 61
+
+	// Several components walked at once (walkpath.go).
+	MsgTwalkPath MsgType = 62
+	MsgRwalkPath MsgType = 63
 )
 
 var msgNames = map[MsgType]string{
@@ -250,6 +257,7 @@ var msgNames = map[MsgType]string{
 	MsgRfsync: "Rfsync", MsgTfallocate: "Tfallocate", MsgRfallocate: "Rfallocate",
 	MsgTbind: "Tbind", MsgRbind: "Rbind", MsgTconnect: "Tconnect", MsgRconnect: "Rconnect",
 	MsgTtmpfile: "Ttmpfile", MsgRtmpfile: "Rtmpfile",
+	MsgTwalkPath: "TwalkPath", MsgRwalkPath: "RwalkPath",
 }
 
 func (t MsgType) String() string {

@@ -18,6 +18,11 @@ var sampleAttr = Attr{
 	Ctime: unix.Timespec{Sec: 1 << 40, Nsec: 999999999},
 }
 
+var (
+	sampleDirAttr  = Attr{Mode: unix.S_IFDIR | 0755, Ino: 43, Dev: 0x803, Nlink: 2}
+	sampleLinkAttr = Attr{Mode: unix.S_IFLNK | 0777, Ino: 44, Dev: 0x803, Nlink: 1, Size: 33}
+)
+
 // sampleMessages has one message of every type, with non-zero fields.
 func sampleMessages() []Message {
 	var sfs unix.Statfs_t
@@ -30,6 +35,12 @@ func sampleMessages() []Message {
 		&Rattach{Root: 1, Attr: sampleAttr},
 		&Twalk{Dir: 1, Name: "etc"},
 		&Rwalk{Node: 2, Attr: sampleAttr},
+		&TwalkPath{Dir: 1, Names: []string{"usr", "lib", "x86_64-linux-gnu", "libc.so.6"}},
+		&RwalkPath{Steps: []WalkStep{
+			{Node: 2, Attr: sampleDirAttr},
+			{Node: 3, Attr: sampleLinkAttr, Target: "../lib/x86_64-linux-gnu/libc.so.6"},
+		}},
+		&RwalkPath{Steps: []WalkStep{{Node: 4, Attr: sampleDirAttr}}, Errno: uint32(unix.ENOENT)},
 		&Tstat{Node: 3},
 		&Rstat{Attr: sampleAttr},
 		&Topen{Node: 4, Flags: unix.O_RDONLY | unix.O_CLOEXEC},
