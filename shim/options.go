@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/moat-sandbox/moat/internal/atomicfile"
 )
 
 // Options say how the shim runs runsc for one container. They come from
@@ -228,7 +230,7 @@ func writeOptions(bundle string, o Options) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(bundle, optionsFile), data, 0o600)
+	return atomicfile.WriteFile(filepath.Join(bundle, optionsFile), data, 0o600)
 }
 
 // readOptions reads the Options saved in bundle; a bundle without them
@@ -246,18 +248,4 @@ func readOptions(bundle string) (Options, error) {
 		return o, fmt.Errorf("reading %s: %w", optionsFile, err)
 	}
 	return o, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, so a reader never sees half of it.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, perm); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }

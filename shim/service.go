@@ -19,6 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/moat-sandbox/moat/internal/atomicfile"
 )
 
 // Version is the shim's version, printed by -v and sent by Connect.
@@ -494,7 +496,7 @@ func (s *service) Exec(ctx context.Context, r *taskapi.ExecProcessRequest) (_ *e
 		return nil, err
 	}
 	p.processFile = filepath.Join(c.bundle, "exec-"+r.ExecID+".json")
-	if err := writeFileAtomic(p.processFile, r.Spec.Value, 0o600); err != nil {
+	if err := atomicfile.WriteFile(p.processFile, r.Spec.Value, 0o600); err != nil {
 		return fail(fmt.Errorf("writing the process spec: %w", err))
 	}
 	pio, err := newProcessIO(ctx, s.reaper, c.id, s.namespace, spec)

@@ -48,6 +48,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/moat-sandbox/moat/internal/atomicfile"
 )
 
 // RuntimeName is the runtime name containerd maps to this binary.
@@ -229,7 +231,7 @@ func start(f *flags, stdin *os.File, stdout io.Writer) error {
 	if conn, err := net.Dial("unix", path); err == nil {
 		// A shim already serves this id: hand out its address.
 		conn.Close()
-		if err := writeFileAtomic(filepath.Join(bundle, "address"), []byte(address), 0o600); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(bundle, "address"), []byte(address), 0o600); err != nil {
 			return err
 		}
 		return printAddress(stdout, address, params)
@@ -280,11 +282,11 @@ func start(f *flags, stdin *os.File, stdout io.Writer) error {
 		unix.Kill(pid, unix.SIGKILL)
 		os.Remove(path)
 	}
-	if err := writeFileAtomic(filepath.Join(bundle, "shim.pid"), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(bundle, "shim.pid"), []byte(strconv.Itoa(pid)), 0o600); err != nil {
 		undo()
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(bundle, "address"), []byte(address), 0o600); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(bundle, "address"), []byte(address), 0o600); err != nil {
 		undo()
 		return err
 	}

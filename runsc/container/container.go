@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/moat-sandbox/moat/internal/atomicfile"
 	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/config"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
@@ -280,7 +281,7 @@ func WritePidFile(path string, pid int) error {
 	if err != nil {
 		return fmt.Errorf("pid file: %w", err)
 	}
-	if err := writeFileAtomic(abs, []byte(strconv.Itoa(pid)), 0o644); err != nil {
+	if err := atomicfile.WriteFile(abs, []byte(strconv.Itoa(pid)), 0o644); err != nil {
 		return fmt.Errorf("pid file: %w", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
+	"github.com/moat-sandbox/moat/runsc/specutils"
 	sentryproc "github.com/moat-sandbox/moat/sentry/fs/proc"
 )
 
@@ -35,7 +36,7 @@ func kernelSettings(spec *specs.Spec) (*boot.KernelSettings, error) {
 			ks.Sysctl = l.Sysctl
 			any = true
 		}
-		if userNamespace(spec) {
+		if specutils.HasNamespace(spec, specs.UserNamespace) {
 			ks.UIDMappings = idMaps(l.UIDMappings)
 			ks.GIDMappings = idMaps(l.GIDMappings)
 			any = any || len(ks.UIDMappings)+len(ks.GIDMappings) > 0
@@ -45,20 +46,6 @@ func kernelSettings(spec *specs.Spec) (*boot.KernelSettings, error) {
 		return nil, nil
 	}
 	return &ks, nil
-}
-
-// userNamespace reports whether the spec asks for a user namespace of the
-// container's own.
-func userNamespace(spec *specs.Spec) bool {
-	if spec.Linux == nil {
-		return false
-	}
-	for _, ns := range spec.Linux.Namespaces {
-		if ns.Type == specs.UserNamespace {
-			return true
-		}
-	}
-	return false
 }
 
 func idMaps(m []specs.LinuxIDMapping) []sentryproc.IDMap {
@@ -114,7 +101,7 @@ func hostNamespaceOptions(spec *specs.Spec, o *sandbox.CreateOptions) {
 			o.NetNSPath = ns.Path
 		}
 	}
-	if !userNamespace(spec) || !mapsRoot(spec.Linux.UIDMappings) || !mapsRoot(spec.Linux.GIDMappings) {
+	if !specutils.HasNamespace(spec, specs.UserNamespace) || !mapsRoot(spec.Linux.UIDMappings) || !mapsRoot(spec.Linux.GIDMappings) {
 		return
 	}
 	o.UIDMappings = sysProcIDMaps(spec.Linux.UIDMappings)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moat-sandbox/moat/internal/atomicfile"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
@@ -206,29 +207,7 @@ func (c *Container) save() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(c.dir, stateFile), b, 0o600)
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path, so readers see the old or the new content, never a part.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.WriteFile(filepath.Join(c.dir, stateFile), b, 0o600)
 }
 
 // exitStatus reads the status the sandbox wrote in the exit file; false

@@ -177,16 +177,18 @@ func Validate(spec *specs.Spec, bundle string) error {
 			}
 		}
 	}
-	if spec.Hostname != "" && spec.Linux != nil && !hasNamespace(spec, specs.UTSNamespace) {
+	if spec.Hostname != "" && spec.Linux != nil && !HasNamespace(spec, specs.UTSNamespace) {
 		return errors.New("hostname is set but linux.namespaces has no uts namespace")
 	}
-	if spec.Domainname != "" && spec.Linux != nil && !hasNamespace(spec, specs.UTSNamespace) {
+	if spec.Domainname != "" && spec.Linux != nil && !HasNamespace(spec, specs.UTSNamespace) {
 		return errors.New("domainname is set but linux.namespaces has no uts namespace")
 	}
 	return validateSysctl(spec)
 }
 
-func hasNamespace(spec *specs.Spec, t specs.LinuxNamespaceType) bool {
+// HasNamespace reports whether the spec's linux.namespaces lists a
+// namespace of type t (with or without a path).
+func HasNamespace(spec *specs.Spec, t specs.LinuxNamespaceType) bool {
 	if spec.Linux == nil {
 		return false
 	}

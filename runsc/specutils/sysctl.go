@@ -31,7 +31,7 @@ func validateSysctl(spec *specs.Spec) error {
 	sort.Strings(keys)
 	for _, s := range keys {
 		if ipcSysctls[s] || strings.HasPrefix(s, "fs.mqueue.") {
-			if !hasNamespace(spec, specs.IPCNamespace) {
+			if !HasNamespace(spec, specs.IPCNamespace) {
 				return fmt.Errorf("sysctl %q is not allowed in the hosts ipc namespace", s)
 			}
 			continue
@@ -46,7 +46,7 @@ func validateSysctl(spec *specs.Spec) error {
 			}
 			continue
 		}
-		if hasNamespace(spec, specs.UTSNamespace) {
+		if HasNamespace(spec, specs.UTSNamespace) {
 			switch s {
 			case "kernel.domainname":
 				continue
