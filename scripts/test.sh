@@ -26,10 +26,11 @@ go vet ./...
 step "go build ./..."
 go build ./...
 
-# Unit tests of the kernel and the gofer, with the race detector. Packages
+# Unit tests of the kernel, the gofer, the shim and the shared internal
+# packages, with the race detector. Packages
 # that do not exist yet are skipped, packages without tests are fine.
 unit=()
-for d in sentry gofer shim; do
+for d in sentry gofer shim internal; do
 	if [ -d "$d" ]; then
 		unit+=("./$d/...")
 	fi
