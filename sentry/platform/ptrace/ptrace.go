@@ -68,13 +68,23 @@ type Platform struct {
 	noHostMap atomic.Bool
 	// spare holds an address space made ahead of need (NewAddressSpace).
 	spare chan *addressSpace
+	// sys is the systrap mode's state, nil in ptrace mode.
+	sys *systrap
 }
 
 // New creates the platform and its template stub process. memfd is the
 // memory file. It must be called before the Sentry's seccomp filter is
 // installed (it forks) and it leaves a goroutine running per address space.
 func New(memfd int) (*Platform, error) {
-	code, err := stubCode(memfd)
+	return newPlatform(memfd, nil)
+}
+
+func newPlatform(memfd int, sys *systrap) (*Platform, error) {
+	commfd := -1
+	if sys != nil {
+		commfd = sys.fd
+	}
+	code, _, err := buildStub(memfd, commfd)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +99,7 @@ func New(memfd int) (*Platform, error) {
 	if _, err := unix.Pwrite(codefd, code, 0); err != nil {
 		return nil, fmt.Errorf("writing stub code: %w", err)
 	}
-	p := &Platform{memfd: memfd, template: newTracer(), pid: unix.Getpid(), spare: make(chan *addressSpace, 1)}
+	p := &Platform{memfd: memfd, template: newTracer(), pid: unix.Getpid(), spare: make(chan *addressSpace, 1), sys: sys}
 	var pid int
 	p.template.do(func() { pid, err = forkStub(codefd) })
 	if err != nil {
@@ -174,8 +184,10 @@ func (p *Platform) refill() {
 	if err != nil {
 		return // NewAddressSpace makes one itself and reports why not
 	}
-	if tid, err := as.cloneThread(true); err == nil {
-		as.parked = tid
+	if p.sys == nil {
+		if tid, err := as.cloneThread(true); err == nil {
+			as.parked = tid
+		}
 	}
 	select {
 	case p.spare <- as:
@@ -210,7 +222,12 @@ func (p *Platform) newAddressSpace() (*addressSpace, error) {
 }
 
 // NewContext implements platform.Platform.NewContext.
-func (p *Platform) NewContext() platform.Context { return &context{} }
+func (p *Platform) NewContext() platform.Context {
+	if p.sys != nil {
+		return &trapContext{p: p}
+	}
+	return &context{}
+}
 
 // tracer is a goroutine locked to an OS thread, which runs functions sent to
 // it. ptrace requests must come from the tracing thread; a tracer is how a
@@ -255,6 +272,15 @@ type addressSpace struct {
 	// parked is a thread cloned ahead of need, untraced in the pause loop,
 	// or 0 (refill).
 	parked int32
+	// reaped is set once the stub process is gone; retired holds the
+	// systrap regions of exited workers until then (retireRegion).
+	reaped  bool
+	retired []int
+
+	// stopMu guards stopped, set when Release stops the master; masterDo
+	// holds it for reading so that it never sends to a stopped master.
+	stopMu  sync.RWMutex
+	stopped bool
 }
 
 // current returns the calling OS thread's stub thread in as, or nil.
@@ -434,9 +460,32 @@ func (as *addressSpace) Release() {
 	// Reaping the leader waits until every other thread of the process has
 	// been reaped by its own tracer, so the master does it without holding
 	// up the caller.
+	as.stopMu.Lock()
+	as.stopped = true
 	as.master.reqs <- func() {
 		unix.Kill(int(as.pid), unix.SIGKILL)
 		as.masterThr.reap()
+		as.mu.Lock()
+		as.reaped = true
+		retired := as.retired
+		as.retired = nil
+		as.mu.Unlock()
+		for _, r := range retired {
+			as.p.sys.free(r)
+		}
 	}
 	as.master.stop()
+	as.stopMu.Unlock()
+}
+
+// masterDo runs f on the master unless Release has stopped it, and says
+// whether it did.
+func (as *addressSpace) masterDo(f func()) bool {
+	as.stopMu.RLock()
+	defer as.stopMu.RUnlock()
+	if as.stopped {
+		return false
+	}
+	as.master.do(f)
+	return true
 }

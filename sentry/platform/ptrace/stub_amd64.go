@@ -111,6 +111,14 @@ func (a *asm) finish() ([]byte, error) {
 // stubCode returns the contents of the stub page. memfd is the memory file,
 // the one descriptor stub processes keep.
 func stubCode(memfd int) ([]byte, error) {
+	code, _, err := buildStub(memfd, -1)
+	return code, err
+}
+
+// buildStub returns the contents of the stub page and the offsets of its
+// labels. The stub processes keep memfd and, if it is not -1, commfd (the
+// systrap platform's file of per-thread regions) open.
+func buildStub(memfd, commfd int) ([]byte, map[string]int, error) {
 	a := &asm{labels: map[string]int{}}
 	a.label("syscall")
 	a.syscallInsn()
@@ -170,15 +178,27 @@ func stubCode(memfd int) ([]byte, error) {
 	a.emit(0x31, 0xf6) // xor esi, esi
 	a.movEAX(109)      // SYS_setpgid
 	a.syscallInsn()
-	// close_range(0, memfd-1, 0); close_range(memfd+1, ~0, 0)
-	if memfd > 0 {
-		a.emit(0x31, 0xff) // xor edi, edi
-		a.movESI(uint32(memfd - 1))
-		a.xorEDX()
-		a.movEAX(436)
-		a.syscallInsn()
+	// close_range(0, memfd-1, 0); close_range(memfd+1, ~0, 0), with a
+	// hole for commfd too when there is one.
+	keep := []int{memfd}
+	if commfd >= 0 {
+		keep = append(keep, commfd)
+		if commfd < memfd {
+			keep[0], keep[1] = commfd, memfd
+		}
 	}
-	a.movEDI(uint32(memfd + 1))
+	lo := 0
+	for _, fd := range keep {
+		if fd > lo {
+			a.movEDI(uint32(lo))
+			a.movESI(uint32(fd - 1))
+			a.xorEDX()
+			a.movEAX(436)
+			a.syscallInsn()
+		}
+		lo = fd + 1
+	}
+	a.movEDI(uint32(lo))
 	a.movESI(0xffffffff)
 	a.xorEDX()
 	a.movEAX(436)
@@ -281,14 +301,21 @@ func stubCode(memfd int) ([]byte, error) {
 	a.emit(make([]byte, 24)...)
 	a.label("allsigs") // a full sigset
 	a.imm64(^uint64(0))
+
+	if err := emitSystrap(a); err != nil {
+		return nil, nil, err
+	}
 	code, err := a.finish()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if a.labels["loop"] != stubLoopOff || a.labels["init"] != stubInitOff || a.labels["clone"] != stubCloneOff || a.labels["mapfd"] != stubMapFDOff || a.labels["park"] != stubParkOff {
-		return nil, fmt.Errorf("stub: layout drifted: loop at %#x, init at %#x", a.labels["loop"], a.labels["init"])
+		return nil, nil, fmt.Errorf("stub: layout drifted: loop at %#x, init at %#x", a.labels["loop"], a.labels["init"])
+	}
+	if len(code) > stubSize {
+		return nil, nil, fmt.Errorf("stub: %d bytes do not fit its page", len(code))
 	}
 	page := make([]byte, stubSize)
 	copy(page, code)
-	return page, nil
+	return page, a.labels, nil
 }

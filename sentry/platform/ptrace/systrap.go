@@ -1,0 +1,433 @@
+package ptrace
+
+// The systrap mode (NewSystrap, runsc --platform=systrap) keeps the stub
+// processes, their master threads and everything about address spaces, and
+// runs application threads differently: each context has a worker thread in
+// the stub process that is never traced. The worker installs, for itself
+// only, a seccomp filter that turns every system call made outside the stub
+// page into SIGSYS (SECCOMP_RET_TRAP), and a handler, on an alternate
+// signal stack, for SIGSYS, the fault signals and the interrupt signal. The
+// handler reports the signal in the worker's region and waits; the Sentry
+// reads and writes the application's registers straight in the signal
+// frame, then lets the handler return (rt_sigreturn), which resumes the
+// application with them. A system call costs a signal delivery, two
+// handoffs through shared memory and a sigreturn, and no ptrace stop.
+//
+// Regions: a memfd of the platform's (not the memory file: the platform
+// owns no allocator of it) is cut into regionSize slots; a worker's slot is
+// mapped MAP_SHARED in its stub process at regionBase + slot*regionSize
+// (above arch.MaxUserAddress, below the stub page) by the master, and the
+// Sentry maps the whole file once. A slot is the comm page (commPage) then
+// the alternate signal stack, where the kernel puts the signal frame with
+// the FP state. A slot is used again only once no thread can reach it:
+// after the master unmapped it from a living stub, or once the stub process
+// was reaped.
+//
+// Handoff: one state word (commState) per worker. The worker's handler
+// sets stateTrapped and wakes the Sentry if it said it sleeps
+// (commSentryWaiting); the Sentry sets stateRunning and wakes the worker
+// if it sleeps (commWorkerWaiting). Each side spins a while, then marks
+// itself sleeping, looks at the state again, and FUTEX_WAITs on it (a full
+// barrier on each side between storing one word and loading the other, so
+// no wake-up is lost). The worker is cloned with CLONE_CHILD_CLEARTID on
+// the state word: when it dies for any reason the kernel stores 0
+// (stateDead) and wakes the Sentry.
+//
+// Trust: application code can jump anywhere in the stub and write its
+// region at any time (from another thread), so the filter allows only the
+// handler's own system calls at their own instruction, and the Sentry reads
+// the region once per trap, checks that the pointers the handler stored
+// point into the slot, and rewrites the fields of the frame that the kernel
+// checks (segments, the alternate stack, the FP state pointer). A hostile
+// application can at worst break or kill its own stub process.
+//
+// Faults are fixed by the master (MapFile from a context with no traced
+// thread), which costs a goroutine handoff and an injected system call
+// more than in ptrace mode.
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/arch"
+	"github.com/moat-sandbox/moat/sentry/platform"
+)
+
+const (
+	// regionSize is a worker's slot: the comm page and the alternate
+	// signal stack. The handler finds its slot by rounding rsp down to
+	// it, so it is a power of two and slots are aligned to it.
+	regionSize = 0x10000
+	// altstackOff is where the alternate stack starts in a slot.
+	altstackOff = 0x1000
+	// regionBase is the stub address of slot 0.
+	regionBase = arch.MaxUserAddress
+	// maxRegions bounds the platform's slots, hence its live contexts.
+	maxRegions = 8192
+)
+
+// Spin bounds, in PAUSE instructions, before a side futex-waits.
+var (
+	// workerSpin is how long the handler waits for the Sentry, which
+	// usually answers within a few microseconds.
+	workerSpin uint32 = 50
+	// sentrySpin is how long the Sentry waits for the next trap.
+	sentrySpin = 50
+)
+
+// systrap is the platform's systrap state: the regions file and its slots.
+type systrap struct {
+	fd  int
+	mem []byte // the whole file, mapped in the Sentry
+
+	mu    sync.Mutex
+	freed []int
+	next  int
+}
+
+// NewSystrap creates the platform in systrap mode. Like New, it must be
+// called before the Sentry's seccomp filter is installed.
+func NewSystrap(memfd int) (*Platform, error) {
+	if err := systrapAvailable(); err != nil {
+		return nil, fmt.Errorf("the systrap platform needs seccomp's SECCOMP_RET_TRAP: %w", err)
+	}
+	fd, err := unix.MemfdCreate("moat-systrap", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("creating the systrap regions file: %w", err)
+	}
+	// The stubs keep it open (buildStub); move it out of the way of the
+	// low descriptors, as a hint, not a need.
+	if err := unix.Ftruncate(fd, maxRegions*regionSize); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("sizing the systrap regions file: %w", err)
+	}
+	mem, err := unix.Mmap(fd, 0, maxRegions*regionSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("mapping the systrap regions file: %w", err)
+	}
+	p, err := newPlatform(memfd, &systrap{fd: fd, mem: mem})
+	if err != nil {
+		unix.Munmap(mem)
+		unix.Close(fd)
+		return nil, err
+	}
+	return p, nil
+}
+
+// alloc returns a free slot.
+func (s *systrap) alloc() (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.freed); n > 0 {
+		r := s.freed[n-1]
+		s.freed = s.freed[:n-1]
+		return r, nil
+	}
+	if s.next == maxRegions {
+		return 0, fmt.Errorf("systrap: all %d thread regions in use", maxRegions)
+	}
+	s.next++
+	return s.next - 1, nil
+}
+
+// free returns slot r, which no thread can reach any more.
+func (s *systrap) free(r int) {
+	s.mu.Lock()
+	s.freed = append(s.freed, r)
+	s.mu.Unlock()
+}
+
+// regionAddr is slot r's address in a stub process.
+func regionAddr(r int) uintptr { return regionBase + uintptr(r)*regionSize }
+
+// worker is a context's untraced thread in a stub process.
+type worker struct {
+	as     *addressSpace
+	region int
+	tid    int32
+	comm   *commPage
+	// cpu is the CPU the worker is bound to, or -1 (follow).
+	cpu int32
+	// fsBase is the fs base the worker has (arch_prctl in the handler).
+	fsBase uint64
+	// frame is the last trap's signal frame, checked (trapFrame).
+	frame frameRef
+	// info is the last trap's signal information.
+	info platform.SignalInfo
+}
+
+// frameRef locates a signal frame in a slot, by offsets checked to lie in
+// it.
+type frameRef struct {
+	uc     uintptr // ucontext
+	info   uintptr // siginfo
+	fp     uintptr // xsave area, or 0
+	fpSize uintptr
+	fpMask uint64 // the frame's xfeatures
+}
+
+// newWorker creates a worker in as and waits for its first trap.
+func (s *systrap) newWorker(as *addressSpace) (*worker, error) {
+	r, err := s.alloc()
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{as: as, region: r, comm: s.comm(r), fsBase: ^uint64(0), cpu: -1}
+	s.resetRegion(r)
+	va := regionAddr(r)
+	const flags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
+		unix.CLONE_THREAD | unix.CLONE_SYSVSEM | unix.CLONE_CHILD_CLEARTID
+	var tid uintptr
+	ok := as.masterDo(func() {
+		var mr uintptr
+		mr, err = as.masterThr.syscall(unix.SYS_MMAP, va, regionSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(s.fd), uintptr(r)*regionSize)
+		if err == nil && mr != va {
+			err = fmt.Errorf("stub mmap of a systrap region at %#x: %v", va, unix.Errno(-mr))
+		}
+		if err != nil {
+			return
+		}
+		tid, err = as.masterThr.cloneWorker(flags, va)
+		if err == nil && int64(tid) < 0 {
+			err = fmt.Errorf("clone of a systrap worker: %w", unix.Errno(-int64(tid)))
+		}
+	})
+	if !ok {
+		err = errors.New("address space released")
+	}
+	if err != nil {
+		// The region may be mapped in the stub: leave it to the reaping.
+		as.retireRegion(r, false)
+		return nil, err
+	}
+	w.tid = int32(tid)
+	st := w.comm.wait(stateRunning, 5*time.Second)
+	if st != stateTrapped || w.comm.loadSigno() != int32(unix.SIGTRAP) {
+		e := w.comm.initErr()
+		w.kill()
+		as.retireRegion(r, false)
+		if e != 0 {
+			return nil, fmt.Errorf("systrap worker set-up failed: %w", unix.Errno(-e))
+		}
+		return nil, fmt.Errorf("systrap worker did not start (state %d)", st)
+	}
+	if err := w.trapFrame(s); err != nil {
+		w.kill()
+		as.retireRegion(r, false)
+		return nil, err
+	}
+	return w, nil
+}
+
+var systrapFollow = true
+
+// follow binds the worker to the CPU the calling thread runs on, as
+// thread.follow does for ptrace.
+func (w *worker) follow() {
+	cpu := int32(currentCPU())
+	if cpu == w.cpu {
+		return
+	}
+	w.cpu = cpu
+	var set unix.CPUSet
+	set.Set(int(cpu))
+	_ = unix.SchedSetaffinity(int(w.tid), &set)
+}
+
+// kill ends the worker's stub process: the worker misbehaved.
+func (w *worker) kill() {
+	unix.Kill(int(w.as.pid), unix.SIGKILL)
+}
+
+// release makes the worker exit and frees its region.
+func (w *worker) release() {
+	if w.comm.swapState(stateExit) != stateDead {
+		w.comm.wake()
+		if w.comm.wait(stateExit, 2*time.Second) != stateDead {
+			w.kill()
+			w.as.retireRegion(w.region, false)
+			return
+		}
+	}
+	w.as.retireRegion(w.region, true)
+}
+
+// retireRegion gives slot r back once no thread of the stub can reach it:
+// at once if the stub is gone, after unmapping it if unmap is set and the
+// stub lives, else when the stub process is reaped.
+func (as *addressSpace) retireRegion(r int, unmap bool) {
+	as.mu.Lock()
+	if as.reaped {
+		as.mu.Unlock()
+		as.p.sys.free(r)
+		return
+	}
+	as.mu.Unlock()
+	if unmap {
+		var res uintptr
+		var err error
+		ok := as.masterDo(func() {
+			res, err = as.masterThr.syscall(unix.SYS_MUNMAP, regionAddr(r), regionSize, 0, 0, 0, 0)
+		})
+		if ok && err == nil && res == 0 {
+			as.p.sys.free(r)
+			return
+		}
+	}
+	as.mu.Lock()
+	if as.reaped {
+		as.mu.Unlock()
+		as.p.sys.free(r)
+		return
+	}
+	as.retired = append(as.retired, r)
+	as.mu.Unlock()
+}
+
+// cloneWorker injects clone(flags) at stubWorker with rbx = the region at
+// va: the child starts the worker, on a stack at the top of the region,
+// with the state word as its clear_child_tid.
+func (t *thread) cloneWorker(flags uintptr, va uintptr) (uintptr, error) {
+	regs := t.initRegs
+	regs.Rax = unix.SYS_CLONE
+	regs.Rdi = uint64(flags)
+	regs.Rsi = uint64(va + regionSize)
+	regs.Rdx = 0
+	regs.R10 = uint64(va + commState)
+	regs.R8 = 0
+	regs.Rbx = uint64(va)
+	regs.Rip = stubAddr + stubWorkerOff
+	if err := t.run(&regs); err != nil {
+		return 0, err
+	}
+	return uintptr(regs.Rax), nil
+}
+
+// trapContext is a platform.Context of the systrap mode.
+type trapContext struct {
+	p  *Platform
+	as *addressSpace
+	w  *worker
+
+	// live is the worker Interrupt signals.
+	live        atomic.Pointer[worker]
+	interrupted atomic.Bool
+}
+
+func (c *trapContext) workerFor(as *addressSpace) (*worker, error) {
+	if c.as == as && c.w != nil {
+		return c.w, nil
+	}
+	c.drop()
+	w, err := c.p.sys.newWorker(as)
+	if err != nil {
+		return nil, err
+	}
+	c.as, c.w = as, w
+	c.live.Store(w)
+	return w, nil
+}
+
+func (c *trapContext) drop() {
+	if c.w != nil {
+		c.live.Store(nil)
+		c.w.release()
+		c.as, c.w = nil, nil
+	}
+}
+
+// Switch implements platform.Context.Switch.
+func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (platform.SwitchResult, *platform.SignalInfo, error) {
+	as := pas.(*addressSpace)
+	w, err := c.workerFor(as)
+	if err != nil {
+		return 0, nil, err
+	}
+	if c.interrupted.Swap(false) {
+		return platform.SwitchInterrupted, nil, nil
+	}
+	s := c.p.sys
+	if err := w.putRegs(s, regs); err != nil {
+		return 0, nil, err
+	}
+	if systrapFollow {
+		w.follow()
+	}
+	w.comm.swapState(stateRunning)
+	if w.comm.workerSleeps() {
+		w.comm.wake()
+	}
+	if c.interrupted.Load() {
+		// Interrupt may have looked at the state before it changed.
+		unix.Tgkill(int(as.pid), int(w.tid), interruptSignal)
+	}
+	st := w.comm.wait(stateRunning, 0)
+	if st != stateTrapped {
+		c.live.Store(nil)
+		w.kill()
+		c.as, c.w = nil, nil
+		w.as.retireRegion(w.region, false)
+		return 0, nil, fmt.Errorf("%w: systrap worker %d: state %d", platform.ErrContextDead, w.tid, st)
+	}
+	if err := w.trapFrame(s); err != nil {
+		c.live.Store(nil)
+		w.kill()
+		c.as, c.w = nil, nil
+		w.as.retireRegion(w.region, false)
+		return 0, nil, fmt.Errorf("%w: %v", platform.ErrContextDead, err)
+	}
+	info := w.getRegs(s, regs)
+	switch sig := unix.Signal(info.Signo); {
+	case sig == unix.SIGSYS && info.Code == sysSeccomp:
+		regs.Orig_rax = regs.Rax
+		regs.Rax = ^uint64(unix.ENOSYS) + 1
+		return platform.SwitchSyscall, nil, nil
+	case sig == unix.SIGSEGV, sig == unix.SIGBUS, sig == unix.SIGFPE, sig == unix.SIGILL, sig == unix.SIGTRAP:
+		regs.Orig_rax = ^uint64(0)
+		fault := *info
+		return platform.SwitchFault, &fault, nil
+	default:
+		regs.Orig_rax = ^uint64(0)
+		c.interrupted.Store(false)
+		return platform.SwitchInterrupted, nil, nil
+	}
+}
+
+// Interrupt implements platform.Context.Interrupt.
+func (c *trapContext) Interrupt() {
+	c.interrupted.Store(true)
+	if w := c.live.Load(); w != nil && w.comm.loadState() == stateRunning {
+		unix.Tgkill(int(w.as.pid), int(w.tid), interruptSignal)
+	}
+}
+
+// ClearInterrupt implements platform.Context.ClearInterrupt.
+func (c *trapContext) ClearInterrupt() { c.interrupted.Store(false) }
+
+// Release implements platform.Context.Release.
+func (c *trapContext) Release() { c.drop() }
+
+// FPState implements platform.Context.FPState.
+func (c *trapContext) FPState(pas platform.AddressSpace) ([]byte, error) {
+	w, err := c.workerFor(pas.(*addressSpace))
+	if err != nil {
+		return nil, err
+	}
+	return w.fpState(c.p.sys), nil
+}
+
+// SetFPState implements platform.Context.SetFPState.
+func (c *trapContext) SetFPState(pas platform.AddressSpace, state []byte) error {
+	w, err := c.workerFor(pas.(*addressSpace))
+	if err != nil {
+		return err
+	}
+	w.setFPState(c.p.sys, state)
+	return nil
+}

@@ -1,0 +1,330 @@
+package ptrace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/bpf"
+	"github.com/moat-sandbox/moat/sentry/platform"
+)
+
+func newSystrapPlatform(t testing.TB, code []byte) (*Platform, int) {
+	t.Helper()
+	fd, err := unix.MemfdCreate("test-memfile", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Ftruncate(fd, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.Pwrite(fd, code, 0); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewSystrap(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, fd
+}
+
+func newSystrapAS(t testing.TB, p *Platform) platform.AddressSpace {
+	t.Helper()
+	as, err := p.NewAddressSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := as.MapFile(0x100000, 0, 0x1000, platform.Read|platform.Exec); err != nil {
+		t.Fatal(err)
+	}
+	return as
+}
+
+func TestSystrapSwitchSyscallsAndFaults(t *testing.T) {
+	p, fd := newSystrapPlatform(t, testCode)
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	runTestThread(t, p, as, true)
+	var b [1]byte
+	unix.Pread(fd, b[:], 0x1000)
+	if b[0] != 1 {
+		t.Fatalf("store through the stub did not reach the memory file")
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runTestThread(t, p, as, false)
+		}()
+	}
+	wg.Wait()
+	// Regions of released contexts are reused.
+	if n := p.sys.next; n > 5 {
+		t.Errorf("%d regions made for at most 5 contexts at once", n)
+	}
+}
+
+// TestSystrapRegisters checks that every general register the Sentry sets
+// reaches the application and comes back, and that rip and rcx/r11 are
+// what the syscall instruction leaves.
+func TestSystrapRegisters(t *testing.T) {
+	// syscall; syscall
+	p, _ := newSystrapPlatform(t, []byte{0x0f, 0x05, 0x0f, 0x05})
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	c := p.NewContext()
+	defer c.Release()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	regs.Rax = 39
+	regs.Rbx, regs.Rdx, regs.Rsi, regs.Rdi, regs.Rbp, regs.Rsp = 2, 3, 4, 5, 6, 7
+	regs.R8, regs.R9, regs.R10, regs.R12, regs.R13, regs.R14, regs.R15 = 8, 9, 10, 12, 13, 14, 15
+	want := regs
+	r, _, err := c.Switch(as, &regs)
+	if err != nil || r != platform.SwitchSyscall {
+		t.Fatalf("got %v %v, want a syscall", r, err)
+	}
+	want.Rip = 0x100002
+	want.Rcx = 0x100002
+	want.Orig_rax = 39
+	want.Rax = ^uint64(unix.ENOSYS) + 1
+	want.R11 = regs.R11
+	want.Eflags = regs.Eflags
+	if regs != want {
+		t.Errorf("registers at the syscall:\n got %+v\nwant %+v", regs, want)
+	}
+	if regs.R11&0x200 == 0 {
+		t.Errorf("r11 %#x is not the flags the syscall instruction saved", regs.R11)
+	}
+	regs.Rax = 60
+	r, _, err = c.Switch(as, &regs)
+	if err != nil || r != platform.SwitchSyscall || regs.Orig_rax != 60 || regs.Rip != 0x100004 {
+		t.Fatalf("second syscall: %v %v %+v", r, err, regs)
+	}
+}
+
+func TestSystrapFSBase(t *testing.T) {
+	// mov rax, fs:[0]; syscall: the Sentry's fs base must be the app's.
+	code := []byte{0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x0f, 0x05}
+	p, fd := newSystrapPlatform(t, code)
+	unix.Pwrite(fd, []byte{0x11, 0x22, 0x33, 0x44, 0, 0, 0, 0}, 0x1000+0x80)
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	as.MapFile(0x200000, 0x1000, 0x1000, platform.Read)
+	c := p.NewContext()
+	defer c.Release()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	regs.Fs_base = 0x200080
+	r, _, err := c.Switch(as, &regs)
+	if err != nil || r != platform.SwitchSyscall || regs.Orig_rax != 0x44332211 {
+		t.Fatalf("got %v %v, syscall %#x, want 0x44332211", r, err, regs.Orig_rax)
+	}
+}
+
+func TestSystrapInterrupt(t *testing.T) {
+	p, _ := newSystrapPlatform(t, []byte{0xeb, 0xfe}) // jmp $
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	c := p.NewContext()
+	defer c.Release()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	for i := 0; i < 20; i++ {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				c.Interrupt()
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+		r, _, err := c.Switch(as, &regs)
+		if err != nil || r != platform.SwitchInterrupted {
+			t.Fatalf("got %v %v, want interrupted", r, err)
+		}
+		done <- struct{}{}
+		<-done
+		c.ClearInterrupt()
+	}
+}
+
+func TestSystrapFPState(t *testing.T) {
+	code := []byte{
+		0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8, // mov rax, 0x0807060504030201
+		0x66, 0x48, 0x0f, 0x6e, 0xc8, // movq xmm1, rax
+		0x0f, 0x05, // syscall
+		0x66, 0x48, 0x0f, 0x7e, 0xc7, // movq rdi, xmm0
+		0x0f, 0x05, // syscall
+	}
+	p, _ := newSystrapPlatform(t, code)
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	c := p.NewContext()
+	defer c.Release()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	if _, _, err := c.Switch(as, &regs); err != nil {
+		t.Fatal(err)
+	}
+	fp, err := c.FPState(as)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint64(fp[160+16:]); got != 0x0807060504030201 {
+		t.Fatalf("xmm1 in the FP state is %#x", got)
+	}
+	binary.LittleEndian.PutUint64(fp[160:], 0xdeadbeefcafe)
+	fp[512] |= 2 // XSTATE_BV: SSE in use
+	if err := c.SetFPState(as, fp); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := c.Switch(as, &regs)
+	if err != nil || r != platform.SwitchSyscall {
+		t.Fatalf("got %v %v", r, err)
+	}
+	if regs.Rdi != 0xdeadbeefcafe {
+		t.Fatalf("xmm0 after SetFPState is %#x", regs.Rdi)
+	}
+}
+
+// TestSystrapFilter runs the worker's filter in the BPF interpreter.
+func TestSystrapFilter(t *testing.T) {
+	_, labels, err := buildStub(5, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := bpf.Compile(systrapFilter(labels))
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := func(name string) uint64 { return stubAddr + uint64(labels[name]) }
+	const arch = unix.AUDIT_ARCH_X86_64
+	for _, tc := range []struct {
+		name string
+		d    bpf.Data
+		want uint32
+	}{
+		{"app getpid", bpf.Data{Nr: 39, Arch: arch, InstructionPointer: 0x400000}, seccompRetTrap},
+		{"app futex", bpf.Data{Nr: unix.SYS_FUTEX, Arch: arch, InstructionPointer: 0x7ffe_ffff_0000}, seccompRetTrap},
+		{"app high ip", bpf.Data{Nr: 39, Arch: arch, InstructionPointer: 0x7fff_0000_1000}, seccompRetTrap},
+		{"vsyscall", bpf.Data{Nr: 96, Arch: arch, InstructionPointer: 0xffff_ffff_ff60_0000}, seccompRetTrap},
+		{"app open", bpf.Data{Nr: unix.SYS_OPENAT, Arch: arch, InstructionPointer: 0x401000}, seccompRetTrap},
+		{"handler futex wake", bpf.Data{Nr: unix.SYS_FUTEX, Arch: arch, InstructionPointer: site("trap_futex_wake"), Args: [6]uint64{0, futexWake}}, seccompRetAllow},
+		{"handler futex wait", bpf.Data{Nr: unix.SYS_FUTEX, Arch: arch, InstructionPointer: site("trap_futex_wait"), Args: [6]uint64{0, futexWait}}, seccompRetAllow},
+		{"stub futex requeue", bpf.Data{Nr: unix.SYS_FUTEX, Arch: arch, InstructionPointer: site("trap_futex_wait"), Args: [6]uint64{0, 3}}, seccompRetKillProcess},
+		{"handler arch_prctl", bpf.Data{Nr: unix.SYS_ARCH_PRCTL, Arch: arch, InstructionPointer: site("trap_arch_prctl"), Args: [6]uint64{archSetFS}}, seccompRetAllow},
+		{"stub arch_prctl map vdso", bpf.Data{Nr: unix.SYS_ARCH_PRCTL, Arch: arch, InstructionPointer: site("trap_arch_prctl"), Args: [6]uint64{0x2001}}, seccompRetKillProcess},
+		{"handler exit", bpf.Data{Nr: unix.SYS_EXIT, Arch: arch, InstructionPointer: site("trap_exit")}, seccompRetAllow},
+		{"handler sigreturn", bpf.Data{Nr: unix.SYS_RT_SIGRETURN, Arch: arch, InstructionPointer: site("trap_sigreturn")}, seccompRetAllow},
+		{"stub open at futex site", bpf.Data{Nr: unix.SYS_OPENAT, Arch: arch, InstructionPointer: site("trap_futex_wake")}, seccompRetKillProcess},
+		{"stub mmap at sigreturn site", bpf.Data{Nr: unix.SYS_MMAP, Arch: arch, InstructionPointer: site("trap_sigreturn")}, seccompRetKillProcess},
+		{"stub futex elsewhere", bpf.Data{Nr: unix.SYS_FUTEX, Arch: arch, InstructionPointer: stubAddr + 2}, seccompRetKillProcess},
+		{"stub open in ptrace part", bpf.Data{Nr: unix.SYS_OPENAT, Arch: arch, InstructionPointer: stubAddr + 2}, seccompRetKillProcess},
+		{"stub page end", bpf.Data{Nr: 39, Arch: arch, InstructionPointer: stubAddr + stubSize - 1}, seccompRetKillProcess},
+		{"after stub page", bpf.Data{Nr: 39, Arch: arch, InstructionPointer: stubAddr + stubSize}, seccompRetTrap},
+		{"i386 arch", bpf.Data{Nr: 39, Arch: unix.AUDIT_ARCH_I386, InstructionPointer: 0x400000}, seccompRetKillProcess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.d
+			if got := prog.Run(&d); got != tc.want {
+				t.Errorf("filter returned %#x, want %#x", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSystrapHostile checks that application code that jumps into the stub
+// to make a system call of its own is killed before the call happens.
+func TestSystrapHostile(t *testing.T) {
+	_, labels, err := buildStub(5, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []struct {
+		name string
+		ip   uint64 // the syscall instruction jumped to
+	}{
+		{"handler futex site", stubAddr + uint64(labels["trap_futex_wake"]) - 2},
+		{"sigreturn site", stubAddr + uint64(labels["trap_sigreturn"]) - 2},
+		{"ptrace injection site", stubAddr + stubSyscallOff},
+	} {
+		t.Run(target.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "pwned")
+			// openat(AT_FDCWD, path, O_CREAT|O_WRONLY, 0644) from the stub.
+			var code []byte
+			code = append(code, 0xb8, 0x01, 0x01, 0, 0)                   // mov eax, 257
+			code = append(code, 0x48, 0xc7, 0xc7, 0x9c, 0xff, 0xff, 0xff) // mov rdi, -100
+			code = append(code, 0x48, 0xbe)                               // mov rsi, 0x100800
+			code = binary.LittleEndian.AppendUint64(code, 0x100800)
+			code = append(code, 0xba, 0x41, 0, 0, 0)          // mov edx, O_CREAT|O_WRONLY
+			code = append(code, 0x41, 0xba, 0xa4, 0x01, 0, 0) // mov r10d, 0644
+			code = append(code, 0x48, 0xb9)                   // mov rcx, target
+			code = binary.LittleEndian.AppendUint64(code, target.ip)
+			code = append(code, 0xff, 0xe1) // jmp rcx
+			page := make([]byte, 0x1000)
+			copy(page, code)
+			copy(page[0x800:], path+"\x00")
+			p, _ := newSystrapPlatform(t, page)
+			as := newSystrapAS(t, p)
+			defer as.Release()
+			c := p.NewContext()
+			defer c.Release()
+			regs := InitialRegisters()
+			regs.Rip = 0x100000
+			_, _, err := c.Switch(as, &regs)
+			if !errors.Is(err, platform.ErrContextDead) {
+				t.Errorf("Switch returned %v, want the context dead", err)
+			}
+			if _, err := os.Stat(path); err == nil {
+				t.Errorf("the application created %s through the stub", path)
+			}
+		})
+	}
+}
+
+func BenchmarkSystrapSyscall(b *testing.B) {
+	// loop: mov eax, 39; syscall; jmp loop
+	p, _ := newSystrapPlatform(b, []byte{0xb8, 39, 0, 0, 0, 0x0f, 0x05, 0xeb, 0xf7})
+	as := newSystrapAS(b, p)
+	c := p.NewContext()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := c.Switch(as, &regs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	c.Release()
+	as.Release()
+}
+
+func BenchmarkSystrapSpin(b *testing.B) {
+	for _, spin := range []int{0, 50, 200, 1000} {
+		b.Run(fmt.Sprint(spin), func(b *testing.B) {
+			oldS, oldW := sentrySpin, workerSpin
+			sentrySpin, workerSpin = spin, uint32(spin)
+			defer func() { sentrySpin, workerSpin = oldS, oldW }()
+			BenchmarkSystrapSyscall(b)
+		})
+	}
+}
+
+func BenchmarkSystrapNoFollow(b *testing.B) {
+	systrapFollow = false
+	defer func() { systrapFollow = true }()
+	BenchmarkSystrapSpin(b)
+}
