@@ -88,6 +88,9 @@ type Config struct {
 	MaskedPaths   []string
 	ReadonlyPaths []string
 	Devices       []SpecDevice
+	// Platform is how application system calls are trapped (runsc
+	// --platform): "ptrace" (also the empty string) or "systrap".
+	Platform string
 }
 
 // defaultPath is the PATH used to find the command when the environment
@@ -184,7 +187,15 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	plat, err := ptrace.New(mf.FD())
+	var plat *ptrace.Platform
+	switch cfg.Platform {
+	case "", "ptrace":
+		plat, err = ptrace.New(mf.FD())
+	case "systrap":
+		plat, err = ptrace.NewSystrap(mf.FD())
+	default:
+		err = fmt.Errorf("unknown platform %q", cfg.Platform)
+	}
 	if err != nil {
 		return nil, err
 	}

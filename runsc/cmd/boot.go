@@ -99,6 +99,7 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 		WritableRoot: conf.WritableRoot(),
 		ReadOnlyRoot: b.readOnly,
 		Mounts:       volumeMounts(b.volumes),
+		Platform:     conf.Platform,
 	})
 	if err != nil {
 		return fail(conf, log, "boot", err)
@@ -146,6 +147,7 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		ReadonlyPaths: spec.ReadonlyPaths,
 		Devices:       spec.Devices,
 		WritableRoot:  conf.WritableRoot(),
+		Platform:      conf.Platform,
 	})
 	if err != nil {
 		sandbox.ReportReady(b.syncFD, err)

@@ -159,7 +159,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DebugLog, "debug-log", d.DebugLog, "directory where each runsc process writes runsc.<pid>.<command>.log")
 	fs.BoolVar(&c.Strace, "strace", d.Strace, "log every system call the sandboxed application makes")
 	fs.BoolVar(&c.SystemdCgroup, "systemd-cgroup", d.SystemdCgroup, "use systemd to manage cgroups (accepted for runc compatibility)")
-	fs.StringVar(&c.Platform, "platform", d.Platform, "how application system calls are trapped: ptrace")
+	fs.StringVar(&c.Platform, "platform", d.Platform, "how application system calls are trapped: ptrace (PTRACE_SYSEMU, the default) or systrap (seccomp traps into a stub signal handler)")
 	fs.StringVar(&c.Network, "network", d.Network, "network mode: none (loopback only); sandbox and host are not supported yet")
 	c.Overlay = d.Overlay
 	fs.Var(&c.Overlay, "overlay", "what lies over the container's root: memory (the default, also --overlay alone: writes stay in the sandbox) or none (the root is writable and changes reach the host)")
@@ -175,8 +175,8 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("invalid log format %q: want text or json", c.LogFormat)
 	}
-	if c.Platform != "ptrace" {
-		return fmt.Errorf("unsupported platform %q: only ptrace is available", c.Platform)
+	if c.Platform != "ptrace" && c.Platform != "systrap" {
+		return fmt.Errorf("unsupported platform %q: only ptrace and systrap are available", c.Platform)
 	}
 	switch c.Network {
 	case "none":
