@@ -5,6 +5,8 @@
 //	go run ./tools/bench --json out.json        # also write JSON
 //	go run ./tools/bench --only getpid,startup  # some benchmarks
 //	go run ./tools/bench --native-only          # no runsc needed
+//	go run ./tools/bench --platform=ptrace,systrap --only getpid,startup
+//	                                            # one sandbox column per platform
 //
 // Micro-benchmarks are modes of one static C program (csrc/micro.c) that
 // prints nanoseconds per operation; each runs natively and under
@@ -41,9 +43,16 @@ type result struct {
 	Native  float64 `json:"native"`
 	Sandbox float64 `json:"sandbox,omitempty"`
 	Ratio   float64 `json:"ratio,omitempty"`
-	Detail  string  `json:"detail"`
-	Error   string  `json:"error,omitempty"`
+	// Platform is runsc's --platform for the sandboxed run ("" for
+	// runsc's default).
+	Platform string `json:"platform,omitempty"`
+	Detail   string `json:"detail"`
+	Error    string `json:"error,omitempty"`
 }
+
+// runscGlobalFlags are global flags put before `do` in every sandboxed
+// command (--platform); run sets them for each platform in turn.
+var runscGlobalFlags []string
 
 // env is what benchmarks run with.
 type env struct {
@@ -186,7 +195,8 @@ func sandboxArgv(runsc string, argv []string) []string {
 
 // sandboxArgvEnv is sandboxArgv with --env for each of env.
 func sandboxArgvEnv(runsc string, env, argv []string) []string {
-	out := []string{runsc, "do", "--rootfs", "/"}
+	out := append([]string{runsc}, runscGlobalFlags...)
+	out = append(out, "do", "--rootfs", "/")
 	for _, kv := range env {
 		out = append(out, "--env", kv)
 	}
@@ -315,15 +325,16 @@ func main() {
 	only := flag.String("only", "", "comma-separated benchmark names to run")
 	reps := flag.Int("reps", 20, "repetitions of whole-command benchmarks")
 	nativeOnly := flag.Bool("native-only", false, "measure native runs only")
+	platforms := flag.String("platform", "", "comma-separated runsc --platform values to measure, each in its own sandbox column (default: runsc's default platform)")
 	flag.Parse()
 
-	if err := run(*jsonOut, *runscFlag, *only, *reps, *nativeOnly); err != nil {
+	if err := run(*jsonOut, *runscFlag, *only, *platforms, *reps, *nativeOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(jsonOut, runscPath, only string, reps int, nativeOnly bool) error {
+func run(jsonOut, runscPath, only, platformList string, reps int, nativeOnly bool) error {
 	root, err := repoRoot()
 	if err != nil {
 		return err
@@ -352,22 +363,37 @@ func run(jsonOut, runscPath, only string, reps int, nativeOnly bool) error {
 		return fmt.Errorf("no benchmark matches --only=%s", only)
 	}
 
+	platforms := []string{""}
+	if platformList != "" && !nativeOnly {
+		platforms = strings.Split(platformList, ",")
+	}
 	var results []result
 	failed := 0
 	for _, b := range selected {
-		r := result{Name: b.name, Unit: b.unit, Detail: b.detail}
-		native, sandbox, err := b.run(e)
-		r.Native, r.Sandbox = native, sandbox
-		if native > 0 && sandbox > 0 {
-			r.Ratio = sandbox / native
+		for _, plat := range platforms {
+			runscGlobalFlags = nil
+			if plat != "" {
+				runscGlobalFlags = []string{"--platform=" + plat}
+			}
+			r := result{Name: b.name, Unit: b.unit, Detail: b.detail, Platform: plat}
+			native, sandbox, err := b.run(e)
+			r.Native, r.Sandbox = native, sandbox
+			if native > 0 && sandbox > 0 {
+				r.Ratio = sandbox / native
+			}
+			if err != nil {
+				r.Error = err.Error()
+				failed++
+			}
+			results = append(results, r)
 		}
-		if err != nil {
-			r.Error = err.Error()
-			failed++
-		}
-		results = append(results, r)
 	}
-	printTable(results)
+	runscGlobalFlags = nil
+	if len(platforms) > 1 {
+		printPlatformTable(results, platforms)
+	} else {
+		printTable(results)
+	}
 	if jsonOut != "" {
 		doc := map[string]any{
 			"time":    time.Now().UTC().Format(time.RFC3339),
@@ -406,6 +432,39 @@ func printTable(results []result) {
 	for _, r := range results {
 		if r.Error != "" {
 			fmt.Fprintf(os.Stderr, "%s: %s\n", r.Name, r.Error)
+		}
+	}
+}
+
+// printPlatformTable prints one row per benchmark with a sandbox and a
+// ratio column per platform; the native figure is the first platform's
+// run's.
+func printPlatformTable(results []result, platforms []string) {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(w, "benchmark\tunit\tnative\t")
+	for _, p := range platforms {
+		fmt.Fprintf(w, "%s\tratio\t", p)
+	}
+	fmt.Fprintln(w)
+	for i := 0; i < len(results); i += len(platforms) {
+		row := results[i : i+len(platforms)]
+		fmt.Fprintf(w, "%s\t%s\t%.1f\t", row[0].Name, row[0].Unit, row[0].Native)
+		for _, r := range row {
+			sandbox, ratio := "-", "-"
+			if r.Sandbox > 0 {
+				sandbox = fmt.Sprintf("%.1f", r.Sandbox)
+			}
+			if r.Ratio > 0 {
+				ratio = fmt.Sprintf("%.1fx", r.Ratio)
+			}
+			fmt.Fprintf(w, "%s\t%s\t", sandbox, ratio)
+		}
+		fmt.Fprintln(w)
+	}
+	w.Flush()
+	for _, r := range results {
+		if r.Error != "" {
+			fmt.Fprintf(os.Stderr, "%s (%s): %s\n", r.Name, r.Platform, r.Error)
 		}
 	}
 }

@@ -43,7 +43,7 @@ func runcVsRunsc(e *env) (float64, float64, error) {
 	if e.nativeOnly {
 		return native, 0, nil
 	}
-	sandbox, err := medianRun(e.reps, e.runsc, filepath.Join(dir, "runsc-root"), bundle)
+	sandbox, err := medianRun(e.reps, e.runsc, filepath.Join(dir, "runsc-root"), bundle, runscGlobalFlags...)
 	if err != nil {
 		return native, 0, fmt.Errorf("runsc: %w", err)
 	}
@@ -95,14 +95,15 @@ func busyboxBundle(runc, dir string, argv ...string) error {
 	return os.WriteFile(path, data, 0o644)
 }
 
-// medianRun times reps runs of `RUNTIME --root root run --bundle bundle
-// ID`, each container with an id of its own, and returns the median in
+// medianRun times reps runs of `RUNTIME [flags] --root root run --bundle
+// bundle ID`, each container with an id of its own, and returns the median in
 // milliseconds.
-func medianRun(reps int, runtime, root, bundle string) (float64, error) {
+func medianRun(reps int, runtime, root, bundle string, flags ...string) (float64, error) {
 	var times []float64
 	for i := 0; i < reps; i++ {
 		id := fmt.Sprintf("bench-%d-%d", os.Getpid(), i)
-		cmd := exec.Command(runtime, "--root", root, "run", "--bundle", bundle, id)
+		args := append(slices.Clone(flags), "--root", root, "run", "--bundle", bundle, id)
+		cmd := exec.Command(runtime, args...)
 		cmd.Dir = bundle
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
