@@ -154,8 +154,9 @@ type worker struct {
 	comm   *commPage
 	// cpu is the CPU the worker is bound to, or -1 (follow).
 	cpu int32
-	// fsBase is the fs base the worker has (arch_prctl in the handler).
-	fsBase uint64
+	// fsBase and gsBase are the segment bases the worker has
+	// (arch_prctl in the handler).
+	fsBase, gsBase uint64
 	// frame is the last trap's signal frame, checked (trapFrame).
 	frame frameRef
 	// info is the last trap's signal information.
@@ -178,7 +179,7 @@ func (s *systrap) newWorker(as *addressSpace) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{as: as, region: r, comm: s.comm(r), fsBase: ^uint64(0), cpu: -1}
+	w := &worker{as: as, region: r, comm: s.comm(r), fsBase: ^uint64(0), gsBase: ^uint64(0), cpu: -1}
 	s.resetRegion(r)
 	va := regionAddr(r)
 	const flags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |

@@ -48,6 +48,7 @@ const (
 	commFSBase        = 0x28
 	commInitErr       = 0x30
 	commSpin          = 0x34
+	commGSBase        = 0x38
 	commAltstack      = 0x40
 )
 
@@ -63,11 +64,12 @@ const (
 // only instruction pointers the worker's filter lets a system call come
 // from.
 var systrapSyscallSites = map[string]int{
-	"trap_futex_wake": unix.SYS_FUTEX,
-	"trap_futex_wait": unix.SYS_FUTEX,
-	"trap_arch_prctl": unix.SYS_ARCH_PRCTL,
-	"trap_exit":       unix.SYS_EXIT,
-	"trap_sigreturn":  unix.SYS_RT_SIGRETURN,
+	"trap_futex_wake":    unix.SYS_FUTEX,
+	"trap_futex_wait":    unix.SYS_FUTEX,
+	"trap_arch_prctl":    unix.SYS_ARCH_PRCTL,
+	"trap_arch_prctl_gs": unix.SYS_ARCH_PRCTL,
+	"trap_exit":          unix.SYS_EXIT,
+	"trap_sigreturn":     unix.SYS_RT_SIGRETURN,
 }
 
 // emitSystrap appends the systrap code and data to the stub.
@@ -186,15 +188,30 @@ func emitSystrap(a *asm) error {
 	a.emit(0x83, 0xf8, stateRunning) // cmp eax, stateRunning
 	a.emit(0x75)                     // jne trap_quit
 	a.rel("trap_quit", 1, 0)
-	a.emit(0x83, 0x7b, commFSFlag, 0) // cmp dword [rbx+commFSFlag], 0
-	a.emit(0x74)                      // je trap_return
+	// Segment bases the Sentry changed: commFSFlag bit 0 for fs, bit 1
+	// for gs.
+	a.emit(0x44, 0x8b, 0x63, commFSFlag) // mov r12d, [rbx+commFSFlag]
+	a.emit(0x45, 0x85, 0xe4)             // test r12d, r12d
+	a.emit(0x74)                         // je trap_return
 	a.rel("trap_return", 1, 0)
 	a.emit(0xc7, 0x43, commFSFlag, 0, 0, 0, 0) // mov dword [rbx+commFSFlag], 0
+	a.emit(0x41, 0xf6, 0xc4, 0x01)             // test r12b, 1
+	a.emit(0x74)                               // je trap_gs
+	a.rel("trap_gs", 1, 0)
 	a.movEDI(archSetFS)
 	a.emit(0x48, 0x8b, 0x73, commFSBase) // mov rsi, [rbx+commFSBase]
 	a.movEAX(unix.SYS_ARCH_PRCTL)
 	a.syscallInsn()
 	a.label("trap_arch_prctl")
+	a.label("trap_gs")
+	a.emit(0x41, 0xf6, 0xc4, 0x02) // test r12b, 2
+	a.emit(0x74)                   // je trap_return
+	a.rel("trap_return", 1, 0)
+	a.movEDI(archSetGS)
+	a.emit(0x48, 0x8b, 0x73, commGSBase) // mov rsi, [rbx+commGSBase]
+	a.movEAX(unix.SYS_ARCH_PRCTL)
+	a.syscallInsn()
+	a.label("trap_arch_prctl_gs")
 	a.label("trap_return")
 	a.emit(0xc3) // ret: to trap_restorer, the frame's return address
 	a.label("trap_quit")
@@ -241,6 +258,7 @@ const (
 	futexWait  = 0          // FUTEX_WAIT (shared: the Sentry is another process)
 	futexWake  = 1          // FUTEX_WAKE
 	archSetFS  = 0x1002     // ARCH_SET_FS
+	archSetGS  = 0x1001     // ARCH_SET_GS
 	sysSeccomp = 1          // SYS_SECCOMP, si_code of a seccomp SIGSYS
 )
 
@@ -279,13 +297,16 @@ func systrapFilter(labels map[string]int) []unix.SockFilter {
 		vals []uint32
 	}
 	var sites []site
-	for _, name := range []string{"trap_futex_wake", "trap_futex_wait", "trap_arch_prctl", "trap_exit", "trap_sigreturn"} {
+	for _, name := range []string{"trap_futex_wake", "trap_futex_wait", "trap_arch_prctl", "trap_arch_prctl_gs", "trap_exit", "trap_sigreturn"} {
 		s := site{ip: uint32((stubAddr + uint64(labels[name])) & 0xffffffff), nr: systrapSyscallSites[name]}
 		switch s.nr {
 		case unix.SYS_FUTEX:
 			s.arg, s.vals = offArg1, []uint32{futexWait, futexWake}
 		case unix.SYS_ARCH_PRCTL:
 			s.arg, s.vals = offArg0, []uint32{archSetFS}
+			if name == "trap_arch_prctl_gs" {
+				s.vals = []uint32{archSetGS}
+			}
 		}
 		sites = append(sites, s)
 	}

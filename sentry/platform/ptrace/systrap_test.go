@@ -111,8 +111,9 @@ func TestSystrapRegisters(t *testing.T) {
 }
 
 func TestSystrapFSBase(t *testing.T) {
-	// mov rax, fs:[0]; syscall: the Sentry's fs base must be the app's.
-	code := []byte{0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x0f, 0x05}
+	// mov rax, fs:[0]; mov rdi, gs:[8]; syscall: the Sentry's fs and gs
+	// bases must be the app's.
+	code := []byte{0x64, 0x48, 0x8b, 0x04, 0x25, 0, 0, 0, 0, 0x65, 0x48, 0x8b, 0x3c, 0x25, 8, 0, 0, 0, 0x0f, 0x05}
 	p, fd := newSystrapPlatform(t, code)
 	unix.Pwrite(fd, []byte{0x11, 0x22, 0x33, 0x44, 0, 0, 0, 0}, 0x1000+0x80)
 	as := newSystrapAS(t, p)
@@ -123,9 +124,10 @@ func TestSystrapFSBase(t *testing.T) {
 	regs := InitialRegisters()
 	regs.Rip = 0x100000
 	regs.Fs_base = 0x200080
+	regs.Gs_base = 0x200078
 	r, _, err := c.Switch(as, &regs)
-	if err != nil || r != platform.SwitchSyscall || regs.Orig_rax != 0x44332211 {
-		t.Fatalf("got %v %v, syscall %#x, want 0x44332211", r, err, regs.Orig_rax)
+	if err != nil || r != platform.SwitchSyscall || regs.Orig_rax != 0x44332211 || regs.Rdi != 0x44332211 {
+		t.Fatalf("got %v %v, syscall %#x, rdi %#x, want 0x44332211 for both", r, err, regs.Orig_rax, regs.Rdi)
 	}
 }
 
@@ -225,6 +227,8 @@ func TestSystrapFilter(t *testing.T) {
 		{"handler futex wait", bpf.Data{Nr: unix.SYS_FUTEX, Arch: arch, InstructionPointer: site("trap_futex_wait"), Args: [6]uint64{0, futexWait}}, seccompRetAllow},
 		{"stub futex requeue", bpf.Data{Nr: unix.SYS_FUTEX, Arch: arch, InstructionPointer: site("trap_futex_wait"), Args: [6]uint64{0, 3}}, seccompRetKillProcess},
 		{"handler arch_prctl", bpf.Data{Nr: unix.SYS_ARCH_PRCTL, Arch: arch, InstructionPointer: site("trap_arch_prctl"), Args: [6]uint64{archSetFS}}, seccompRetAllow},
+		{"handler arch_prctl gs", bpf.Data{Nr: unix.SYS_ARCH_PRCTL, Arch: arch, InstructionPointer: site("trap_arch_prctl_gs"), Args: [6]uint64{archSetGS}}, seccompRetAllow},
+		{"stub arch_prctl gs at fs site", bpf.Data{Nr: unix.SYS_ARCH_PRCTL, Arch: arch, InstructionPointer: site("trap_arch_prctl"), Args: [6]uint64{archSetGS}}, seccompRetKillProcess},
 		{"stub arch_prctl map vdso", bpf.Data{Nr: unix.SYS_ARCH_PRCTL, Arch: arch, InstructionPointer: site("trap_arch_prctl"), Args: [6]uint64{0x2001}}, seccompRetKillProcess},
 		{"handler exit", bpf.Data{Nr: unix.SYS_EXIT, Arch: arch, InstructionPointer: site("trap_exit")}, seccompRetAllow},
 		{"handler sigreturn", bpf.Data{Nr: unix.SYS_RT_SIGRETURN, Arch: arch, InstructionPointer: site("trap_sigreturn")}, seccompRetAllow},

@@ -27,7 +27,7 @@ type commPage struct {
 	fsBase        uint64
 	initErrno     uint32
 	spin          uint32
-	_             uint64
+	gsBase        uint64
 	ssSp          uint64 // the stack_t sigaltstack takes
 	ssFlags       int32
 	_             int32
@@ -37,7 +37,7 @@ type commPage struct {
 func init() {
 	var c commPage
 	if unsafe.Offsetof(c.info) != commInfo || unsafe.Offsetof(c.fsBase) != commFSBase ||
-		unsafe.Offsetof(c.spin) != commSpin || unsafe.Offsetof(c.ssSp) != commAltstack {
+		unsafe.Offsetof(c.spin) != commSpin || unsafe.Offsetof(c.gsBase) != commGSBase || unsafe.Offsetof(c.ssSp) != commAltstack {
 		panic("systrap: commPage does not match the stub's offsets")
 	}
 }
@@ -206,10 +206,19 @@ func (w *worker) putRegs(s *systrap, regs *arch.Registers) error {
 	mc.Fpstate = uint64(base + w.frame.fp)
 	u.SsSp, u.SsFlags, u.SsSize = uint64(base+altstackOff), 0, regionSize-altstackOff
 	u.Sigmask = 0
+	var flag uint32
 	if regs.Fs_base != w.fsBase {
 		w.comm.fsBase = regs.Fs_base
-		atomic.StoreUint32(&w.comm.fsFlag, 1)
 		w.fsBase = regs.Fs_base
+		flag |= 1
+	}
+	if regs.Gs_base != w.gsBase {
+		w.comm.gsBase = regs.Gs_base
+		w.gsBase = regs.Gs_base
+		flag |= 2
+	}
+	if flag != 0 {
+		atomic.StoreUint32(&w.comm.fsFlag, flag)
 	}
 	return nil
 }
