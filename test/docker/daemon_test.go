@@ -11,7 +11,9 @@
 // /bin/busybox (busybox-static). It skips, saying why, only when those are
 // missing or dockerd cannot start. runsc is $MOAT_RUNSC or built from the
 // tree; $MOAT_RUNSC_FLAGS become the runtime's runtimeArgs (runsc's logs
-// go to runsc-logs/ in the directory, which MOAT_DOCKER_KEEP=1 keeps).
+// go to runsc-logs/ in the directory, which MOAT_DOCKER_KEEP=1 keeps;
+// MOAT_DOCKER_DEBUG=1 runs dockerd with --debug, which logs every API
+// call the clients make, resizes and kills included, in dockerd.log).
 //
 // The cases run in parallel (go test's -parallel, GOMAXPROCS by default)
 // against one daemon. About 40 containers: a few minutes on a quiet
@@ -135,15 +137,20 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 	if err := waitFor(20*time.Second, func() bool { _, err := os.Stat(ctdSock); return err == nil }); err != nil {
 		harness.Unavailable(t, "containerd did not come up (%v); its log:\n%s", err, tail(filepath.Join(dir, "containerd.log"), 30))
 	}
-	d.dockerd, err = startLogged(d.dockerdLog, "dockerd",
+	dockerdArgs := []string{
 		"--iptables=false", "--ip6tables=false", "--bridge=none", "--ip-masq=false",
 		"--data-root", filepath.Join(dir, "data"),
 		"--exec-root", d.execRoot,
 		"--pidfile", filepath.Join(dir, "dockerd.pid"),
 		"--config-file", config,
 		"--containerd", ctdSock,
-		"-H", "unix://"+d.sock,
-	)
+		"-H", "unix://" + d.sock,
+	}
+	if os.Getenv("MOAT_DOCKER_DEBUG") == "1" {
+		// Every API call (resizes, kills) in dockerd.log.
+		dockerdArgs = append(dockerdArgs, "--debug")
+	}
+	d.dockerd, err = startLogged(d.dockerdLog, "dockerd", dockerdArgs...)
 	if err != nil {
 		harness.Unavailable(t, "dockerd cannot start: %v", err)
 	}

@@ -133,26 +133,64 @@ func (p *ptyProc) send(s string) { p.master.Write([]byte(s)) }
 // resizeSeen resizes the client's terminal, as a user's terminal window
 // does (the client gets SIGWINCH and passes the size on), and waits for
 // `stty size` in the container's shell, at its prompt, to show it.
+//
+// docker run -it and exec -it watch their terminal's size only once the
+// container's process has started: they read the size, send it, and only
+// then handle SIGWINCH. A SIGWINCH before that reaches only their signal
+// proxy, which passes it on as `kill -s WINCH` and resizes nothing
+// (dockerd's debug log shows the kill and no resize call). The shell's
+// prompt arrives through the attach stream meanwhile, so a resize right
+// after it can be lost by the client itself, under runc as under runsc
+// (it happened about once in ten runs on a loaded machine). So
+// resizeSeen first waits for the container to show the client's first
+// size (the pty's own, sent just before the client starts watching),
+// then resizes, and resizes again to a new size, as a user would, if
+// that was lost all the same.
 func (p *ptyProc) resizeSeen(c *check, rows, cols uint16) {
 	c.Helper()
-	if err := unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols}); err != nil {
-		c.Fatalf("resizing the pty: %v", err)
+	ws, err := unix.IoctlGetWinsize(int(p.master.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		c.Fatalf("reading the pty's size: %v", err)
 	}
-	// The shell redraws its line on the SIGWINCH (typing may be split
-	// by the redraw): ask until the answer shows.
+	if !p.sizeShown(c, ws.Row, ws.Col, 40) {
+		c.Fatalf("stty size never showed the client's first size %dx%d; output %q", ws.Row, ws.Col, p.output())
+	}
+	const tries = 3
+	for i := uint16(0); i < tries; i++ {
+		r, cl := rows+i, cols+i
+		if err := unix.IoctlSetWinsize(int(p.master.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: r, Col: cl}); err != nil {
+			c.Fatalf("resizing the pty: %v", err)
+		}
+		if p.sizeShown(c, r, cl, 12) {
+			if i > 0 {
+				c.Logf("the resize to %dx%d was lost, the one to %dx%d was seen", rows, cols, r, cl)
+			}
+			return
+		}
+	}
+	c.Errorf("stty size never showed any of %d resizes from %dx%d; output %q", tries, rows, cols, p.output())
+}
+
+// sizeShown asks the container's shell for `stty size` up to tries
+// times, 250 ms apart, until it answers rows and cols, and reports
+// whether it did.
+func (p *ptyProc) sizeShown(c *check, rows, cols uint16, tries int) bool {
+	c.Helper()
+	// The shell redraws its line on a SIGWINCH (typing may be split by
+	// the redraw): only the answer's own line counts.
 	want := fmt.Sprintf("\nsz %d %d\r\n", rows, cols)
 	p.mu.Lock()
 	mark := p.out.Len()
 	p.mu.Unlock()
-	for i := 0; i < 40; i++ {
+	for i := 0; i < tries; i++ {
 		p.send("echo sz $(stty size)\r")
 		p.expect(c, "# ")
 		if strings.Contains(p.output()[mark:], want) {
-			return
+			return true
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	c.Errorf("stty size never showed %q after the resize; output %q", want, p.output())
+	return false
 }
 
 // wait returns the client's exit status.
