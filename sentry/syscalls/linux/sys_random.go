@@ -1,11 +1,10 @@
 package linux
 
 import (
-	"crypto/rand"
-
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/arch"
+	"github.com/moat-sandbox/moat/sentry/hostrand"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 )
 
@@ -17,9 +16,9 @@ const getrandomChunk = 4096
 // getrandomMax is the most one call returns (INT_MAX, as Linux caps it).
 const getrandomMax = 1<<31 - 1
 
-// Getrandom implements getrandom(2). The pool is the Sentry's
-// crypto/rand, which is always initialised, so no flag ever blocks and
-// GRND_RANDOM draws from the same source as Linux 5.6+ does.
+// Getrandom implements getrandom(2). The pool is the host's (hostrand),
+// which is initialised long before a sandbox starts, so no flag ever
+// blocks and GRND_RANDOM draws from the same source as Linux 5.6+ does.
 func Getrandom(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	addr, count, flags := a[0].Pointer(), a[1].Uint64(), a[2].Uint()
 	if flags&^(unix.GRND_NONBLOCK|unix.GRND_RANDOM|unix.GRND_INSECURE) != 0 {
@@ -36,9 +35,7 @@ func Getrandom(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			break
 		}
 		chunk := buf[:min(count-done, getrandomChunk)]
-		if _, err := rand.Read(chunk); err != nil {
-			return 0, err
-		}
+		hostrand.Read(chunk)
 		n, err := t.CopyOutBytes(addr+uintptr(done), chunk)
 		done += uint64(n)
 		if err != nil {
