@@ -1,12 +1,12 @@
 package kernel
 
 import (
-	"crypto/rand"
 	"fmt"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/sentry/hostrand"
 	"github.com/moat-sandbox/moat/sentry/mm"
 	"github.com/moat-sandbox/moat/sentry/vdso"
 )
@@ -63,7 +63,7 @@ func (k *Kernel) mapVDSO(m *mm.MemoryManager) (uintptr, error) {
 
 // randomBytes fills b from the Sentry's own random source.
 func randomBytes(b []byte) {
-	rand.Read(b)
+	hostrand.Read(b)
 }
 
 // hwcap returns AT_HWCAP: the CPUID leaf 1 EDX bits, as Linux reports.
