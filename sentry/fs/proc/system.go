@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"crypto/rand"
 	"fmt"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/synth"
+	"github.com/moat-sandbox/moat/sentry/hostrand"
 )
 
 // System is implemented by kernels that give /proc its system files
@@ -78,7 +78,7 @@ var bootID = sync.OnceValue(newUUID)
 // newUUID returns a random (version 4) UUID as Linux formats it.
 func newUUID() string {
 	var b [16]byte
-	rand.Read(b[:])
+	hostrand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
