@@ -1,7 +1,6 @@
 package strace
 
 import (
-	"net/netip"
 	"strconv"
 	"sync"
 )
@@ -256,7 +255,7 @@ func (p *printer) sockaddr(addr, size uint64) {
 		p.str(", sin_port=htons(")
 		p.uint(uint64(b[2])<<8 | uint64(b[3]))
 		p.str("), sin_addr=inet_addr(\"")
-		p.b = netip.AddrFrom4([4]byte(b[4:8])).AppendTo(p.b)
+		p.b = appendIPv4(p.b, b[4:8])
 		p.str("\")")
 	case family == afInet6 && len(b) >= 24:
 		p.str(", sin6_port=htons(")
@@ -264,7 +263,7 @@ func (p *printer) sockaddr(addr, size uint64) {
 		p.str("), sin6_flowinfo=htonl(")
 		p.uint(uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7]))
 		p.str("), inet_pton(AF_INET6, \"")
-		p.b = netip.AddrFrom16([16]byte(b[8:24])).AppendTo(p.b)
+		p.b = appendIPv6(p.b, b[8:24])
 		p.str("\", &sin6_addr)")
 		if len(b) >= 28 {
 			p.str(", sin6_scope_id=")
@@ -347,4 +346,50 @@ func (p *printer) msghdr(addr uint64, out bool) {
 	p.str(", msg_flags=")
 	p.flags(uint64(le32(raw[48:])), msgFlagTab, "0")
 	p.b = append(p.b, '}')
+}
+
+// appendIPv4 appends the dotted quad of the 4-byte address a.
+func appendIPv4(b, a []byte) []byte {
+	for i, x := range a[:4] {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = strconv.AppendUint(b, uint64(x), 10)
+	}
+	return b
+}
+
+// appendIPv6 appends the 16-byte address a as RFC 5952 writes it (and
+// net/netip, which this replaces so that runsc's processes do not pay
+// its package initialisation): lower-case hex groups without leading
+// zeros, the longest run of two or more zero groups (the first of equal
+// runs) as "::", and an IPv4-mapped address as ::ffff:a.b.c.d.
+func appendIPv6(b, a []byte) []byte {
+	word := func(i int) uint16 { return uint16(a[2*i])<<8 | uint16(a[2*i+1]) }
+	if word(0)|word(1)|word(2)|word(3)|word(4) == 0 && word(5) == 0xffff {
+		return appendIPv4(append(b, "::ffff:"...), a[12:16])
+	}
+	zs, zl := -1, 0 // the longest run of zero groups
+	for i := 0; i < 8; {
+		j := i
+		for j < 8 && word(j) == 0 {
+			j++
+		}
+		if j-i >= 2 && j-i > zl {
+			zs, zl = i, j-i
+		}
+		i = max(j, i+1)
+	}
+	for i := 0; i < 8; i++ {
+		if i == zs {
+			b = append(b, ':', ':')
+			i += zl - 1
+			continue
+		}
+		if i > 0 && i != zs+zl {
+			b = append(b, ':')
+		}
+		b = strconv.AppendUint(b, uint64(word(i)), 16)
+	}
+	return b
 }
