@@ -24,7 +24,10 @@
 // the start directory from dirfd or the cwd, the path and flags) and calls
 // Open. Resolve walks one component at a time: search permission on each
 // directory, Dentry.Lookup (cached unless the directory is an
-// UncachedDir), then down any mount on the child; symlinks splice their
+// UncachedDir; a child not cached yet in a PathLookupDir, such as the
+// gofer's, is looked up together with the run of components after it,
+// in one round trip, and the whole run is cached: walkpath.go), then
+// down any mount on the child; symlinks splice their
 // target in front of the rest of the path; magic links (/proc/self/fd/N)
 // jump to the object they name. OpenAt then applies Linux's open checks
 // (O_DIRECTORY, EISDIR, EROFS before EACCES, ...) and asks the node's

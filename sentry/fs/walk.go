@@ -39,6 +39,12 @@ type resolver struct {
 	cur   VirtualDentry
 	links int
 	flags uint64
+	// parentOnly says the last component is not to be looked up
+	// (ResolveParent).
+	parentOnly bool
+	// miss is a name found missing while looking up a run of
+	// components (walkpath.go).
+	miss pathMiss
 }
 
 func newResolver(ctx Context, l *Lookup) (*resolver, error) {
@@ -99,6 +105,7 @@ func ResolveParent(ctx Context, l *Lookup) (Parent, error) {
 		return Parent{}, err
 	}
 	var p Parent
+	r.parentOnly = true
 	p.Name, p.TrailingSlash, err = r.walkParent(l.Path)
 	p.Dir = r.cur
 	return p, err
@@ -219,7 +226,7 @@ func (r *resolver) step(name string, follow bool, rest string) (string, error) {
 	if len(name) > NameMax {
 		return "", unix.ENAMETOOLONG
 	}
-	child, err := r.cur.Dentry.Lookup(r.ctx, name)
+	child, err := r.lookup(name, rest)
 	if err != nil {
 		return "", err
 	}

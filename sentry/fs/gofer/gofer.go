@@ -304,13 +304,41 @@ func (n *node) setAttr(a proto.Attr) {
 	n.mu.Unlock()
 }
 
-// Lookup implements fs.DirNode.
+// Lookup implements fs.DirNode. It walks with WalkPath, which brings a
+// symlink's target along, so following the link costs no round trip.
 func (d dirNode) Lookup(_ fs.Context, name string) (fs.Node, error) {
-	h, attr, err := d.fs.client.Walk(d.h, name)
-	if err != nil {
+	steps, err := d.fs.client.WalkPath(d.h, []string{name})
+	if len(steps) == 0 {
 		return nil, errno(err)
 	}
-	return d.fs.newNode(h, attr), nil
+	return d.fs.stepNode(&steps[0]), nil
+}
+
+// LookupPath implements fs.PathLookupDir: one gofer round trip for the
+// whole run. A bind mount's file system (shared) walks only the first
+// name: each cached child would be checked with the gofer again anyway.
+func (d dirNode) LookupPath(_ fs.Context, names []string) ([]fs.Node, error) {
+	if d.fs.shared {
+		names = names[:1]
+	}
+	steps, err := d.fs.client.WalkPath(d.h, names)
+	nodes := make([]fs.Node, len(steps))
+	for i := range steps {
+		nodes[i] = d.fs.stepNode(&steps[i])
+	}
+	return nodes, errno(err)
+}
+
+// stepNode returns the node of a walked step, with a symlink's target
+// cached when the step carries it.
+func (g *filesystem) stepNode(s *proto.WalkStep) fs.Node {
+	n := g.newNode(s.Node, s.Attr)
+	if s.Target != "" {
+		if l, ok := n.(symlinkNode); ok {
+			l.target, l.hasTarget = s.Target, true
+		}
+	}
+	return n
 }
 
 // Revalidate implements fs.RevalidatingDir. On a bind mount's file system

@@ -227,6 +227,12 @@ func (d dirNode) lowerHas(ctx fs.Context, name string) bool {
 
 // Lookup implements fs.DirNode.
 func (d dirNode) Lookup(ctx fs.Context, name string) (fs.Node, error) {
+	return d.lookupWith(ctx, name, func(ld fs.DirNode) (fs.Node, error) { return ld.Lookup(ctx, name) })
+}
+
+// lookupWith is Lookup with the lookup of name in the lower directory
+// (when d has one showing through) made by lower.
+func (d dirNode) lookupWith(ctx fs.Context, name string, lower func(ld fs.DirNode) (fs.Node, error)) (fs.Node, error) {
 	var upper fs.Node
 	if ud, ok := d.upperNode().(fs.DirNode); ok {
 		un, err := ud.Lookup(ctx, name)
@@ -240,38 +246,38 @@ func (d dirNode) Lookup(ctx fs.Context, name string) (fs.Node, error) {
 			return nil, err
 		}
 	}
-	var lower fs.Node
+	var lowerNode fs.Node
 	if ld := d.lowerDir(ctx); ld != nil {
-		ln, err := ld.Lookup(ctx, name)
+		ln, err := lower(ld)
 		switch {
 		case err == nil:
-			lower = ln
+			lowerNode = ln
 		case err != unix.ENOENT:
 			return nil, err
 		}
 	}
-	if upper == nil && lower == nil {
+	if upper == nil && lowerNode == nil {
 		return nil, unix.ENOENT
 	}
 	n := &node{ofs: d.ofs, upper: upper, parent: d.node, name: name}
-	if upper != nil && lower != nil {
+	if upper != nil && lowerNode != nil {
 		// Only directories merge: an upper non-directory (most likely
 		// a copy-up of the lower one) or an opaque upper directory hides
 		// the lower node. When the types agree, the node keeps the lower
 		// inode number, as a copy-up does.
 		ust, err1 := upper.Stat(ctx)
-		lst, err2 := lower.Stat(ctx)
+		lst, err2 := lowerNode.Stat(ctx)
 		if err1 == nil && err2 == nil && ust.Mode&unix.S_IFMT == lst.Mode&unix.S_IFMT {
 			n.ino = lst.Ino
 			if ust.IsDir() && !isOpaque(ctx, upper) {
-				n.lower = lower
+				n.lower = lowerNode
 			}
 		} else {
 			n.ino = ust.Ino + upperInoBase
 		}
-	} else if lower != nil {
-		n.lower = lower
-		st, err := lower.Stat(ctx)
+	} else if lowerNode != nil {
+		n.lower = lowerNode
+		st, err := lowerNode.Stat(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -284,6 +290,66 @@ func (d dirNode) Lookup(ctx fs.Context, name string) (fs.Node, error) {
 		n.ino = st.Ino + upperInoBase
 	}
 	return n.wrap(ctx), nil
+}
+
+// LookupPath implements fs.PathLookupDir: when the lower directory can
+// look up a run of names at once (the gofer's, in one round trip), the
+// lower run is fetched once and each component is merged with the upper
+// layer as Lookup merges it. The walk stops where the lower run no longer
+// shows through (a component that is upper-only, opaque or not a
+// directory), leaving the rest to single lookups.
+func (d dirNode) LookupPath(ctx fs.Context, names []string) ([]fs.Node, error) {
+	ld := d.lowerDir(ctx)
+	lpd, ok := ld.(fs.PathLookupDir)
+	if !ok {
+		n, err := d.Lookup(ctx, names[0])
+		if err != nil {
+			return nil, err
+		}
+		return []fs.Node{n}, nil
+	}
+	var (
+		lowers  []fs.Node
+		lerr    error
+		fetched bool
+	)
+	out := make([]fs.Node, 0, len(names))
+	cur := d
+	for i, name := range names {
+		n, err := cur.lookupWith(ctx, name, func(cld fs.DirNode) (fs.Node, error) {
+			if i == 0 && !fetched {
+				// Only now: an upper whiteout needs no lower lookup.
+				fetched = true
+				lowers, lerr = lpd.LookupPath(ctx, names)
+			}
+			if fetched && (i == 0 && cld == ld || i > 0 && i-1 < len(lowers) && fs.Node(cld) == lowers[i-1]) {
+				if i < len(lowers) {
+					return lowers[i], nil
+				}
+				if lerr != nil {
+					return nil, lerr
+				}
+			}
+			return cld.Lookup(ctx, name)
+		})
+		if err != nil {
+			if i == 0 {
+				return nil, err
+			}
+			return out, err
+		}
+		out = append(out, n)
+		next, ok := n.(dirNode)
+		// Go on only while the lower run says what the next name is.
+		if !ok || !fetched || i+1 > len(lowers) || i+1 == len(lowers) && lerr == nil {
+			break
+		}
+		if nld := next.lowerDir(ctx); nld == nil || fs.Node(nld) != lowers[i] {
+			break
+		}
+		cur = next
+	}
+	return out, nil
 }
 
 // Readdir implements fs.DirNode: the upper entries without whiteouts, then
