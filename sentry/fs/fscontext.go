@@ -1,10 +1,16 @@
 package fs
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // FSContext is a task's root, working directory and umask. Tasks created
-// with CLONE_FS share one; others get a Fork.
+// with CLONE_FS share one (Share); others get a Fork. users counts the
+// tasks sharing it (setns of a mount namespace needs it unshared).
 type FSContext struct {
+	users atomic.Int32
+
 	mu    sync.Mutex
 	root  VirtualDentry
 	cwd   VirtualDentry
@@ -13,8 +19,22 @@ type FSContext struct {
 
 // NewFSContext returns a context with the given root, cwd and umask.
 func NewFSContext(root, cwd VirtualDentry, umask uint32) *FSContext {
-	return &FSContext{root: root, cwd: cwd, umask: umask & 0o777}
+	c := &FSContext{root: root, cwd: cwd, umask: umask & 0o777}
+	c.users.Store(1)
+	return c
 }
+
+// Share counts one more task using c (clone with CLONE_FS) and returns c.
+func (c *FSContext) Share() *FSContext {
+	c.users.Add(1)
+	return c
+}
+
+// Release counts one task fewer using c (its exit, or its unsharing c).
+func (c *FSContext) Release() { c.users.Add(-1) }
+
+// Shared reports whether more than one task uses c.
+func (c *FSContext) Shared() bool { return c.users.Load() > 1 }
 
 // Root returns the root directory.
 func (c *FSContext) Root() VirtualDentry {
@@ -71,5 +91,7 @@ func (c *FSContext) SwapUmask(mask uint32) uint32 {
 func (c *FSContext) Fork() *FSContext {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &FSContext{root: c.root, cwd: c.cwd, umask: c.umask}
+	n := &FSContext{root: c.root, cwd: c.cwd, umask: c.umask}
+	n.users.Store(1)
+	return n
 }

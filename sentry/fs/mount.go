@@ -9,6 +9,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// treeMu is held for every change of a mount tree or of propagation, in
+// any namespace (Linux's namespace_sem): it comes before every
+// MountNamespace.mu, and only a holder of it takes more than one of
+// those at a time.
+var treeMu sync.Mutex
+
+// mountIDs hands out mount ids and peer group ids.
+type mountIDs struct {
+	lastMount atomic.Int64
+	// groups are the peer group ids in use (under treeMu); a new group
+	// gets the smallest free one, as Linux's.
+	groups map[int]bool
+}
+
+// mountID returns a fresh mount id.
+func (ids *mountIDs) mountID() int { return int(ids.lastMount.Add(1)) }
+
+// fsMountsAdd adds n to f's count of mounts in every namespace and
+// reports whether f has none left.
+func fsMountsAdd(f *Filesystem, n int) bool {
+	return f.mountCount.Add(int32(n)) <= 0
+}
+
 // MountFlags are per-mount flags (MS_RDONLY and friends).
 type MountFlags struct {
 	ReadOnly bool
@@ -28,6 +51,12 @@ type Mount struct {
 	// flags change with remounts, read without locks.
 	flags atomic.Pointer[MountFlags]
 	id    int
+
+	// Propagation (mountprop.go), guarded by treeMu: the peer group of a
+	// shared mount, the group a slave receives from, MS_UNBINDABLE.
+	group      *peerGroup
+	master     *peerGroup
+	unbindable bool
 }
 
 // Filesystem returns the mounted file system.
@@ -80,22 +109,46 @@ type mountKey struct {
 	point  *Dentry
 }
 
-// MountNamespace is a mount tree.
+// MountNamespace is a mount tree. Tasks hold it (Linux's nsproxy), as do
+// the nsfs files naming it; when the last reference goes (DecRef) its
+// mounts are taken down (mountns.go).
 type MountNamespace struct {
+	// ids numbers mounts and peer groups, shared by the namespaces
+	// copied from one another.
+	ids *mountIDs
+	// refs counts the holders; inode is the nsfs inode number (0 until
+	// the kernel names it).
+	refs  atomic.Int64
+	inode atomic.Uint64
+
 	mu     sync.RWMutex
 	root   *Mount
 	mounts map[mountKey]*Mount // top-most mount on each mountpoint
 	all    []*Mount            // in mount order
-	nextID int
+	// dead is set once the namespace is released: it has no mounts.
+	dead bool
 }
 
-// NewMountNamespace returns a namespace whose root mount is f.
+// NewMountNamespace returns a namespace whose root mount is f, with one
+// reference, its creator's.
 func NewMountNamespace(f *Filesystem, flags MountFlags) *MountNamespace {
-	ns := &MountNamespace{mounts: make(map[mountKey]*Mount), nextID: 1}
-	ns.root = &Mount{ns: ns, fs: f, root: f.root, id: ns.nextID}
+	return newMountNamespace(&mountIDs{}, f, f.root, flags)
+}
+
+// NewSiblingNamespace returns a new namespace whose root mount is f,
+// numbering its mounts and peer groups with ns's counters (as Linux's ids
+// are unique across namespaces): a sub-container's.
+func (ns *MountNamespace) NewSiblingNamespace(f *Filesystem, flags MountFlags) *MountNamespace {
+	return newMountNamespace(ns.ids, f, f.root, flags)
+}
+
+func newMountNamespace(ids *mountIDs, f *Filesystem, root *Dentry, flags MountFlags) *MountNamespace {
+	ns := &MountNamespace{ids: ids, mounts: make(map[mountKey]*Mount)}
+	ns.refs.Store(1)
+	ns.root = &Mount{ns: ns, fs: f, root: root, id: ids.mountID()}
 	ns.root.flags.Store(&flags)
-	ns.nextID++
 	ns.all = append(ns.all, ns.root)
+	fsMountsAdd(f, 1)
 	return ns
 }
 
@@ -109,45 +162,64 @@ func (ns *MountNamespace) Root() VirtualDentry {
 // Mount attaches f's root at the position at, which must be a directory.
 // A mount on a position that already has one stacks on top of it.
 func (ns *MountNamespace) Mount(ctx Context, at VirtualDentry, f *Filesystem, flags MountFlags) (*Mount, error) {
-	return ns.mountDentry(ctx, at, f, f.root, flags)
+	if at.Mount == nil || at.Mount.ns != ns {
+		return nil, unix.EINVAL
+	}
+	if err := checkMountpoint(ctx, at, f.root); err != nil {
+		return nil, err
+	}
+	treeMu.Lock()
+	defer treeMu.Unlock()
+	return ns.mountLocked(at, f, f.root, flags, nil)
 }
 
 // BindMount attaches the subtree at src at the position at.
 func (ns *MountNamespace) BindMount(ctx Context, at, src VirtualDentry, flags MountFlags) (*Mount, error) {
-	return ns.mountDentry(ctx, at, src.Dentry.fs, src.Dentry, flags)
+	return ns.BindMountRec(ctx, at, src, flags, false)
 }
 
-func (ns *MountNamespace) mountDentry(ctx Context, at VirtualDentry, f *Filesystem, root *Dentry, flags MountFlags) (*Mount, error) {
-	if at.Mount == nil || at.Mount.ns != ns {
-		return nil, unix.EINVAL
+// checkMountpoint checks that root may be mounted at at: a position in
+// a mount tree (EINVAL), both directories or both not (ENOTDIR).
+func checkMountpoint(ctx Context, at VirtualDentry, root *Dentry) error {
+	if at.Mount == nil {
+		return unix.EINVAL
 	}
 	st, err := at.Dentry.Stat(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rst, err := root.Stat(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if st.IsDir() != rst.IsDir() {
-		return nil, unix.ENOTDIR
+		return unix.ENOTDIR
 	}
+	return nil
+}
+
+// mountLocked makes a mount of root (in f) with flags on top of the
+// mounts at the position at and propagates it to the receivers of its
+// parent (mountprop.go). src, if not nil, is the mount a bind copies:
+// the new mount joins its peer group and master.
+//
+// Preconditions: treeMu is held; ns.mu is not.
+func (ns *MountNamespace) mountLocked(at VirtualDentry, f *Filesystem, root *Dentry, flags MountFlags, src *Mount) (*Mount, error) {
 	ns.mu.Lock()
-	defer ns.mu.Unlock()
-	// Stack on the top-most mount at this position.
-	for {
-		top, ok := ns.mounts[mountKey{at.Mount, at.Dentry}]
-		if !ok {
-			break
-		}
-		at = VirtualDentry{Mount: top, Dentry: top.root}
+	if ns.dead {
+		ns.mu.Unlock()
+		return nil, unix.EINVAL
 	}
-	m := &Mount{ns: ns, fs: f, root: root, parent: at.Mount, mountpoint: at.Dentry, id: ns.nextID}
+	m := &Mount{ns: ns, fs: f, root: root, id: ns.ids.mountID()}
 	m.flags.Store(&flags)
-	ns.nextID++
-	ns.mounts[mountKey{at.Mount, at.Dentry}] = m
-	at.Dentry.mounts.Add(1)
+	ns.attachLocked(m, at)
 	ns.all = append(ns.all, m)
+	ns.mu.Unlock()
+	fsMountsAdd(f, 1)
+	if src != nil {
+		m.copyPropagation(src)
+	}
+	m.propagateMount()
 	return m, nil
 }
 

@@ -74,6 +74,8 @@ func (ns *MountNamespace) Move(ctx Context, src, at VirtualDentry) error {
 		return err
 	}
 	at = followMounts(at)
+	treeMu.Lock()
+	defer treeMu.Unlock()
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	if m.ns != ns || at.Mount == nil || at.Mount.ns != ns {
@@ -81,6 +83,18 @@ func (ns *MountNamespace) Move(ctx Context, src, at VirtualDentry) error {
 	}
 	if srcSt.IsDir() != atSt.IsDir() {
 		return unix.EINVAL
+	}
+	// A mount below a shared one does not move, and a tree holding an
+	// unbindable mount does not go below a shared one (do_move_mount).
+	if m.parent != nil && m.parent.group != nil {
+		return unix.EINVAL
+	}
+	if at.Mount.group != nil {
+		for c := range ns.subtreeLocked(m) {
+			if c.unbindable {
+				return unix.EINVAL
+			}
+		}
 	}
 	for p := at.Mount; p != nil; p = p.parent {
 		if p == m {
@@ -103,11 +117,19 @@ func (ns *MountNamespace) Move(ctx Context, src, at VirtualDentry) error {
 // tasks that were at root to newRoot.
 func (ns *MountNamespace) PivotRoot(root, newRoot, putOld VirtualDentry) error {
 	putOld = followMounts(putOld)
+	treeMu.Lock()
+	defer treeMu.Unlock()
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	rootMnt, newMnt, oldMnt := root.Mount, newRoot.Mount, putOld.Mount
 	if rootMnt == nil || newMnt == nil || oldMnt == nil ||
 		rootMnt.ns != ns || newMnt.ns != ns || oldMnt.ns != ns {
+		return unix.EINVAL
+	}
+	// Nothing involved may propagate: put_old's mount and the parents of
+	// the new and the old root are not shared.
+	if oldMnt.group != nil || (newMnt.parent != nil && newMnt.parent.group != nil) ||
+		(rootMnt.parent != nil && rootMnt.parent.group != nil) {
 		return unix.EINVAL
 	}
 	if newRoot.Dentry.IsDead() {

@@ -6,8 +6,7 @@ import (
 
 // The mount-tree changes mount(2) and umount2(2) make: stacking a new
 // file system was MountNamespace.Mount; here are recursive bind mounts,
-// remounts and unmounts. The Sentry has one mount namespace and no
-// propagation peers, so MS_SHARED, MS_SLAVE and MS_PRIVATE change nothing.
+// remounts and unmounts. Propagation is in mountprop.go.
 
 // SetFlags replaces m's per-mount flags (a remount).
 func (m *Mount) SetFlags(flags MountFlags) {
@@ -29,9 +28,23 @@ func isUnder(d, root *Dentry) bool {
 }
 
 // BindMountRec bind-mounts src at at and, with rec (MS_REC), every mount
-// below src too, at the matching places of the new tree.
+// below src too, at the matching places of the new tree. The copies join
+// the peer groups and masters of what they copy; an unbindable src is
+// EINVAL, and with rec unbindable mounts below src are left out.
 func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags MountFlags, rec bool) (*Mount, error) {
-	top, err := ns.BindMount(ctx, at, src, flags)
+	if at.Mount == nil || at.Mount.ns != ns || src.Mount == nil {
+		return nil, unix.EINVAL
+	}
+	if err := checkMountpoint(ctx, at, src.Dentry); err != nil {
+		return nil, err
+	}
+	treeMu.Lock()
+	defer treeMu.Unlock()
+	if src.Mount.unbindable {
+		return nil, unix.EINVAL
+	}
+	all := ns.Mounts()
+	top, err := ns.mountLocked(at, src.Dentry.fs, src.Dentry, flags, src.Mount)
 	if err != nil || !rec {
 		return top, err
 	}
@@ -39,11 +52,10 @@ func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags
 	// which moves may have broken: repeat until no copy is added),
 	// mapping each source mount to its copy.
 	copies := map[*Mount]*Mount{src.Mount: top}
-	all := ns.Mounts()
 	for added := true; added; {
 		added = false
 		for _, c := range all {
-			if c == top || copies[c] != nil {
+			if copies[c] != nil || c.unbindable {
 				continue
 			}
 			parent, point := c.Parent()
@@ -51,7 +63,7 @@ func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags
 			if !ok || (parent == src.Mount && !isUnder(point, src.Dentry)) {
 				continue
 			}
-			cc, err := ns.mountDentry(ctx, VirtualDentry{Mount: parentCopy, Dentry: point}, c.fs, c.root, c.Flags())
+			cc, err := ns.mountLocked(VirtualDentry{Mount: parentCopy, Dentry: point}, c.fs, c.root, c.Flags(), c)
 			if err != nil {
 				return top, err
 			}
@@ -95,26 +107,25 @@ func (ns *MountNamespace) subtreeLocked(m *Mount) map[*Mount]bool {
 // (EBUSY) unless detach (MNT_DETACH), which takes them away too. The
 // namespace's root mount cannot go (EINVAL). Open files and working
 // directories under m keep working: they hold their positions, as after
-// a lazy unmount on Linux. Watches on the nodes of a file system left
-// with no mount get IN_UNMOUNT (then IN_IGNORED), as Linux gives them
-// when the superblock goes (there, after the last open file closes).
+// a lazy unmount on Linux. An unmount below a shared mount propagates
+// (mountprop.go). Watches on the nodes of a file system left with no
+// mount in any namespace get IN_UNMOUNT (then IN_IGNORED), as Linux
+// gives them when the superblock goes (there, after the last open file
+// closes).
 func (ns *MountNamespace) Umount(m *Mount, detach bool) error {
+	treeMu.Lock()
 	ns.mu.Lock()
+	parent, point := m.parent, m.mountpoint
 	gone, err := ns.umountLocked(m, detach)
+	ns.mu.Unlock()
 	var unused []*Filesystem
 	if err == nil {
-		left := make(map[*Filesystem]bool, len(ns.all))
-		for _, c := range ns.all {
-			left[c.fs] = true
-		}
-		for _, c := range gone {
-			if !left[c.fs] {
-				left[c.fs] = true
-				unused = append(unused, c.fs)
-			}
+		unused = releaseMounts(gone)
+		if parent != nil {
+			unused = append(unused, m.propagateUmount(parent, point, detach)...)
 		}
 	}
-	ns.mu.Unlock()
+	treeMu.Unlock()
 	for _, f := range unused {
 		f.notifyUnmount()
 	}

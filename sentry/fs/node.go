@@ -91,6 +91,8 @@ type Filesystem struct {
 	root     *Dentry
 	// info is what mountinfo shows beyond the type (fsinfo.go).
 	info atomic.Pointer[MountInfo]
+	// mountCount counts its mounts in every namespace (mount.go).
+	mountCount atomic.Int32
 
 	// renameMu serializes renames, so dentries' parents change only under
 	// it (a rename may read them without nameMu).

@@ -134,6 +134,7 @@ func (k *Kernel) newProcess(o InitOptions, init bool) (*Task, error) {
 	t.ipcns.Store(o.IPCNamespace)
 	t.fdTable.Store(o.FDTable)
 	t.fsCtx.Store(fs.NewFSContext(o.Root, o.Cwd, o.Umask))
+	t.setInitialMountNamespace(o.Root)
 
 	k.mu.Lock()
 	if init && k.init != nil {

@@ -429,6 +429,8 @@ func (p procTask) Namespace(name string) (uint64, any, bool) {
 	case "pid":
 		ns := t.PIDNamespace()
 		return ns.Inode(), ns, true
+	case "mnt":
+		return t.mountNamespaceForProc()
 	case "pid_for_children":
 		// A namespace made by unshare cannot be named until its init
 		// exists (Linux's pidns_for_children_get).

@@ -96,6 +96,8 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	fsc := t.FSContext()
 	if f&unix.CLONE_FS == 0 {
 		fsc = fsc.Fork()
+	} else {
+		fsc.Share()
 	}
 
 	// The FP state of the child starts as the parent's.
@@ -168,6 +170,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	nt.creds.Store(t.Credentials())
 	nt.inheritAttrs(t)
 	nt.inheritNamespaces(t, f)
+	nt.inheritMountNamespace(t, fsc, f)
 	name := t.Name()
 	nt.name.Store(&name)
 	if exe := t.exePath.Load(); exe != nil {

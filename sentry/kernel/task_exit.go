@@ -44,6 +44,7 @@ func (t *Task) exit(status WaitStatus, group bool) {
 	if fdt := t.FDTable(); fdt != nil {
 		fdt.DecRef()
 	}
+	t.releaseFS()
 	// The last thread's exit closes the process's descriptors, and with
 	// them its POSIX record locks, before the parent learns of it.
 	k.mu.Lock()

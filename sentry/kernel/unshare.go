@@ -16,7 +16,7 @@ const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC 
 // unsupportedNSFlags are the namespace kinds Moat does not make: network,
 // user, cgroup and time namespaces. clone and unshare refuse them with
 // EINVAL (and a log line) rather than pretend.
-const unsupportedNSFlags = unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+const unsupportedNSFlags = unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
 // Unshare implements unshare(2): the calling task leaves the sharing of
 // the resources flags names and gets namespaces of its own, as Linux's
@@ -66,8 +66,13 @@ func (t *Task) Unshare(flags uint64) error {
 	}
 
 	// Past the checks: nothing fails from here on.
-	if flags&unix.CLONE_FS != 0 && flags&unix.CLONE_NEWNS == 0 {
-		t.fsCtx.Store(t.FSContext().Fork())
+	if flags&unix.CLONE_FS != 0 {
+		old := t.FSContext()
+		t.fsCtx.Store(old.Fork())
+		old.Release()
+	}
+	if flags&unix.CLONE_NEWNS != 0 {
+		t.unshareMountNamespace()
 	}
 	if flags&unix.CLONE_FILES != 0 {
 		if old := t.FDTable(); old != nil {
@@ -123,8 +128,7 @@ func (t *Task) SetNamespace(typ uint32, ns any, nstype uint32) error {
 		// The only user namespace: Linux refuses to re-enter one's own.
 		return errEINVAL
 	case unix.CLONE_NEWNS:
-		t.k.Log.Info("setns: mount namespaces are not supported")
-		return errEINVAL
+		return t.joinMountNamespace(ns)
 	}
 	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
 		return errEPERM

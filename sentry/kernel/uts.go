@@ -135,6 +135,7 @@ func (t *Task) IPCNamespace() *IPCNamespace {
 type taskNamespaces struct {
 	utsns atomic.Pointer[UTSNamespace]
 	ipcns atomic.Pointer[IPCNamespace]
+	mountNSRef // mntns.go
 }
 
 // inheritNamespaces gives nt the namespaces of t, new ones where flags

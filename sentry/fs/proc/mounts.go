@@ -129,6 +129,23 @@ func mountsText(t Task) []byte {
 	return []byte(b.String())
 }
 
+// propagationFields are mountinfo's optional fields: " shared:N" for a
+// shared mount, " master:N" for a slave, " unbindable".
+func propagationFields(m *fs.Mount) string {
+	p := m.Propagation()
+	var b strings.Builder
+	if p.Shared != 0 {
+		fmt.Fprintf(&b, " shared:%d", p.Shared)
+	}
+	if p.Master != 0 {
+		fmt.Fprintf(&b, " master:%d", p.Master)
+	}
+	if p.Unbindable {
+		b.WriteString(" unbindable")
+	}
+	return b.String()
+}
+
 // mountInfoText is /proc/[pid]/mountinfo.
 func mountInfoText(t Task) []byte {
 	var b strings.Builder
@@ -144,8 +161,9 @@ func mountInfoText(t Task) []byte {
 		if m.Filesystem().ReadOnly() {
 			super = "ro"
 		}
-		fmt.Fprintf(&b, "%d %d %d:%d %s %s %s - %s %s %s\n", m.ID(), parentID, unix.Major(dev), unix.Minor(dev),
-			escapeMountPath(rootPath), escapeMountPath(paths[i]), mountOptions(m), m.Filesystem().Type(), mountSource(m), super)
+		fmt.Fprintf(&b, "%d %d %d:%d %s %s %s%s - %s %s %s\n", m.ID(), parentID, unix.Major(dev), unix.Minor(dev),
+			escapeMountPath(rootPath), escapeMountPath(paths[i]), mountOptions(m), propagationFields(m),
+			m.Filesystem().Type(), mountSource(m), super)
 	}
 	return []byte(b.String())
 }

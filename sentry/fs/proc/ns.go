@@ -67,12 +67,33 @@ func (n nsNode) Stat(fs.Context) (fs.Stat, error) {
 	return fs.Stat{Mode: unix.S_IFREG | 0o444, Nlink: 1, Ino: n.ino, Blksize: 4096}, nil
 }
 
+// heldNamespace is a namespace object that the files naming it hold a
+// reference on (a mount namespace lives while one names it).
+type heldNamespace interface {
+	TryIncRef() bool
+	DecRef()
+}
+
+// hold takes a reference on n's namespace for a new file; ENOENT if the
+// namespace is gone.
+func (n nsNode) hold() error {
+	if h, ok := n.ns.(heldNamespace); ok && !h.TryIncRef() {
+		return unix.ENOENT
+	}
+	return nil
+}
+
 // Open implements fs.OpenNode: the file only names the namespace.
 func (n nsNode) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	if err := n.hold(); err != nil {
+		return nil, err
+	}
 	return fs.NewFileDescription(&nsFile{node: n}, vd, flags, fs.FDOptions{}), nil
 }
 
 // open returns a new read-only file of the namespace.
+//
+// Preconditions: a heldNamespace is held for the file (hold).
 func (n nsNode) open() *fs.FileDescription {
 	d := fs.NewAnonDentry(nsFS, n.name, n)
 	return fs.NewFileDescription(&nsFile{node: n}, fs.VirtualDentry{Dentry: d}, unix.O_RDONLY, fs.FDOptions{})
@@ -107,6 +128,14 @@ type nsFile struct {
 	fs.FileDefaults
 	fs.NotPollable
 	node nsNode
+}
+
+// Release implements fs.FileImpl: the file's reference on its namespace
+// goes.
+func (f *nsFile) Release() {
+	if h, ok := f.node.ns.(heldNamespace); ok {
+		h.DecRef()
+	}
 }
 
 // Ioctl implements fs.FileImpl: the namespace queries of ioctl_ns(2). The
@@ -174,6 +203,9 @@ func nsDir(attr synth.Attr, t Task) fs.Node {
 			Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
 				n, err := node()
 				if err != nil {
+					return fs.VirtualDentry{}, nil, err
+				}
+				if err := n.hold(); err != nil {
 					return fs.VirtualDentry{}, nil, err
 				}
 				return fs.VirtualDentry{}, n.open(), nil

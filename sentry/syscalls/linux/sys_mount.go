@@ -34,10 +34,10 @@ func copyInOptionalString(t *kernel.Task, addr uintptr, max int) (string, error)
 	return t.CopyInString(addr, max)
 }
 
-// Mount implements mount(2): new tmpfs, proc, sysfs and other registered
-// file systems, bind mounts (MS_REC too), remounts of the per-mount
-// flags, moves (MS_MOVE) and propagation changes (which have nothing to
-// propagate to in the Sentry's single mount namespace).
+// Mount implements mount(2) in the caller's mount namespace: new tmpfs,
+// proc, sysfs and other registered file systems, bind mounts (MS_REC
+// too), remounts of the per-mount flags, moves (MS_MOVE) and propagation
+// changes (MS_SHARED, MS_SLAVE, MS_PRIVATE, MS_UNBINDABLE, with MS_REC).
 func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	sourceAddr, targetAddr, typeAddr := a[0].Pointer(), a[1].Pointer(), a[2].Pointer()
 	flags, dataAddr := a[3].Uint64(), a[4].Pointer()
@@ -63,12 +63,15 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
 		return 0, unix.EPERM
 	}
-	ns := t.Kernel().MountNS
+	ns := t.MountNamespace()
 	switch {
 	case flags&unix.MS_REMOUNT != 0:
 		m, err := fs.MountAt(target)
 		if err != nil {
 			return 0, err
+		}
+		if m.Namespace() != ns {
+			return 0, unix.EINVAL
 		}
 		nf := mountFlagsOf(flags)
 		if flags&unix.MS_BIND == 0 && !nf.ReadOnly && m.Filesystem().ReadOnly() {
@@ -89,14 +92,15 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		_, err = ns.BindMountRec(t, target, src, src.Mount.Flags(), flags&unix.MS_REC != 0)
 		return 0, err
 	case flags&mountPropagation != 0:
-		if _, err := fs.MountAt(target); err != nil {
+		m, err := fs.MountAt(target)
+		if err != nil {
 			return 0, err
 		}
 		types := flags & mountPropagation
 		if types&(types-1) != 0 || flags&^(mountPropagation|unix.MS_REC|unix.MS_SILENT) != 0 {
 			return 0, unix.EINVAL
 		}
-		return 0, nil
+		return 0, ns.SetPropagation(m, types, flags&unix.MS_REC != 0)
 	case flags&unix.MS_MOVE != 0:
 		if source == "" {
 			return 0, unix.EINVAL
@@ -149,12 +153,13 @@ func Umount2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		return 0, unix.EAGAIN
 	}
-	return 0, t.Kernel().MountNS.Umount(m, flags&unix.MNT_DETACH != 0)
+	return 0, t.MountNamespace().Umount(m, flags&unix.MNT_DETACH != 0)
 }
 
-// PivotRoot implements pivot_root(2): the mount at new_root becomes the
-// root, the old root moves to put_old, and every task whose root or
-// working directory was the old root moves to the new one.
+// PivotRoot implements pivot_root(2) in the caller's mount namespace: the
+// mount at new_root becomes the root, the old root moves to put_old, and
+// every task whose root or working directory was the old root moves to
+// the new one.
 func PivotRoot(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
 		return 0, unix.EPERM
@@ -175,7 +180,7 @@ func PivotRoot(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	}
 	root := t.FSContext().Root()
 	k := t.Kernel()
-	if err := k.MountNS.PivotRoot(root, newRoot, putOld); err != nil {
+	if err := t.MountNamespace().PivotRoot(root, newRoot, putOld); err != nil {
 		return 0, err
 	}
 	// Linux's chroot_fs_refs.

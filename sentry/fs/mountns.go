@@ -1,0 +1,119 @@
+package fs
+
+// Mount namespaces as objects: copying one (clone and unshare with
+// CLONE_NEWNS), naming it (its nsfs inode) and releasing it when its last
+// holder goes.
+
+// Copy returns a new namespace holding a copy of every mount of ns, with
+// the same file systems, roots and flags, in the same places, with one
+// reference (the caller's), and a function that maps a position in ns to
+// the same position in the copy (positions on mounts of no namespace,
+// or detached, map to themselves), for moving a task's root and working
+// directory, as Linux's copy_mnt_ns. The copies of shared mounts are
+// peers of the originals, the copies of slaves slaves of the same
+// masters; unbindable mounts are copied and stay unbindable.
+func (ns *MountNamespace) Copy() (*MountNamespace, func(VirtualDentry) VirtualDentry) {
+	treeMu.Lock()
+	defer treeMu.Unlock()
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	nns := &MountNamespace{ids: ns.ids, mounts: make(map[mountKey]*Mount, len(ns.mounts))}
+	nns.refs.Store(1)
+	copies := make(map[*Mount]*Mount, len(ns.all))
+	nns.all = make([]*Mount, 0, len(ns.all))
+	for _, m := range ns.all {
+		c := &Mount{ns: nns, fs: m.fs, root: m.root, mountpoint: m.mountpoint, id: ns.ids.mountID()}
+		c.flags.Store(m.flags.Load())
+		c.copyPropagation(m)
+		c.unbindable = m.unbindable
+		copies[m] = c
+		nns.all = append(nns.all, c)
+		fsMountsAdd(m.fs, 1)
+	}
+	for _, m := range ns.all {
+		if m.parent != nil {
+			c := copies[m]
+			c.parent = copies[m.parent]
+			c.mountpoint.mounts.Add(1)
+		}
+	}
+	for k, m := range ns.mounts {
+		nns.mounts[mountKey{copies[k.parent], k.point}] = copies[m]
+	}
+	nns.root = copies[ns.root]
+	translate := func(vd VirtualDentry) VirtualDentry {
+		if c, ok := copies[vd.Mount]; ok {
+			vd.Mount = c
+		}
+		return vd
+	}
+	return nns, translate
+}
+
+// TopRoot returns the top-most mount's root on the namespace's root,
+// what a lookup of "/" from the namespace's root finds (setns moves a
+// task there).
+func (ns *MountNamespace) TopRoot() VirtualDentry { return followMounts(ns.Root()) }
+
+// Inode returns the namespace's nsfs inode number, 0 until SetInode.
+func (ns *MountNamespace) Inode() uint64 { return ns.inode.Load() }
+
+// SetInode names the namespace with ino unless it has a number already,
+// and returns its number.
+func (ns *MountNamespace) SetInode(ino uint64) uint64 {
+	if ns.inode.CompareAndSwap(0, ino) {
+		return ino
+	}
+	return ns.inode.Load()
+}
+
+// IncRef takes a reference.
+func (ns *MountNamespace) IncRef() { ns.refs.Add(1) }
+
+// TryIncRef takes a reference unless the namespace is released already.
+func (ns *MountNamespace) TryIncRef() bool {
+	for {
+		r := ns.refs.Load()
+		if r <= 0 {
+			return false
+		}
+		if ns.refs.CompareAndSwap(r, r+1) {
+			return true
+		}
+	}
+}
+
+// DecRef drops a reference. The last one takes every mount of the
+// namespace down (as a lazy unmount of its root would), takes them out
+// of their peer groups, and gives IN_UNMOUNT to the watches of file
+// systems left without a mount. Open files and working directories on
+// them keep working.
+func (ns *MountNamespace) DecRef() {
+	if ns.refs.Add(-1) != 0 {
+		return
+	}
+	treeMu.Lock()
+	ns.mu.Lock()
+	gone := ns.all
+	for _, m := range gone {
+		if m.parent != nil {
+			m.mountpoint.mounts.Add(-1)
+		}
+	}
+	ns.all = nil
+	ns.mounts = make(map[mountKey]*Mount)
+	ns.dead = true
+	ns.mu.Unlock()
+	unused := releaseMounts(gone)
+	treeMu.Unlock()
+	for _, f := range unused {
+		f.notifyUnmount()
+	}
+}
+
+// Released reports whether the namespace's last reference went.
+func (ns *MountNamespace) Released() bool {
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	return ns.dead
+}

@@ -1,0 +1,145 @@
+package kernel
+
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/fs"
+)
+
+// Mount namespaces. Each task holds a reference on its mount namespace
+// (Linux keeps it in the nsproxy); the mount-family syscalls act on the
+// caller's. clone(CLONE_NEWNS) and unshare(CLONE_NEWNS) give the task a
+// copy of the caller's tree (fs.MountNamespace.Copy) with its root and
+// working directory moved onto the copy; setns(2) on a /proc/[pid]/ns/mnt
+// file joins one, moving root and working directory to its root. A task
+// gives its reference back when it exits; a namespace goes (its mounts
+// taken down) when no task and no nsfs file holds it.
+
+// mountNSRef is the task's mount namespace (nil: the kernel's, for tasks
+// made before namespaces were per task and in tests).
+type mountNSRef struct {
+	mntns atomic.Pointer[fs.MountNamespace]
+}
+
+// MountNamespace returns t's mount namespace.
+func (t *Task) MountNamespace() *fs.MountNamespace {
+	if ns := t.mntns.Load(); ns != nil {
+		return ns
+	}
+	return t.k.MountNS
+}
+
+// mountNSInode returns ns's nsfs inode number, naming it on first use.
+func (k *Kernel) mountNSInode(ns *fs.MountNamespace) uint64 {
+	if ino := ns.Inode(); ino != 0 {
+		return ino
+	}
+	if ns == k.MountNS {
+		return ns.SetInode(initMntInode)
+	}
+	return ns.SetInode(k.allocNSInode())
+}
+
+// setInitialMountNamespace gives t, a process made from outside the
+// sandbox, the namespace of its root (a sub-container's own, or the
+// kernel's).
+func (t *Task) setInitialMountNamespace(root fs.VirtualDentry) {
+	ns := t.k.MountNS
+	if root.Mount != nil {
+		ns = root.Mount.Namespace()
+	}
+	if ns != nil {
+		ns.IncRef()
+		t.mntns.Store(ns)
+	}
+}
+
+// inheritMountNamespace gives nt, made by t's clone with flags, t's mount
+// namespace or, with CLONE_NEWNS, a copy of it, moving nt's root and
+// working directory (in fsc, nt's own) onto the copy.
+func (nt *Task) inheritMountNamespace(t *Task, fsc *fs.FSContext, flags uint64) {
+	ns := t.MountNamespace()
+	if ns == nil {
+		return
+	}
+	if flags&unix.CLONE_NEWNS == 0 {
+		ns.IncRef()
+		nt.mntns.Store(ns)
+		return
+	}
+	nns, translate := ns.Copy()
+	root, cwd := fsc.RootAndCwd()
+	fsc.SetRoot(translate(root))
+	fsc.SetCwd(translate(cwd))
+	nt.mntns.Store(nns)
+}
+
+// unshareMountNamespace gives t a copy of its mount namespace with its
+// root and working directory moved onto the copy (unshare(CLONE_NEWNS),
+// which unshares the fs context too: the caller made t's its own).
+func (t *Task) unshareMountNamespace() {
+	ns := t.MountNamespace()
+	if ns == nil {
+		return
+	}
+	nns, translate := ns.Copy()
+	fsc := t.FSContext()
+	root, cwd := fsc.RootAndCwd()
+	fsc.SetRoot(translate(root))
+	fsc.SetCwd(translate(cwd))
+	if old := t.mntns.Swap(nns); old != nil {
+		old.DecRef()
+	}
+}
+
+// joinMountNamespace implements setns(2) with a mount namespace file, as
+// Linux's mntns_install: EINVAL while the fs context is shared with
+// another task, EPERM without CAP_SYS_ADMIN and CAP_SYS_CHROOT; root and
+// working directory move to the namespace's root (the top mount there).
+func (t *Task) joinMountNamespace(ns any) error {
+	mns, ok := ns.(*fs.MountNamespace)
+	if !ok || mns == nil {
+		return errEINVAL
+	}
+	fsc := t.FSContext()
+	if fsc.Shared() {
+		return errEINVAL
+	}
+	c := t.Credentials()
+	if !c.HasCapability(unix.CAP_SYS_ADMIN) || !c.HasCapability(unix.CAP_SYS_CHROOT) {
+		return errEPERM
+	}
+	if !mns.TryIncRef() {
+		return errEINVAL
+	}
+	root := mns.TopRoot()
+	fsc.SetRoot(root)
+	fsc.SetCwd(root)
+	if old := t.mntns.Swap(mns); old != nil {
+		old.DecRef()
+	}
+	return nil
+}
+
+// mountNamespaceForProc is /proc/[pid]/ns/mnt's namespace: its inode and
+// object (false when the kernel has none, in tests).
+func (t *Task) mountNamespaceForProc() (uint64, any, bool) {
+	ns := t.MountNamespace()
+	if ns == nil {
+		return 0, nil, false
+	}
+	return t.k.mountNSInode(ns), ns, true
+}
+
+// releaseFS drops t's share of its fs context and its mount namespace
+// reference, as it exits.
+func (t *Task) releaseFS() {
+	if fsc := t.FSContext(); fsc != nil {
+		fsc.Release()
+	}
+	if ns := t.mntns.Swap(nil); ns != nil {
+		ns.DecRef()
+	}
+}
