@@ -37,7 +37,8 @@ import (
 //	tty-fg         print the foreground process group of stdin, a terminal
 //
 // MOAT_FAKE_GOFER=hang makes the gofer ignore its connection and sleep,
-// to check that Do kills it.
+// to check that Do kills it; MOAT_FAKE_GOFER=netns makes it print its
+// network namespace to stderr ("gofer net=...") before serving.
 
 const fakeEnv = "MOAT_SANDBOX_TEST_FAKE_RUNSC"
 
@@ -77,8 +78,12 @@ func fakeRunsc(args []string) int {
 		if err := sub.Parse(global.Args()[1:]); err != nil {
 			return 2
 		}
-		if os.Getenv("MOAT_FAKE_GOFER") == "hang" {
+		switch os.Getenv("MOAT_FAKE_GOFER") {
+		case "hang":
 			select {}
+		case "netns":
+			l, _ := os.Readlink("/proc/self/ns/net")
+			fmt.Fprintf(os.Stderr, "gofer net=%s\n", l)
 		}
 		var binds []gofer.Mount
 		for _, a := range bindArgs {

@@ -43,3 +43,19 @@ func startInNetNS(path string, start func() error) error {
 	runtime.UnlockOSThread()
 	return startErr
 }
+
+// enterNewNetNS moves the calling thread into a new network namespace and
+// returns a descriptor of it (close-on-exec), or -1 and an error. The
+// thread must be locked (runtime.LockOSThread) and never unlocked, as it
+// no longer shares the process's namespace; processes it starts are born
+// in the new one. It needs CAP_SYS_ADMIN.
+func enterNewNetNS() (int, error) {
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return -1, fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+	}
+	fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("opening the new network namespace: %w", err)
+	}
+	return fd, nil
+}

@@ -19,19 +19,19 @@
 // fd 3 of each is one end of a SOCK_SEQPACKET socket pair; fd 4 of the
 // sandbox, with Options.Detach, a pipe on which it reports the status.
 // The two are started at the same time, each from a thread of its own. The sandbox
-// runs in new mount, PID, IPC, UTS, network and cgroup namespaces and, unless told
+// runs in new mount, PID, IPC, UTS and cgroup namespaces and, unless told
 // otherwise, a new user namespace mapping the caller's uid and gid to 0;
-// the gofer in new mount, IPC, UTS and network namespaces (see
-// goferNamespaces). Both die with SIGKILL if the thread that started them
-// goes away.
+// the gofer in new mount, IPC and UTS namespaces (see goferNamespaces);
+// the two share a new network namespace (children). Both die with
+// SIGKILL if the thread that started them goes away.
 // The sandbox's stdin, stdout and stderr are the caller's: the Sentry
 // serves them to the application. Host bind mounts (Options.Mounts, a
 // spec's binds for Create) are passed as the gofer's --bind attach points
 // and, for Do, as the sandbox's --volume destinations (binds.go).
 //
 // No locks: Do runs on one goroutine, plus one forwarding signals, one
-// starting and waiting for the gofer, one waiting for the sandbox and
-// one reading its status report; Create on one.
+// starting and waiting for each child and one reading the sandbox's status
+// report; Create on one.
 package sandbox
 
 import (
@@ -71,7 +71,9 @@ var ForwardedSignals = []os.Signal{
 
 // sandboxNamespaces are the namespaces the sandbox process gets (plus a
 // user namespace unless Options.NoUserNS). The cgroup namespace hides the
-// host's cgroup paths from the Sentry's own /proc/self/cgroup.
+// host's cgroup paths from the Sentry's own /proc/self/cgroup. Do gives
+// it, and the gofer, a network namespace they share instead of this one
+// (children); Create this one, or the spec's.
 const sandboxNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP
 
 // goferNamespaces are the gofer's. It stays in runsc's PID namespace for
@@ -228,6 +230,8 @@ var (
 func Do(ctx context.Context, o Options) (int, error) {
 	warmPidfd()
 	o.setDefaults()
+	ch := newChildren(o.Log)
+	defer ch.cancel()
 	if len(o.Argv) == 0 || o.Argv[0] == "" {
 		return 0, errors.New("no command given")
 	}
@@ -251,11 +255,6 @@ func Do(ctx context.Context, o Options) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-
-	// Pdeathsig is tied to the thread that starts a child: keep this one
-	// for as long as the children live.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 
 	var undo cleanups
 	defer undo.run()
@@ -287,40 +286,50 @@ func Do(ctx context.Context, o Options) (int, error) {
 		signal.Stop(sigs)
 	})
 
+	// Both children are set up before either starts; each then starts
+	// on a thread of its own (children), in a network namespace they
+	// share.
 	gofer := exec.Command(o.Exe, GoferArgs(o.Config, o.Rootfs, 3, binds)...)
 	gofer.Args[0] = "runsc-gofer"
 	gofer.ExtraFiles = []*os.File{goferEnd}
 	gofer.Stdout = o.Stderr // the gofer has nothing to say on stdout
 	gofer.Stderr = o.Stderr
 	gofer.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: goferNamespaces,
+		Cloneflags: goferNamespaces &^ unix.CLONE_NEWNET,
 		Pdeathsig:  unix.SIGKILL,
 		Setpgid:    true, // terminal signals are not for it
 	}
-	if err := beforeGoferStart(); err != nil {
-		return 0, fmt.Errorf("starting gofer: %w", err)
+
+	boot := exec.Command(o.Exe, BootArgs(o.Config, 3, &o)...)
+	boot.Args[0] = "runsc-sandbox"
+	boot.ExtraFiles = []*os.File{sentryEnd}
+	boot.Stdin, boot.Stdout, boot.Stderr = o.Stdin, o.Stdout, o.Stderr
+	boot.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: sandboxNamespaces &^ unix.CLONE_NEWNET,
+		Pdeathsig:  unix.SIGKILL,
 	}
-	// The gofer starts on a thread of its own while this one starts the
-	// sandbox: the two spawns (each a fork and an exec of runsc) overlap.
-	// Its parent-death signal follows that thread, which therefore stays
-	// locked until the gofer has been reaped; its bounding set is
-	// limited first (limitThread), so it is never unlocked and ends with
-	// the goroutine.
-	goferStarted := make(chan error, 1)
-	goferDone := make(chan error, 1)
-	goferKeep := goferStartCaps(goferWritable(o.Config, binds))
-	go func() {
-		runtime.LockOSThread()
-		limitThread(goferKeep, o.Log)
-		if err := gofer.Start(); err != nil {
-			goferStarted <- err
-			return
+	if !o.NoUserNS {
+		newUserNS(boot.SysProcAttr, nil, nil)
+	}
+	var statusR, statusW *os.File
+	if o.Detach {
+		// The sandbox reports the application's status on this pipe
+		// (boot --status-fd) before it tears itself down.
+		statusR, statusW, err = os.Pipe()
+		if err != nil {
+			return 0, fmt.Errorf("status pipe: %w", err)
 		}
-		goferStarted <- nil
-		goferDone <- gofer.Wait()
-	}()
+		undo.add(func() { statusR.Close(); statusW.Close() })
+		boot.ExtraFiles = append(boot.ExtraFiles, statusW)
+		boot.Args = insertBefore(boot.Args, "--", "--status-fd", "4")
+	}
+	if restoreTTY := setJobControl(boot.SysProcAttr, o.Stdin, o.Log); restoreTTY != nil {
+		defer restoreTTY()
+	}
+
+	ch.start(boot, gofer, goferStartCaps(goferWritable(o.Config, binds)))
 	waitGoferStart := func() error {
-		err := <-goferStarted
+		err := <-ch.goferStarted
 		goferEnd.Close()
 		if err != nil {
 			return fmt.Errorf("starting gofer: %w", err)
@@ -329,58 +338,23 @@ func Do(ctx context.Context, o Options) (int, error) {
 		undo.add(func() {
 			gofer.Process.Kill()
 			if !detached {
-				<-goferDone
+				<-ch.goferDone
 			}
 		})
 		return nil
 	}
-
-	boot := exec.Command(o.Exe, BootArgs(o.Config, 3, &o)...)
-	boot.Args[0] = "runsc-sandbox"
-	boot.ExtraFiles = []*os.File{sentryEnd}
-	boot.Stdin, boot.Stdout, boot.Stderr = o.Stdin, o.Stdout, o.Stderr
-	boot.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: sandboxNamespaces,
-		Pdeathsig:  unix.SIGKILL,
-	}
-	if !o.NoUserNS {
-		newUserNS(boot.SysProcAttr, nil, nil)
-	}
-	var statusR *os.File
-	if o.Detach {
-		// The sandbox reports the application's status on this pipe
-		// (boot --status-fd) before it tears itself down.
-		r, w, err := os.Pipe()
-		if err != nil {
-			waitGoferStart()
-			return 0, fmt.Errorf("status pipe: %w", err)
-		}
-		statusR = r
-		undo.add(func() { r.Close(); w.Close() })
-		boot.ExtraFiles = append(boot.ExtraFiles, w)
-		boot.Args = insertBefore(boot.Args, "--", "--status-fd", "4")
-	}
-	if restoreTTY := setJobControl(boot.SysProcAttr, o.Stdin, o.Log); restoreTTY != nil {
-		defer restoreTTY()
-	}
-	if err := beforeBootStart(); err != nil {
-		waitGoferStart()
-		return 0, fmt.Errorf("starting sandbox: %w", err)
-	}
-	if err := boot.Start(); err != nil {
+	if err := <-ch.bootStarted; err != nil {
 		waitGoferStart()
 		return 0, fmt.Errorf("starting sandbox: %w", err)
 	}
 	o.Log.Debug("sandbox started", "pid", boot.Process.Pid, "argv", o.Argv)
 	sentryEnd.Close()
-	bootDone := make(chan error, 1)
-	go func() { bootDone <- boot.Wait() }()
 	bootReaped := false
 	undo.add(func() {
 		if !bootReaped {
 			boot.Process.Kill()
 			if !detached {
-				<-bootDone
+				<-ch.bootDone
 			}
 		}
 	})
@@ -389,7 +363,7 @@ func Do(ctx context.Context, o Options) (int, error) {
 	}
 	var statusCh chan int
 	if statusR != nil {
-		boot.ExtraFiles[1].Close()
+		statusW.Close()
 		statusCh = make(chan int, 1)
 		go func() {
 			b, _ := io.ReadAll(io.LimitReader(statusR, 16))
@@ -399,6 +373,7 @@ func Do(ctx context.Context, o Options) (int, error) {
 		}()
 	}
 
+	goferDone, bootDone := ch.goferDone, ch.bootDone
 	goferExit := goferDone
 	ctxDone := ctx.Done()
 	var waitErr error
@@ -438,6 +413,118 @@ loop:
 	status := ExitStatus(boot.ProcessState)
 	o.Log.Debug("sandbox exited", "status", status, "state", boot.ProcessState.String())
 	return status, nil
+}
+
+// children starts Do's two children, each from a thread of its own, and
+// waits for each on that thread: a child's parent-death signal follows the
+// thread that started it, which therefore lives until the child has been
+// reaped (it is locked and never unlocked, and so ends with its
+// goroutine).
+//
+// The two share one new network namespace, which the sandbox's thread
+// makes (enterNewNetNS) and the gofer's joins, instead of each getting one
+// of its own: making one costs the kernel about a millisecond, and
+// tearing it down more, and neither child uses its namespace (no network
+// but the Sentry's own). If none can be made, each child gets one of its
+// own. The sandbox's thread makes it as soon as Do begins (newChildren),
+// while Do validates its options and builds the commands, so that the
+// sandbox, the critical path, starts the moment its command is ready
+// (start).
+type children struct {
+	// The sandbox's command, sent by start; closed without one by
+	// cancel.
+	bootCmd chan *exec.Cmd
+	// netns carries the namespace's descriptor, or -1, from the
+	// sandbox's thread to the gofer's.
+	netns chan int
+	// How each start went (nil or an error, once), then the child's
+	// exec.Cmd.Wait result (once, and only if it started).
+	bootStarted, goferStarted chan error
+	bootDone, goferDone       chan error
+	log                       *slog.Logger
+	handed                    bool
+}
+
+// newChildren begins the sandbox's thread, which makes the network
+// namespace and then waits for its command (start) or for cancel.
+func newChildren(log *slog.Logger) *children {
+	c := &children{
+		bootCmd:     make(chan *exec.Cmd, 1),
+		netns:       make(chan int, 1),
+		bootStarted: make(chan error, 1), goferStarted: make(chan error, 1),
+		bootDone: make(chan error, 1), goferDone: make(chan error, 1),
+		log: log,
+	}
+	go func() {
+		runtime.LockOSThread() // never unlocked: see children
+		fd, nsErr := enterNewNetNS()
+		if nsErr != nil {
+			log.Debug("the sandbox and the gofer get network namespaces of their own", "err", nsErr)
+		}
+		c.netns <- fd
+		boot, ok := <-c.bootCmd
+		if !ok {
+			return
+		}
+		if nsErr != nil {
+			boot.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
+		}
+		if err := beforeBootStart(); err != nil {
+			c.bootStarted <- err
+			return
+		}
+		if err := boot.Start(); err != nil {
+			c.bootStarted <- err
+			return
+		}
+		c.bootStarted <- nil
+		c.bootDone <- boot.Wait()
+	}()
+	return c
+}
+
+// start hands boot to the sandbox's thread and starts gofer on a thread
+// of its own, whose bounding set is first limited to goferKeep
+// (limitThread). Their results come on bootStarted and goferStarted.
+func (c *children) start(boot, gofer *exec.Cmd, goferKeep []uintptr) {
+	c.handed = true
+	c.bootCmd <- boot
+	go func() {
+		runtime.LockOSThread() // never unlocked: see children and limitThread
+		limitThread(goferKeep, c.log)
+		if fd := <-c.netns; fd < 0 {
+			gofer.SysProcAttr.Cloneflags |= unix.CLONE_NEWNET
+		} else {
+			err := unix.Setns(fd, unix.CLONE_NEWNET)
+			unix.Close(fd)
+			if err != nil {
+				c.goferStarted <- fmt.Errorf("joining the sandbox's network namespace: %w", err)
+				return
+			}
+		}
+		if err := beforeGoferStart(); err != nil {
+			c.goferStarted <- err
+			return
+		}
+		if err := gofer.Start(); err != nil {
+			c.goferStarted <- err
+			return
+		}
+		c.goferStarted <- nil
+		c.goferDone <- gofer.Wait()
+	}()
+}
+
+// cancel ends the sandbox's thread, and closes the namespace's
+// descriptor, when Do returns before start.
+func (c *children) cancel() {
+	if c.handed {
+		return
+	}
+	close(c.bootCmd)
+	if fd := <-c.netns; fd >= 0 {
+		unix.Close(fd)
+	}
 }
 
 // ExitStatus is the status a shell would report for a process that ended

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -235,6 +236,39 @@ func TestDoNamespaces(t *testing.T) {
 				t.Errorf("userns=%v: sandbox in the caller's %s namespace: %v, want %v (%s)", userns, ns, shared, want, stdout)
 			}
 		}
+	}
+}
+
+// TestDoSharedNetNS checks that the sandbox and the gofer share one new
+// network namespace (children), with and without a user namespace
+// for the sandbox.
+func TestDoSharedNetNS(t *testing.T) {
+	t.Setenv("MOAT_FAKE_GOFER", "netns")
+	for _, userns := range []bool{true, false} {
+		t.Run(fmt.Sprintf("userns=%v", userns), func(t *testing.T) {
+			// The caller's own thread (another thread may have been
+			// left in an earlier run's namespace: see children).
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			own, err := os.Readlink("/proc/thread-self/ns/net")
+			if err != nil {
+				t.Fatal(err)
+			}
+			status, stdout, stderr, err := run(t, context.Background(), Options{Argv: []string{"whoami"}, NoUserNS: !userns})
+			if err != nil || status != 0 {
+				t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
+			}
+			_, sandboxNS, _ := strings.Cut(stdout, " net=")
+			sandboxNS, _, _ = strings.Cut(sandboxNS, " ")
+			_, goferNS, _ := strings.Cut(stderr, "gofer net=")
+			goferNS, _, _ = strings.Cut(goferNS, "\n")
+			if sandboxNS == "" || sandboxNS == own || goferNS != sandboxNS {
+				t.Errorf("sandbox in %q, gofer in %q, runsc in %q: want one new namespace for both\nstdout: %s\nstderr: %s", sandboxNS, goferNS, own, stdout, stderr)
+			}
+			if now, _ := os.Readlink("/proc/thread-self/ns/net"); now != own {
+				t.Errorf("Do's caller is left in network namespace %s, not %s", now, own)
+			}
+		})
 	}
 }
 
