@@ -48,6 +48,7 @@ package ptrace
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -208,7 +209,7 @@ func (s *systrap) newWorker(as *addressSpace) (*worker, error) {
 		return nil, err
 	}
 	w.tid = int32(tid)
-	st := w.comm.wait(stateRunning, 5*time.Second)
+	st := w.await(stateRunning, 5*time.Second)
 	if st != stateTrapped || w.comm.loadSigno() != int32(unix.SIGTRAP) {
 		e := w.comm.initErr()
 		w.kill()
@@ -241,6 +242,32 @@ func (w *worker) follow() {
 	_ = unix.SchedSetaffinity(int(w.tid), &set)
 }
 
+// alive says whether the worker thread still exists. The kernel clears
+// the state word when the worker exits (CLONE_CHILD_CLEARTID), but not
+// when it is the last thread of its process to go, so waits that may
+// outlive the process look too.
+func (w *worker) alive() bool {
+	return unix.Tgkill(int(w.as.pid), int(w.tid), 0) != unix.ESRCH
+}
+
+// await waits until the state is no longer old, the worker is gone
+// (stateDead) or timeout passed (old), and returns the state.
+func (w *worker) await(old uint32, timeout time.Duration) uint32 {
+	deadline := time.Now().Add(timeout)
+	for {
+		step := min(time.Until(deadline), 20*time.Millisecond)
+		if step <= 0 {
+			return old
+		}
+		if st := w.comm.wait(old, step); st != old {
+			return st
+		}
+		if w.tid != 0 && !w.alive() {
+			return stateDead
+		}
+	}
+}
+
 // kill ends the worker's stub process: the worker misbehaved.
 func (w *worker) kill() {
 	unix.Kill(int(w.as.pid), unix.SIGKILL)
@@ -250,7 +277,7 @@ func (w *worker) kill() {
 func (w *worker) release() {
 	if w.comm.swapState(stateExit) != stateDead {
 		w.comm.wake()
-		if w.comm.wait(stateExit, 2*time.Second) != stateDead {
+		if w.await(stateExit, 2*time.Second) != stateDead {
 			w.kill()
 			w.as.retireRegion(w.region, false)
 			return
@@ -315,6 +342,10 @@ type trapContext struct {
 	p  *Platform
 	as *addressSpace
 	w  *worker
+	// locked is set once the goroutine is locked to its OS thread: the
+	// worker follows that thread's CPU (worker.follow), so the thread
+	// should stay the same.
+	locked bool
 
 	// live is the worker Interrupt signals.
 	live        atomic.Pointer[worker]
@@ -324,6 +355,10 @@ type trapContext struct {
 func (c *trapContext) workerFor(as *addressSpace) (*worker, error) {
 	if c.as == as && c.w != nil {
 		return c.w, nil
+	}
+	if !c.locked {
+		runtime.LockOSThread()
+		c.locked = true
 	}
 	c.drop()
 	w, err := c.p.sys.newWorker(as)
@@ -368,7 +403,7 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 		// Interrupt may have looked at the state before it changed.
 		unix.Tgkill(int(as.pid), int(w.tid), interruptSignal)
 	}
-	st := w.comm.wait(stateRunning, 0)
+	st := c.waitTrap(w)
 	if st != stateTrapped {
 		c.live.Store(nil)
 		w.kill()
@@ -400,6 +435,36 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 	}
 }
 
+// unanswered is how long an interrupted worker may run on before the
+// Sentry gives up on it and kills its stub process: a worker answers the
+// interrupt signal at once unless the application blocked it with a forged
+// rt_sigreturn, which would otherwise make it immune to signals and kills.
+var unanswered = 5 * time.Second
+
+// waitTrap waits for w's next trap (or death) and returns its state.
+func (c *trapContext) waitTrap(w *worker) uint32 {
+	var since time.Time
+	for {
+		st := w.comm.wait(stateRunning, 100*time.Millisecond)
+		if st != stateRunning {
+			return st
+		}
+		if !w.alive() {
+			return stateDead
+		}
+		if !c.interrupted.Load() {
+			since = time.Time{}
+			continue
+		}
+		if since.IsZero() {
+			since = time.Now()
+		} else if time.Since(since) > unanswered {
+			w.kill()
+			return w.await(stateRunning, time.Second)
+		}
+	}
+}
+
 // Interrupt implements platform.Context.Interrupt.
 func (c *trapContext) Interrupt() {
 	c.interrupted.Store(true)
@@ -412,7 +477,13 @@ func (c *trapContext) Interrupt() {
 func (c *trapContext) ClearInterrupt() { c.interrupted.Store(false) }
 
 // Release implements platform.Context.Release.
-func (c *trapContext) Release() { c.drop() }
+func (c *trapContext) Release() {
+	c.drop()
+	if c.locked {
+		runtime.UnlockOSThread()
+		c.locked = false
+	}
+}
 
 // FPState implements platform.Context.FPState.
 func (c *trapContext) FPState(pas platform.AddressSpace) ([]byte, error) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -331,4 +332,104 @@ func BenchmarkSystrapNoFollow(b *testing.B) {
 	systrapFollow = false
 	defer func() { systrapFollow = true }()
 	BenchmarkSystrapSpin(b)
+}
+
+// TestSystrapBlockedInterrupt checks that an application that blocks the
+// interrupt signal with a forged rt_sigreturn cannot make itself immune
+// to interrupts: its stub process is killed.
+func TestSystrapBlockedInterrupt(t *testing.T) {
+	for _, blocked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("blocked=%v", blocked), func(t *testing.T) { testForgedSigreturn(t, blocked) })
+	}
+}
+
+func testForgedSigreturn(t *testing.T, blocked bool) {
+	old := unanswered
+	unanswered = 300 * time.Millisecond
+	defer func() { unanswered = old }()
+	_, labels, err := buildStub(5, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var code []byte
+	code = append(code, 0x48, 0xbc) // mov rsp, 0x200000
+	code = binary.LittleEndian.AppendUint64(code, 0x200000)
+	code = append(code, 0x48, 0xb9) // mov rcx, trap_restorer
+	code = binary.LittleEndian.AppendUint64(code, stubAddr+uint64(labels["trap_restorer"]))
+	code = append(code, 0xff, 0xe1) // jmp rcx
+	loop := 0x100000 + uint64(len(code))
+	code = append(code, 0xeb, 0xfe) // jmp $
+	page := make([]byte, 0x2000)
+	copy(page, code)
+	frame := page[0x1000:]
+	le := binary.LittleEndian
+	// uc_stack: the worker's own alternate stack (slot 0's, the first
+	// region of a new platform).
+	le.PutUint64(frame[16:], regionBase+altstackOff)
+	le.PutUint64(frame[32:], regionSize-altstackOff)
+	le.PutUint64(frame[160:], 0x200800) // rsp
+	le.PutUint64(frame[168:], loop)     // rip
+	le.PutUint64(frame[176:], 0x202)    // eflags
+	le.PutUint16(frame[184:], 0x33)     // cs
+	le.PutUint16(frame[190:], 0x2b)     // ss
+	if blocked {
+		le.PutUint64(frame[296:], 1<<(uint(interruptSignal)-1))
+	}
+	p, _ := newSystrapPlatform(t, page)
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	if err := as.MapFile(0x200000, 0x1000, 0x1000, platform.Read|platform.Write); err != nil {
+		t.Fatal(err)
+	}
+	c := p.NewContext()
+	defer c.Release()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		c.Interrupt()
+	}()
+	start := time.Now()
+	r, _, err := c.Switch(as, &regs)
+	if !blocked {
+		if err != nil || r != platform.SwitchInterrupted || regs.Rip != loop {
+			t.Fatalf("got %v %v at rip %#x, want interrupted at %#x", r, err, regs.Rip, loop)
+		}
+		return
+	}
+	if !errors.Is(err, platform.ErrContextDead) {
+		t.Fatalf("Switch returned %v, want the context dead", err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the worker was killed after %v", el)
+	}
+}
+
+// TestSystrapReleaseWhileRunning kills the stub process under a running
+// worker: Switch must report the context dead rather than wait forever.
+func TestSystrapReleaseWhileRunning(t *testing.T) {
+	p, _ := newSystrapPlatform(t, []byte{0xeb, 0xfe}) // jmp $
+	as := newSystrapAS(t, p)
+	c := p.NewContext()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	// A first switch creates the worker; a parked one is in its handler.
+	other := p.NewContext()
+	if _, err := other.FPState(as); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		as.Release()
+	}()
+	start := time.Now()
+	_, _, err := c.Switch(as, &regs)
+	if !errors.Is(err, platform.ErrContextDead) {
+		t.Fatalf("Switch returned %v, want the context dead", err)
+	}
+	c.Release()
+	other.Release()
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v", el)
+	}
 }
