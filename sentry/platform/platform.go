@@ -3,7 +3,9 @@
 // its memory file, and contexts that run a thread's registers in an address
 // space until the thread makes a system call, faults, or is interrupted.
 //
-// The ptrace platform (package ptrace) is the only implementation today.
+// The ptrace platform (package ptrace) is the only implementation today;
+// it has two modes, PTRACE_SYSEMU (ptrace.New) and seccomp traps
+// (ptrace.NewSystrap, runsc --platform=systrap).
 package platform
 
 import (

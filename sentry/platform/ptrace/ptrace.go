@@ -1,4 +1,5 @@
-// Package ptrace implements the platform with PTRACE_SYSEMU.
+// Package ptrace implements the platform with PTRACE_SYSEMU, and its
+// systrap mode with seccomp traps.
 //
 // Every application address space is a stub process: a process that has
 // nothing mapped but the stub page (see stub_amd64.go) and ranges of the
@@ -33,8 +34,17 @@
 // with the template (PR_SET_PDEATHSIG), so no stub outlives the Sentry. The
 // stubs close every descriptor except the memory file.
 //
-// Locks: addressSpace.mu guards the set of threads; it is never held while
-// waiting for a tracee.
+// Systrap mode (NewSystrap, systrap.go): the same stub processes and
+// masters, but application threads are untraced worker threads whose
+// system calls a seccomp filter of their own turns into SIGSYS, served by a
+// signal handler in the stub that hands the registers to the Sentry through
+// shared memory.
+//
+// Locks: addressSpace.mu guards the set of threads and the systrap regions
+// waiting for the stub's end; it is never held while waiting for a tracee.
+// addressSpace.stopMu (read-held while a request runs on the master) is
+// taken before addressSpace.mu, never after; systrap.mu (the free regions)
+// is a leaf.
 package ptrace
 
 import (
