@@ -260,7 +260,9 @@ func (s *Sandbox) mountContainerRoot(cfg Config, client *proto.Client) (*fs.Moun
 	if err != nil {
 		return nil, nil, fmt.Errorf("mounting the root: %w", err)
 	}
-	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{})
+	// Its own mount namespace, with mount ids distinct from other
+	// containers' (as Linux's are).
+	mns := s.k.MountNS.NewSiblingNamespace(rootFS, fs.MountFlags{})
 	if err := mountSpecial(s.k, mns, s.log); err != nil {
 		return nil, nil, err
 	}
@@ -277,7 +279,8 @@ func (s *Sandbox) mountContainerRoot(cfg Config, client *proto.Client) (*fs.Moun
 // root's upper layer and of its tmpfs mounts (/dev/shm, the spec's), which
 // no process can reach any more. (A tmpfs frees a file's pages once it
 // is unlinked and closed; a mount tree that is merely dropped keeps
-// them.) Read-only tmpfs mounts (masked directories) are empty.
+// them.) Read-only tmpfs mounts (masked directories) are empty. It is
+// called once, when the container is removed.
 func (sc *subContainer) release() {
 	fss := []*fs.Filesystem{}
 	if sc.upper != nil {
@@ -298,6 +301,9 @@ func (sc *subContainer) release() {
 			sc.s.log.Debug("emptying a destroyed container's file system", "id", sc.id, "type", f.Type(), "err", err)
 		}
 	}
+	// The container's reference on its mount namespace: the namespace
+	// goes with the last process (or namespace file) holding it.
+	sc.mns.DecRef()
 }
 
 // emptyFilesystem removes every file and directory of f.
@@ -368,8 +374,9 @@ func (sc *subContainer) owns(tg *kernel.ThreadGroup) bool {
 	return namespaceOf(tg) == sc.mns
 }
 
-// namespaceOf returns the mount namespace of tg's root directory, nil
-// if it has none.
+// namespaceOf returns the mount namespace of tg's root directory, or the
+// one that was copied from if a process of it made its own
+// (CLONE_NEWNS): the container's; nil if it has none.
 func namespaceOf(tg *kernel.ThreadGroup) *fs.MountNamespace {
 	l := tg.Leader()
 	if l == nil {
@@ -383,7 +390,7 @@ func namespaceOf(tg *kernel.ThreadGroup) *fs.MountNamespace {
 	if root.Mount == nil {
 		return nil
 	}
-	return root.Mount.Namespace()
+	return root.Mount.Namespace().Origin()
 }
 
 // threadGroups returns the container's processes.

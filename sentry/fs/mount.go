@@ -116,6 +116,9 @@ type MountNamespace struct {
 	// ids numbers mounts and peer groups, shared by the namespaces
 	// copied from one another.
 	ids *mountIDs
+	// origin is the namespace this one was copied from, through any
+	// number of copies (itself if made by NewMountNamespace).
+	origin *MountNamespace
 	// refs counts the holders; inode is the nsfs inode number (0 until
 	// the kernel names it).
 	refs  atomic.Int64
@@ -144,6 +147,7 @@ func (ns *MountNamespace) NewSiblingNamespace(f *Filesystem, flags MountFlags) *
 
 func newMountNamespace(ids *mountIDs, f *Filesystem, root *Dentry, flags MountFlags) *MountNamespace {
 	ns := &MountNamespace{ids: ids, mounts: make(map[mountKey]*Mount)}
+	ns.origin = ns
 	ns.refs.Store(1)
 	ns.root = &Mount{ns: ns, fs: f, root: root, id: ids.mountID()}
 	ns.root.flags.Store(&flags)

@@ -17,7 +17,7 @@ func (ns *MountNamespace) Copy() (*MountNamespace, func(VirtualDentry) VirtualDe
 	defer treeMu.Unlock()
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	nns := &MountNamespace{ids: ns.ids, mounts: make(map[mountKey]*Mount, len(ns.mounts))}
+	nns := &MountNamespace{ids: ns.ids, origin: ns.origin, mounts: make(map[mountKey]*Mount, len(ns.mounts))}
 	nns.refs.Store(1)
 	copies := make(map[*Mount]*Mount, len(ns.all))
 	nns.all = make([]*Mount, 0, len(ns.all))
@@ -54,6 +54,11 @@ func (ns *MountNamespace) Copy() (*MountNamespace, func(VirtualDentry) VirtualDe
 // what a lookup of "/" from the namespace's root finds (setns moves a
 // task there).
 func (ns *MountNamespace) TopRoot() VirtualDentry { return followMounts(ns.Root()) }
+
+// Origin returns the namespace ns was copied from, through any number of
+// copies: itself if it is no copy (a container's own, which tells the
+// container of a process that made namespaces of its own).
+func (ns *MountNamespace) Origin() *MountNamespace { return ns.origin }
 
 // Inode returns the namespace's nsfs inode number, 0 until SetInode.
 func (ns *MountNamespace) Inode() uint64 { return ns.inode.Load() }
