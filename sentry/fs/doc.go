@@ -75,7 +75,9 @@
 // system's table (one atomic load when nothing is watched). Signal-driven
 // I/O (async.go): a description's owner gets SIGIO through an entry on
 // the file's readiness queue while O_ASYNC is on. Mounts move with
-// MS_MOVE and pivot_root (mountmove.go).
+// MS_MOVE and pivot_root (mountmove.go). Mount namespaces are copied,
+// named and released in mountns.go; mount propagation between peer
+// groups and to slaves is mountprop.go.
 //
 // Files never block inside their Read or Write: they return
 // syserror.ErrWouldBlock and report readiness as waiter.Waitable.
@@ -83,8 +85,9 @@
 //
 // Lock order (outer first):
 //
+//	treeMu (mount.go: every change of any mount tree or propagation)
 //	FDTable.mu, FSContext.mu, MountNamespace.mu (never held while calling
-//	into a file system)
+//	into a file system; several at once only under treeMu)
 //	Filesystem.renameMu (Rename only)
 //	Dentry.dirMu of directories being changed: an ancestor's before a
 //	descendant's; two unrelated directories only under renameMu (a
