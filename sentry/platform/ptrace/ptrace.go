@@ -194,10 +194,8 @@ func (p *Platform) refill() {
 	if err != nil {
 		return // NewAddressSpace makes one itself and reports why not
 	}
-	if p.sys == nil {
-		if tid, err := as.cloneThread(true); err == nil {
-			as.parked = tid
-		}
+	if tid, err := as.cloneThread(true); err == nil {
+		as.parked = tid
 	}
 	select {
 	case p.spare <- as:

@@ -433,3 +433,38 @@ func TestSystrapReleaseWhileRunning(t *testing.T) {
 		t.Errorf("took %v", el)
 	}
 }
+
+// benchmarkFaults measures a first-touch fault fixed with MapFile.
+func benchmarkFaults(b *testing.B, newPlat func(int) (*Platform, error)) {
+	fd, _ := unix.MemfdCreate("bench", 0)
+	unix.Ftruncate(fd, 1<<30)
+	// loop: mov byte [rdi], 1; add rdi, 4096; jmp loop
+	unix.Pwrite(fd, []byte{0xc6, 0x07, 0x01, 0x48, 0x81, 0xc7, 0x00, 0x10, 0x00, 0x00, 0xeb, 0xf5}, 0)
+	p, err := newPlat(fd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	as, _ := p.NewAddressSpace()
+	as.MapFile(0x100000, 0, 0x1000, platform.Read|platform.Exec)
+	c := p.NewContext()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	regs.Rdi = 0x10000000
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, info, err := c.Switch(as, &regs)
+		if err != nil || r != platform.SwitchFault {
+			b.Fatal(r, err)
+		}
+		page := uintptr(info.Addr) &^ 0xfff
+		if err := as.MapFile(page, uint64(0x1000+i%1000*0x1000), 0x1000, platform.Read|platform.Write); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	c.Release()
+	as.Release()
+}
+
+func BenchmarkFault(b *testing.B)        { benchmarkFaults(b, New) }
+func BenchmarkSystrapFault(b *testing.B) { benchmarkFaults(b, NewSystrap) }
