@@ -4,6 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/kernel/shm"
 )
 
@@ -38,6 +39,8 @@ type PIDNamespace struct {
 	parent *PIDNamespace
 	level  int
 	inode  uint64
+	// owner is the user namespace of the creator (nil: the initial).
+	owner *auth.UserNamespace
 
 	// Guarded by Kernel.mu.
 	nextID   ThreadID
@@ -76,11 +79,18 @@ func (k *Kernel) newRootPIDNamespace() *PIDNamespace {
 // newChildLocked returns a new namespace nested in ns, ENOSPC beyond
 // Linux's 32 levels. Preconditions: k.mu is held.
 func (ns *PIDNamespace) newChildLocked() (*PIDNamespace, error) {
+	return ns.newChildOwnedLocked(nil)
+}
+
+// newChildOwnedLocked is newChildLocked for a namespace owned by user
+// namespace owner.
+func (ns *PIDNamespace) newChildOwnedLocked(owner *auth.UserNamespace) (*PIDNamespace, error) {
 	if ns.level+1 > maxPIDNSLevel {
 		return nil, unix.ENOSPC
 	}
 	return &PIDNamespace{
 		k:        ns.k,
+		owner:    owner,
 		parent:   ns,
 		level:    ns.level + 1,
 		inode:    ns.k.allocNSInode(),
@@ -258,15 +268,18 @@ func (t *Task) childPIDNSLocked() *PIDNamespace {
 
 // newChildPIDNamespace makes the namespace unshare(CLONE_NEWPID) gives
 // t's children: EINVAL if t already did (Linux's copy_pid_ns).
-func (t *Task) newChildPIDNamespace() (*PIDNamespace, error) {
+func (t *Task) newChildPIDNamespace(owner *auth.UserNamespace) (*PIDNamespace, error) {
 	k := t.k
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if t.childPIDNSLocked() != t.pidns {
 		return nil, errEINVAL
 	}
-	return t.pidns.newChildLocked()
+	return t.pidns.newChildOwnedLocked(owner)
 }
+
+// Owner returns the user namespace that owns ns.
+func (ns *PIDNamespace) Owner() *auth.UserNamespace { return ns.owner }
 
 // IDOfTaskLocked returns t's id in ns, 0 if not visible there.
 func (ns *PIDNamespace) IDOfTaskLocked(t *Task) ThreadID { return ns.idIn(t.pidns, t.ids) }
@@ -412,7 +425,7 @@ func (t *Task) LookupThreadGroup(pid ThreadID) *ThreadGroup {
 
 var _ proc.NamespaceTask = procTask{}
 
-// Namespace implements proc.NamespaceTask: the UTS, IPC and PID
+// Namespace implements proc.NamespaceTask: the user, UTS, IPC and PID
 // namespaces are the task's own; the other kinds are the sandbox's.
 func (p procTask) Namespace(name string) (uint64, any, bool) {
 	t := p.leader()
@@ -420,6 +433,9 @@ func (p procTask) Namespace(name string) (uint64, any, bool) {
 		return 0, nil, false
 	}
 	switch name {
+	case "user":
+		ns := t.UserNamespace()
+		return ns.Inode(), ns, true
 	case "uts":
 		ns := t.UTSNamespace()
 		return ns.Inode(), ns, true

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // This file builds /proc/[pid]/stat and status, field by field in Linux's
@@ -118,7 +120,11 @@ func signalSets(t *Task) (pnd, shd, blk, ign, cgt SignalSet, queued int) {
 }
 
 // StatusText implements proc.StatTask.
-func (p procTask) StatusText() string {
+func (p procTask) StatusText() string { return p.StatusTextFor(nil) }
+
+// StatusTextFor implements proc.StatusForTask: the ids as user namespace
+// reader sees them.
+func (p procTask) StatusTextFor(reader *auth.UserNamespace) string {
 	t := p.leader()
 	if t == nil {
 		return ""
@@ -139,14 +145,16 @@ func (p procTask) StatusText() string {
 	kb := func(name string, v uint64) { fmt.Fprintf(&b, "%s:\t%8d kB\n", name, v/1024) }
 	fmt.Fprintf(&b, "Name:\t%s\nUmask:\t%04o\nState:\t%c (%s)\nTgid:\t%d\nNgid:\t0\nPid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
 		t.Name(), umask, st.Letter(), st.Name(), ns.IDOfThreadGroup(p.tg), p.PID(), ns.ParentIDOf(p.tg))
+	// Ids as the reader's user namespace sees them.
+	u, g := reader.UIDOf, reader.GIDOf
 	fmt.Fprintf(&b, "Uid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nFDSize:\t64\nGroups:\t",
-		c.RealUID, c.EffectiveUID, c.SavedUID, c.FilesystemUID,
-		c.RealGID, c.EffectiveGID, c.SavedGID, c.FilesystemGID)
-	for i, g := range c.ExtraGIDs {
+		u(c.RealUID), u(c.EffectiveUID), u(c.SavedUID), u(c.FilesystemUID),
+		g(c.RealGID), g(c.EffectiveGID), g(c.SavedGID), g(c.FilesystemGID))
+	for i, x := range c.ExtraGIDs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprint(&b, g)
+		fmt.Fprint(&b, g(x))
 	}
 	// Linux ends the list with a space, groups or not.
 	b.WriteString(" \n")

@@ -12,14 +12,15 @@ import (
 // mayKillLocked is Linux's check_kill_permission for ids.
 func mayKill(sender *Task, target *ThreadGroup, s Signal) bool {
 	sc := sender.Credentials()
-	if sc.HasCapability(unix.CAP_KILL) {
-		return true
-	}
 	l := target.leader
 	if l == nil {
-		return false
+		return sc.HasCapability(unix.CAP_KILL)
 	}
 	tc := l.Credentials()
+	// CAP_KILL counts in the target's user namespace.
+	if sc.HasCapabilityIn(unix.CAP_KILL, tc.UserNamespace) {
+		return true
+	}
 	if sc.EffectiveUID == tc.RealUID || sc.EffectiveUID == tc.SavedUID ||
 		sc.RealUID == tc.RealUID || sc.RealUID == tc.SavedUID {
 		return true
@@ -30,10 +31,11 @@ func mayKill(sender *Task, target *ThreadGroup, s Signal) bool {
 
 // userInfo returns the siginfo of a signal sent by kill(2) to target: the
 // sender's pid as target's namespace sees it (0 from an ancestor
-// namespace). Preconditions: k.mu is held.
+// namespace) and its real uid as target's user namespace sees it.
+// Preconditions: k.mu is held.
 func userInfo(sender *Task, target *ThreadGroup, s Signal, code int32) *SignalInfo {
 	info := NewSignalInfo(s, code)
-	info.SetPIDUID(int32(target.pidns.idOfTGLocked(sender.tg)), uint32(sender.Credentials().RealUID))
+	info.SetPIDUID(int32(target.pidns.idOfTGLocked(sender.tg)), target.userNamespace().UIDOf(sender.Credentials().RealUID))
 	return info
 }
 

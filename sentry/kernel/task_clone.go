@@ -48,8 +48,9 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	if f&unix.CLONE_PIDFD != 0 && f&cloneDetached != 0 {
 		return 0, errEINVAL
 	}
-	if err := t.cloneNamespaceCheck(f); err != nil {
-		return 0, err
+	childCreds, nsErr := t.cloneNamespaceCheck(f)
+	if nsErr != nil {
+		return 0, nsErr
 	}
 	// CLONE_PIDFD: the descriptor exists (and its number is written)
 	// before the child; every failure below closes it again.
@@ -132,7 +133,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 			// unshare(CLONE_NEWPID) came first (copy_pid_ns).
 			err = errEINVAL
 		} else {
-			ns, err = ns.newChildLocked()
+			ns, err = ns.newChildOwnedLocked(childCreds.UserNamespace)
 		}
 	}
 	var ids []ThreadID
@@ -167,7 +168,7 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	nt.mm.Store(m)
 	nt.fdTable.Store(fdt)
 	nt.fsCtx.Store(fsc)
-	nt.creds.Store(t.Credentials())
+	nt.creds.Store(childCreds)
 	nt.inheritAttrs(t)
 	nt.inheritNamespaces(t, f)
 	nt.inheritMountNamespace(t, fsc, f)

@@ -195,10 +195,10 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 		Envv:       envv,
 		Random:     random,
 		VDSOBase:   vdsoBase,
-		UID:        uint32(c.RealUID),
-		EUID:       uint32(c.EffectiveUID),
-		GID:        uint32(c.RealGID),
-		EGID:       uint32(c.EffectiveGID),
+		UID:        c.UserNamespace.UIDOf(c.RealUID),
+		EUID:       c.UserNamespace.UIDOf(c.EffectiveUID),
+		GID:        c.UserNamespace.GIDOf(c.RealGID),
+		EGID:       c.UserNamespace.GIDOf(c.EffectiveGID),
 		HWCap:      hwcap(),
 		HWCap2:     2, // HWCAP2_FSGSBASE
 		ClockTicks: 100,
@@ -358,10 +358,11 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 // file without file capabilities: root keeps (gets) the bounding set,
 // others keep only ambient capabilities.
 func (t *Task) recomputeCapsForExec(c *auth.Credentials) {
-	if c.EffectiveUID == 0 || c.RealUID == 0 {
+	root := rootKUIDForExec(c)
+	if c.EffectiveUID == root || c.RealUID == root {
 		c.PermittedCaps = (c.InheritableCaps | c.BoundingCaps)
 		c.EffectiveCaps = c.PermittedCaps
-		if c.EffectiveUID != 0 {
+		if c.EffectiveUID != root {
 			// Only the real uid is 0: no effective bit, so the
 			// effective set is the ambient one.
 			c.EffectiveCaps = c.AmbientCaps

@@ -30,14 +30,19 @@ const capFSMask = auth.CapSet(1<<unix.CAP_CHOWN | 1<<unix.CAP_DAC_OVERRIDE | 1<<
 	1<<unix.CAP_FOWNER | 1<<unix.CAP_FSETID | 1<<unix.CAP_LINUX_IMMUTABLE | 1<<unix.CAP_MKNOD |
 	1<<unix.CAP_MAC_OVERRIDE)
 
-// validID reports whether id names a user or group: (uid_t)-1 never does.
-func validID(id uint32) bool { return id != auth.NoID }
+// The id arguments of the calls below are as the caller's user namespace
+// names them: kuid and kgid map them to global ids, false for an id the
+// namespace does not map ((uid_t)-1 never is).
+func kuid(c *auth.Credentials, id uint32) (auth.KUID, bool) { return c.UserNamespace.MapToKUID(id) }
+func kgid(c *auth.Credentials, id uint32) (auth.KGID, bool) { return c.UserNamespace.MapToKGID(id) }
 
 // emulateSetXUID adjusts n's capabilities after a change of real,
 // effective or saved uid from o (cap_emulate_setxuid).
 func emulateSetXUID(o, n *auth.Credentials) {
-	oldHadRoot := o.RealUID == 0 || o.EffectiveUID == 0 || o.SavedUID == 0
-	newHasRoot := n.RealUID == 0 || n.EffectiveUID == 0 || n.SavedUID == 0
+	// Root is the namespace's uid 0 (cap_emulate_setxuid's root_uid).
+	root := o.UserNamespace.RootKUID()
+	oldHadRoot := o.RealUID == root || o.EffectiveUID == root || o.SavedUID == root
+	newHasRoot := n.RealUID == root || n.EffectiveUID == root || n.SavedUID == root
 	if oldHadRoot && !newHasRoot {
 		if !n.KeepCaps {
 			n.PermittedCaps = 0
@@ -45,10 +50,10 @@ func emulateSetXUID(o, n *auth.Credentials) {
 		}
 		n.AmbientCaps = 0
 	}
-	if o.EffectiveUID == 0 && n.EffectiveUID != 0 {
+	if o.EffectiveUID == root && n.EffectiveUID != root {
 		n.EffectiveCaps = 0
 	}
-	if o.EffectiveUID != 0 && n.EffectiveUID == 0 {
+	if o.EffectiveUID != root && n.EffectiveUID == root {
 		n.EffectiveCaps = n.PermittedCaps
 	}
 }
@@ -56,22 +61,23 @@ func emulateSetXUID(o, n *auth.Credentials) {
 // fixSetFSUID adjusts n's effective capabilities after a change of
 // filesystem uid from o.
 func fixSetFSUID(o, n *auth.Credentials) {
-	if o.FilesystemUID == 0 && n.FilesystemUID != 0 {
+	root := o.UserNamespace.RootKUID()
+	if o.FilesystemUID == root && n.FilesystemUID != root {
 		n.EffectiveCaps &^= capFSMask
 	}
-	if o.FilesystemUID != 0 && n.FilesystemUID == 0 {
+	if o.FilesystemUID != root && n.FilesystemUID == root {
 		n.EffectiveCaps |= n.PermittedCaps & capFSMask
 	}
 }
 
 // credsSetUID implements setuid(2).
 func credsSetUID(o *auth.Credentials, uid uint32) (*auth.Credentials, error) {
-	if !validID(uid) {
+	k, ok := kuid(o, uid)
+	if !ok {
 		return nil, errEINVAL
 	}
-	k := auth.KUID(uid)
 	n := o.Fork()
-	if o.HasCapability(unix.CAP_SETUID) {
+	if o.HasOwnCapability(unix.CAP_SETUID) {
 		n.RealUID, n.SavedUID = k, k
 	} else if k != o.RealUID && k != o.SavedUID {
 		return nil, errEPERM
@@ -83,13 +89,13 @@ func credsSetUID(o *auth.Credentials, uid uint32) (*auth.Credentials, error) {
 
 // credsSetGID implements setgid(2).
 func credsSetGID(o *auth.Credentials, gid uint32) (*auth.Credentials, error) {
-	if !validID(gid) {
+	k, ok := kgid(o, gid)
+	if !ok {
 		return nil, errEINVAL
 	}
-	k := auth.KGID(gid)
 	n := o.Fork()
 	switch {
-	case o.HasCapability(unix.CAP_SETGID):
+	case o.HasOwnCapability(unix.CAP_SETGID):
 		n.RealGID, n.EffectiveGID, n.SavedGID, n.FilesystemGID = k, k, k, k
 	case k == o.RealGID || k == o.SavedGID:
 		n.EffectiveGID, n.FilesystemGID = k, k
@@ -101,28 +107,28 @@ func credsSetGID(o *auth.Credentials, gid uint32) (*auth.Credentials, error) {
 
 // credsSetREUID implements setreuid(2); NoID leaves an id unchanged.
 func credsSetREUID(o *auth.Credentials, ruid, euid uint32) (*auth.Credentials, error) {
-	if (ruid != auth.NoID && !validID(ruid)) || (euid != auth.NoID && !validID(euid)) {
+	r, rok := kuid(o, ruid)
+	e, eok := kuid(o, euid)
+	if (ruid != auth.NoID && !rok) || (euid != auth.NoID && !eok) {
 		return nil, errEINVAL
 	}
-	capable := o.HasCapability(unix.CAP_SETUID)
+	capable := o.HasOwnCapability(unix.CAP_SETUID)
 	n := o.Fork()
 	if ruid != auth.NoID {
-		k := auth.KUID(ruid)
-		if k != o.RealUID && k != o.EffectiveUID && !capable {
+		if r != o.RealUID && r != o.EffectiveUID && !capable {
 			return nil, errEPERM
 		}
-		n.RealUID = k
+		n.RealUID = r
 	}
 	if euid != auth.NoID {
-		k := auth.KUID(euid)
-		if k != o.RealUID && k != o.EffectiveUID && k != o.SavedUID && !capable {
+		if e != o.RealUID && e != o.EffectiveUID && e != o.SavedUID && !capable {
 			return nil, errEPERM
 		}
-		n.EffectiveUID = k
+		n.EffectiveUID = e
 	}
 	// The saved id follows the effective one when the real id is set, or
 	// when the effective id becomes something other than the old real id.
-	if ruid != auth.NoID || (euid != auth.NoID && auth.KUID(euid) != o.RealUID) {
+	if ruid != auth.NoID || (euid != auth.NoID && e != o.RealUID) {
 		n.SavedUID = n.EffectiveUID
 	}
 	n.FilesystemUID = n.EffectiveUID
@@ -132,26 +138,26 @@ func credsSetREUID(o *auth.Credentials, ruid, euid uint32) (*auth.Credentials, e
 
 // credsSetREGID implements setregid(2).
 func credsSetREGID(o *auth.Credentials, rgid, egid uint32) (*auth.Credentials, error) {
-	if (rgid != auth.NoID && !validID(rgid)) || (egid != auth.NoID && !validID(egid)) {
+	r, rok := kgid(o, rgid)
+	e, eok := kgid(o, egid)
+	if (rgid != auth.NoID && !rok) || (egid != auth.NoID && !eok) {
 		return nil, errEINVAL
 	}
-	capable := o.HasCapability(unix.CAP_SETGID)
+	capable := o.HasOwnCapability(unix.CAP_SETGID)
 	n := o.Fork()
 	if rgid != auth.NoID {
-		k := auth.KGID(rgid)
-		if k != o.RealGID && k != o.EffectiveGID && !capable {
+		if r != o.RealGID && r != o.EffectiveGID && !capable {
 			return nil, errEPERM
 		}
-		n.RealGID = k
+		n.RealGID = r
 	}
 	if egid != auth.NoID {
-		k := auth.KGID(egid)
-		if k != o.RealGID && k != o.EffectiveGID && k != o.SavedGID && !capable {
+		if e != o.RealGID && e != o.EffectiveGID && e != o.SavedGID && !capable {
 			return nil, errEPERM
 		}
-		n.EffectiveGID = k
+		n.EffectiveGID = e
 	}
-	if rgid != auth.NoID || (egid != auth.NoID && auth.KGID(egid) != o.RealGID) {
+	if rgid != auth.NoID || (egid != auth.NoID && e != o.RealGID) {
 		n.SavedGID = n.EffectiveGID
 	}
 	n.FilesystemGID = n.EffectiveGID
@@ -160,21 +166,21 @@ func credsSetREGID(o *auth.Credentials, rgid, egid uint32) (*auth.Credentials, e
 
 // credsSetRESUID implements setresuid(2).
 func credsSetRESUID(o *auth.Credentials, ruid, euid, suid uint32) (*auth.Credentials, error) {
-	// setresuid has no invalid id but -1 ("unchanged") in a full id map.
-	if ruid == auth.NoID && euid == auth.NoID && suid == auth.NoID {
-		return o, nil
+	r, rok := kuid(o, ruid)
+	e, eok := kuid(o, euid)
+	s, sok := kuid(o, suid)
+	if (ruid != auth.NoID && !rok) || (euid != auth.NoID && !eok) || (suid != auth.NoID && !sok) {
+		return nil, errEINVAL
 	}
-	r, e, s := auth.KUID(ruid), auth.KUID(euid), auth.KUID(suid)
 	if (ruid == auth.NoID || r == o.RealUID) &&
 		(euid == auth.NoID || (e == o.EffectiveUID && e == o.FilesystemUID)) &&
 		(suid == auth.NoID || s == o.SavedUID) {
 		return o, nil
 	}
-	isNew := func(id uint32) bool {
-		k := auth.KUID(id)
+	isNew := func(id uint32, k auth.KUID) bool {
 		return id != auth.NoID && k != o.RealUID && k != o.EffectiveUID && k != o.SavedUID
 	}
-	if (isNew(ruid) || isNew(euid) || isNew(suid)) && !o.HasCapability(unix.CAP_SETUID) {
+	if (isNew(ruid, r) || isNew(euid, e) || isNew(suid, s)) && !o.HasOwnCapability(unix.CAP_SETUID) {
 		return nil, errEPERM
 	}
 	n := o.Fork()
@@ -194,20 +200,21 @@ func credsSetRESUID(o *auth.Credentials, ruid, euid, suid uint32) (*auth.Credent
 
 // credsSetRESGID implements setresgid(2).
 func credsSetRESGID(o *auth.Credentials, rgid, egid, sgid uint32) (*auth.Credentials, error) {
-	if rgid == auth.NoID && egid == auth.NoID && sgid == auth.NoID {
-		return o, nil
+	r, rok := kgid(o, rgid)
+	e, eok := kgid(o, egid)
+	s, sok := kgid(o, sgid)
+	if (rgid != auth.NoID && !rok) || (egid != auth.NoID && !eok) || (sgid != auth.NoID && !sok) {
+		return nil, errEINVAL
 	}
-	r, e, s := auth.KGID(rgid), auth.KGID(egid), auth.KGID(sgid)
 	if (rgid == auth.NoID || r == o.RealGID) &&
 		(egid == auth.NoID || (e == o.EffectiveGID && e == o.FilesystemGID)) &&
 		(sgid == auth.NoID || s == o.SavedGID) {
 		return o, nil
 	}
-	isNew := func(id uint32) bool {
-		k := auth.KGID(id)
+	isNew := func(id uint32, k auth.KGID) bool {
 		return id != auth.NoID && k != o.RealGID && k != o.EffectiveGID && k != o.SavedGID
 	}
-	if (isNew(rgid) || isNew(egid) || isNew(sgid)) && !o.HasCapability(unix.CAP_SETGID) {
+	if (isNew(rgid, r) || isNew(egid, e) || isNew(sgid, s)) && !o.HasOwnCapability(unix.CAP_SETGID) {
 		return nil, errEPERM
 	}
 	n := o.Fork()
@@ -226,15 +233,16 @@ func credsSetRESGID(o *auth.Credentials, rgid, egid, sgid uint32) (*auth.Credent
 
 // credsSetFSUID implements setfsuid(2): it returns the new credentials
 // (o when nothing changes, including when the change is refused) and the
-// old filesystem uid, which is the syscall's result either way.
+// old filesystem uid as the caller's namespace names it, which is the
+// syscall's result either way.
 func credsSetFSUID(o *auth.Credentials, uid uint32) (*auth.Credentials, uint32) {
-	old := uint32(o.FilesystemUID)
-	if !validID(uid) {
+	old := o.UserNamespace.UIDOf(o.FilesystemUID)
+	k, ok := kuid(o, uid)
+	if !ok {
 		return o, old
 	}
-	k := auth.KUID(uid)
 	if k != o.RealUID && k != o.EffectiveUID && k != o.SavedUID && k != o.FilesystemUID &&
-		!o.HasCapability(unix.CAP_SETUID) {
+		!o.HasOwnCapability(unix.CAP_SETUID) {
 		return o, old
 	}
 	if k == o.FilesystemUID {
@@ -248,13 +256,13 @@ func credsSetFSUID(o *auth.Credentials, uid uint32) (*auth.Credentials, uint32) 
 
 // credsSetFSGID implements setfsgid(2), as credsSetFSUID.
 func credsSetFSGID(o *auth.Credentials, gid uint32) (*auth.Credentials, uint32) {
-	old := uint32(o.FilesystemGID)
-	if !validID(gid) {
+	old := o.UserNamespace.GIDOf(o.FilesystemGID)
+	k, ok := kgid(o, gid)
+	if !ok {
 		return o, old
 	}
-	k := auth.KGID(gid)
 	if k != o.RealGID && k != o.EffectiveGID && k != o.SavedGID && k != o.FilesystemGID &&
-		!o.HasCapability(unix.CAP_SETGID) {
+		!o.HasOwnCapability(unix.CAP_SETGID) {
 		return o, old
 	}
 	if k == o.FilesystemGID {
@@ -268,7 +276,7 @@ func credsSetFSGID(o *auth.Credentials, gid uint32) (*auth.Credentials, uint32) 
 // credsSetGroups implements setgroups(2)'s checks. The list is kept sorted,
 // as Linux keeps it (getgroups returns it in that order).
 func credsSetGroups(o *auth.Credentials, gids []uint32) (*auth.Credentials, error) {
-	if !o.HasCapability(unix.CAP_SETGID) {
+	if !MaySetgroups(o) {
 		return nil, errEPERM
 	}
 	if len(gids) > NGroupsMax {
@@ -276,15 +284,23 @@ func credsSetGroups(o *auth.Credentials, gids []uint32) (*auth.Credentials, erro
 	}
 	groups := make([]auth.KGID, len(gids))
 	for i, g := range gids {
-		if !validID(g) {
+		k, ok := kgid(o, g)
+		if !ok {
 			return nil, errEINVAL
 		}
-		groups[i] = auth.KGID(g)
+		groups[i] = k
 	}
 	slices.Sort(groups)
 	n := o.Fork()
 	n.ExtraGIDs = groups
 	return n, nil
+}
+
+// MaySetgroups reports whether c may call setgroups(2) (may_setgroups):
+// CAP_SETGID in its user namespace, whose gid_map must be written and
+// whose setgroups file must not say "deny".
+func MaySetgroups(c *auth.Credentials) bool {
+	return c.HasOwnCapability(unix.CAP_SETGID) && c.UserNamespace.MaySetgroups()
 }
 
 // credsSetCaps implements capset(2)'s rules (cap_capset).
@@ -294,7 +310,7 @@ func credsSetCaps(o *auth.Credentials, effective, permitted, inheritable auth.Ca
 	inheritable &= auth.AllCaps
 	// Without CAP_SETPCAP, new inheritable capabilities must come from the
 	// old inheritable or permitted sets.
-	if !o.HasCapability(unix.CAP_SETPCAP) && inheritable&^(o.InheritableCaps|o.PermittedCaps) != 0 {
+	if !o.HasOwnCapability(unix.CAP_SETPCAP) && inheritable&^(o.InheritableCaps|o.PermittedCaps) != 0 {
 		return nil, errEPERM
 	}
 	// Nothing inheritable from outside the bounding set.
@@ -319,7 +335,7 @@ func validCap(cp uint64) bool { return cp <= unix.CAP_LAST_CAP }
 
 // credsDropBoundingCap implements PR_CAPBSET_DROP.
 func credsDropBoundingCap(o *auth.Credentials, cp uint64) (*auth.Credentials, error) {
-	if !o.HasCapability(unix.CAP_SETPCAP) {
+	if !o.HasOwnCapability(unix.CAP_SETPCAP) {
 		return nil, errEPERM
 	}
 	if !validCap(cp) {
@@ -358,11 +374,13 @@ func credsAmbient(o *auth.Credentials, op, cp uint64) (*auth.Credentials, error)
 
 // privilegeDropped reports whether going from o to n makes the task
 // non-dumpable and clears its parent-death signal, as commit_creds does:
-// any change of effective or filesystem ids, or new permitted capabilities.
+// any change of effective or filesystem ids, or new permitted
+// capabilities (but not those of a new user namespace: a task that
+// unshares one stays dumpable on Linux).
 func privilegeDropped(o, n *auth.Credentials) bool {
 	return o.EffectiveUID != n.EffectiveUID || o.EffectiveGID != n.EffectiveGID ||
 		o.FilesystemUID != n.FilesystemUID || o.FilesystemGID != n.FilesystemGID ||
-		n.PermittedCaps&^o.PermittedCaps != 0
+		(n.PermittedCaps&^o.PermittedCaps != 0 && o.UserNamespace == n.UserNamespace)
 }
 
 // commitCreds installs n as t's credentials. Only t's own goroutine calls

@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // unshareFlags are the flags unshare(2) accepts.
@@ -14,9 +16,9 @@ const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC 
 	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
 // unsupportedNSFlags are the namespace kinds Moat does not make: network,
-// user, cgroup and time namespaces. clone and unshare refuse them with
+// cgroup and time namespaces. clone and unshare refuse them with
 // EINVAL (and a log line) rather than pretend.
-const unsupportedNSFlags = unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+const unsupportedNSFlags = unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
 // Unshare implements unshare(2): the calling task leaves the sharing of
 // the resources flags names and gets namespaces of its own, as Linux's
@@ -51,16 +53,25 @@ func (t *Task) Unshare(flags uint64) error {
 		}
 	}
 	if flags&unsupportedNSFlags != 0 {
-		t.k.Log.Info("unshare: network, user, cgroup and time namespaces are not supported", "flags", flags&unsupportedNSFlags)
+		t.k.Log.Info("unshare: network, cgroup and time namespaces are not supported", "flags", flags&unsupportedNSFlags)
 		return errEINVAL
 	}
-	if flags&nsKindsToCreate != 0 && !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+	// A new user namespace comes first: the other new namespaces are
+	// owned by it, and the capability to make them is checked there.
+	creds := t.Credentials()
+	if flags&unix.CLONE_NEWUSER != 0 {
+		var err error
+		if creds, err = t.newUserNSCreds(creds); err != nil {
+			return err
+		}
+	}
+	if flags&nsKindsToCreate != 0 && !creds.HasOwnCapability(unix.CAP_SYS_ADMIN) {
 		return errEPERM
 	}
 	var newPID *PIDNamespace
 	if flags&unix.CLONE_NEWPID != 0 {
 		var err error
-		if newPID, err = t.newChildPIDNamespace(); err != nil {
+		if newPID, err = t.newChildPIDNamespace(creds.UserNamespace); err != nil {
 			return err
 		}
 	}
@@ -80,14 +91,17 @@ func (t *Task) Unshare(flags uint64) error {
 			old.DecRef()
 		}
 	}
+	if flags&unix.CLONE_NEWUSER != 0 {
+		t.commitCreds(creds)
+	}
 	if flags&unix.CLONE_NEWUTS != 0 {
-		t.utsns.Store(t.UTSNamespace().clone(t.k.allocNSInode()))
+		t.utsns.Store(t.UTSNamespace().clone(t.k.allocNSInode(), creds.UserNamespace))
 	}
 	if flags&unix.CLONE_NEWIPC != 0 {
 		// The old namespace's SEM_UNDO adjustments are applied now, as
 		// Linux's unshare does (exit_sem).
 		t.tg.releaseSysVIPC()
-		t.ipcns.Store(t.k.newIPCNamespace())
+		t.ipcns.Store(t.k.newIPCNamespace(creds.UserNamespace))
 	}
 	if newPID != nil {
 		t.k.mu.Lock()
@@ -98,19 +112,33 @@ func (t *Task) Unshare(flags uint64) error {
 }
 
 // cloneNamespaceCheck applies clone's namespace checks, as Linux's
-// copy_process and copy_namespaces, in their order.
-func (t *Task) cloneNamespaceCheck(f uint64) error {
-	if f&unsupportedNSFlags != 0 {
-		t.k.Log.Info("clone: network, user, cgroup and time namespaces are not supported", "flags", f&unsupportedNSFlags)
-		return errEINVAL
+// copy_process, copy_creds and copy_namespaces, in their order, and
+// returns the child's credentials: in a new user namespace with
+// CLONE_NEWUSER.
+func (t *Task) cloneNamespaceCheck(f uint64) (*auth.Credentials, error) {
+	creds := t.Credentials()
+	if f&unix.CLONE_NEWUSER != 0 && f&(unix.CLONE_FS|unix.CLONE_THREAD) != 0 {
+		// A new user namespace shares neither filesystem context nor
+		// thread group.
+		return nil, errEINVAL
 	}
-	if f&namespaceFlags != 0 && !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
-		return errEPERM
+	if f&unsupportedNSFlags != 0 {
+		t.k.Log.Info("clone: network, cgroup and time namespaces are not supported", "flags", f&unsupportedNSFlags)
+		return nil, errEINVAL
+	}
+	if f&unix.CLONE_NEWUSER != 0 {
+		var err error
+		if creds, err = t.newUserNSCreds(creds); err != nil {
+			return nil, err
+		}
+	}
+	if f&(namespaceFlags&^unix.CLONE_NEWUSER) != 0 && !creds.HasOwnCapability(unix.CAP_SYS_ADMIN) {
+		return nil, errEPERM
 	}
 	if f&(unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM) == unix.CLONE_NEWIPC|unix.CLONE_SYSVSEM {
-		return errEINVAL
+		return nil, errEINVAL
 	}
-	return nil
+	return creds, nil
 }
 
 // SetNamespace implements setns(2) for a namespace file: typ is its
@@ -125,21 +153,32 @@ func (t *Task) SetNamespace(typ uint32, ns any, nstype uint32) error {
 	}
 	switch typ {
 	case unix.CLONE_NEWUSER:
-		// The only user namespace: Linux refuses to re-enter one's own.
-		return errEINVAL
+		u, _ := ns.(*auth.UserNamespace)
+		return t.joinUserNamespace(u)
 	case unix.CLONE_NEWNS:
 		return t.joinMountNamespace(ns)
 	}
-	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+	// CAP_SYS_ADMIN over the namespace joined and in one's own.
+	c := t.Credentials()
+	if !c.HasOwnCapability(unix.CAP_SYS_ADMIN) {
 		return errEPERM
 	}
 	switch n := ns.(type) {
 	case *UTSNamespace:
+		if !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, n.Owner()) {
+			return errEPERM
+		}
 		t.utsns.Store(n)
 	case *IPCNamespace:
+		if !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, n.Owner()) {
+			return errEPERM
+		}
 		t.tg.releaseSysVIPC() // ipcns_install's exit_sem
 		t.ipcns.Store(n)
 	case *PIDNamespace:
+		if !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, n.Owner()) {
+			return errEPERM
+		}
 		k := t.k
 		k.mu.Lock()
 		defer k.mu.Unlock()

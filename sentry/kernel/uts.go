@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/kernel/shm"
 )
 
@@ -36,6 +37,8 @@ func (k *Kernel) allocNSInode() uint64 {
 // UTSNamespace holds a host name and a domain name.
 type UTSNamespace struct {
 	inode uint64
+	// owner is the user namespace of the creator (nil: the initial).
+	owner *auth.UserNamespace
 
 	mu         sync.Mutex
 	hostname   string
@@ -44,6 +47,10 @@ type UTSNamespace struct {
 
 // Inode returns the namespace's nsfs inode number.
 func (ns *UTSNamespace) Inode() uint64 { return ns.inode }
+
+// Owner returns the user namespace that owns ns: changing the names
+// takes CAP_SYS_ADMIN there.
+func (ns *UTSNamespace) Owner() *auth.UserNamespace { return ns.owner }
 
 // Hostname returns the host name.
 func (ns *UTSNamespace) Hostname() string {
@@ -73,11 +80,12 @@ func (ns *UTSNamespace) SetDomainname(d string) {
 	ns.mu.Unlock()
 }
 
-// clone returns a new namespace starting with ns's names.
-func (ns *UTSNamespace) clone(inode uint64) *UTSNamespace {
+// clone returns a new namespace starting with ns's names, owned by user
+// namespace owner.
+func (ns *UTSNamespace) clone(inode uint64, owner *auth.UserNamespace) *UTSNamespace {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	return &UTSNamespace{inode: inode, hostname: ns.hostname, domainname: ns.domainname}
+	return &UTSNamespace{inode: inode, owner: owner, hostname: ns.hostname, domainname: ns.domainname}
 }
 
 // IPCNamespace holds System V IPC objects: shared memory segments here,
@@ -85,18 +93,23 @@ func (ns *UTSNamespace) clone(inode uint64) *UTSNamespace {
 // (sysvipc.go).
 type IPCNamespace struct {
 	inode uint64
+	owner *auth.UserNamespace
 	shm   *shm.Registry
 }
 
 // Inode returns the namespace's nsfs inode number.
 func (ns *IPCNamespace) Inode() uint64 { return ns.inode }
 
+// Owner returns the user namespace that owns ns.
+func (ns *IPCNamespace) Owner() *auth.UserNamespace { return ns.owner }
+
 // SHM returns the namespace's shared memory segments.
 func (ns *IPCNamespace) SHM() *shm.Registry { return ns.shm }
 
-// newIPCNamespace returns an empty IPC namespace.
-func (k *Kernel) newIPCNamespace() *IPCNamespace {
-	return &IPCNamespace{inode: k.allocNSInode(), shm: shm.NewRegistry(k.MemFile)}
+// newIPCNamespace returns an empty IPC namespace owned by user namespace
+// owner.
+func (k *Kernel) newIPCNamespace(owner *auth.UserNamespace) *IPCNamespace {
+	return &IPCNamespace{inode: k.allocNSInode(), owner: owner, shm: shm.NewRegistry(k.MemFile)}
 }
 
 // RootUTSNamespace returns the sandbox's initial UTS namespace.
@@ -133,20 +146,22 @@ func (t *Task) IPCNamespace() *IPCNamespace {
 // taskNamespaces are the namespace pointers a task holds besides its PID
 // namespace.
 type taskNamespaces struct {
-	utsns atomic.Pointer[UTSNamespace]
-	ipcns atomic.Pointer[IPCNamespace]
+	utsns      atomic.Pointer[UTSNamespace]
+	ipcns      atomic.Pointer[IPCNamespace]
 	mountNSRef // mntns.go
 }
 
 // inheritNamespaces gives nt the namespaces of t, new ones where flags
-// (CLONE_NEWUTS, CLONE_NEWIPC) ask for them.
+// (CLONE_NEWUTS, CLONE_NEWIPC) ask for them, owned by nt's user
+// namespace.
 func (nt *Task) inheritNamespaces(t *Task, flags uint64) {
 	uts, ipc := t.UTSNamespace(), t.IPCNamespace()
+	owner := nt.UserNamespace()
 	if flags&unix.CLONE_NEWUTS != 0 {
-		uts = uts.clone(t.k.allocNSInode())
+		uts = uts.clone(t.k.allocNSInode(), owner)
 	}
 	if flags&unix.CLONE_NEWIPC != 0 {
-		ipc = t.k.newIPCNamespace()
+		ipc = t.k.newIPCNamespace(owner)
 	}
 	nt.utsns.Store(uts)
 	nt.ipcns.Store(ipc)

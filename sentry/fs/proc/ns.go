@@ -3,12 +3,14 @@ package proc
 // This file is /proc/[pid]/ns and the nsfs files its links open.
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/synth"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // Namespace inode numbers: the sandbox has one namespace of each kind.
@@ -138,36 +140,81 @@ func (f *nsFile) Release() {
 	}
 }
 
+// userNSNode returns the nsfs node of user namespace u.
+func userNSNode(u *auth.UserNamespace) nsNode {
+	if u.IsInitial() {
+		return userNS
+	}
+	return nsNode{ino: u.Inode(), typ: unix.CLONE_NEWUSER, name: fmt.Sprintf("user:[%d]", u.Inode()), ns: u}
+}
+
+// owner returns the user namespace that owns the namespace of n: a user
+// namespace's parent, the creator's for the other kinds that record it,
+// the sandbox's otherwise.
+func (n nsNode) owner() *auth.UserNamespace {
+	switch o := n.ns.(type) {
+	case *auth.UserNamespace:
+		return o.Parent()
+	case interface{ Owner() *auth.UserNamespace }:
+		return o.Owner()
+	}
+	return nil
+}
+
+// installNS gives the caller a descriptor of user namespace u.
+func installNS(ctx fs.Context, u *auth.UserNamespace) (uintptr, error) {
+	inst, ok := ctx.(FDInstaller)
+	if !ok {
+		return 0, unix.EPERM
+	}
+	nf := userNSNode(u).open()
+	defer nf.DecRef()
+	fd, err := inst.InstallFD(nf, true)
+	return uintptr(fd), err
+}
+
 // Ioctl implements fs.FileImpl: the namespace queries of ioctl_ns(2). The
 // sandbox's user namespace is the top of the hierarchy its processes can
-// see, so asking for its owner or a parent is EPERM.
+// see, so asking for its owner or a parent is EPERM; so is asking for a
+// user namespace outside the caller's (above it or beside it), as Linux.
 func (f *nsFile) Ioctl(ctx fs.Context, _ *fs.FileDescription, cmd uint32, arg uintptr) (uintptr, error) {
+	mine := readerUserNS(ctx)
+	isUser := f.node.typ == unix.CLONE_NEWUSER
+	u, _ := f.node.ns.(*auth.UserNamespace)
 	switch cmd {
 	case nsGetNSType:
 		return uintptr(f.node.typ), nil
 	case nsGetUserNS:
-		if f.node.typ == unix.CLONE_NEWUSER {
+		if isUser && u.IsInitial() {
 			return 0, unix.EPERM
 		}
-		inst, ok := ctx.(FDInstaller)
-		if !ok {
+		o := f.node.owner()
+		if !mine.Contains(o) {
 			return 0, unix.EPERM
 		}
-		nf := userNS.open()
-		defer nf.DecRef()
-		fd, err := inst.InstallFD(nf, true)
-		return uintptr(fd), err
+		return installNS(ctx, o)
 	case nsGetParent:
-		if f.node.typ == unix.CLONE_NEWUSER || f.node.typ == unix.CLONE_NEWPID {
+		if isUser {
+			// A user namespace's parent is its owner, and asked for as
+			// NS_GET_USERNS is.
+			o := u.Parent()
+			if u.IsInitial() || !mine.Contains(o) {
+				return 0, unix.EPERM
+			}
+			return installNS(ctx, o)
+		}
+		if f.node.typ == unix.CLONE_NEWPID {
 			return 0, unix.EPERM
 		}
 		return 0, unix.EINVAL
 	case nsGetOwnerUID:
-		if f.node.typ != unix.CLONE_NEWUSER {
+		if !isUser {
 			return 0, unix.EINVAL
 		}
-		// The namespace was made by root.
-		if _, err := ctx.CopyOutBytes(arg, make([]byte, 4)); err != nil {
+		k, _ := u.Owner()
+		b := make([]byte, 4)
+		binary.LittleEndian.PutUint32(b, mine.UIDOf(k))
+		if _, err := ctx.CopyOutBytes(arg, b); err != nil {
 			return 0, unix.EFAULT
 		}
 		return 0, nil

@@ -149,6 +149,34 @@ type StatTask interface {
 	StatusText() string
 }
 
+// StatusForTask is implemented by tasks whose status shows ids as the
+// reader's user namespace sees them.
+type StatusForTask interface {
+	StatusTextFor(reader *auth.UserNamespace) string
+}
+
+// UserNSTask is implemented by tasks that can be in a user namespace
+// other than the sandbox's.
+type UserNSTask interface {
+	UserNamespace() *auth.UserNamespace
+}
+
+// taskUserNS returns t's user namespace (nil: the initial one).
+func taskUserNS(t Task) *auth.UserNamespace {
+	if ut, ok := t.(UserNSTask); ok {
+		return ut.UserNamespace()
+	}
+	return nil
+}
+
+// readerUserNS returns the user namespace of ctx's credentials.
+func readerUserNS(ctx fs.Context) *auth.UserNamespace {
+	if c := ctx.Credentials(); c != nil {
+		return c.UserNamespace
+	}
+	return nil
+}
+
 // FDInfoer is implemented by file implementations that add lines to
 // /proc/[pid]/fdinfo/N after pos, flags and mnt_id (eventfd's
 // "eventfd-count:", epoll's "tfd:" lines...), each ending in a newline.
@@ -314,7 +342,10 @@ func taskDir(t Task, withThreads bool) fs.Node {
 		entries["stat"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
 			return []byte(st.StatText()), nil
 		}}
-		entries["status"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+		entries["status"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
+			if sf, ok := t.(StatusForTask); ok {
+				return []byte(sf.StatusTextFor(readerUserNS(ctx))), nil
+			}
 			return []byte(st.StatusText()), nil
 		}}
 	}

@@ -298,16 +298,38 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 	}}
 	for _, n := range []string{"uid_map", "gid_map"} {
 		gid := n == "gid_map"
-		entries[n] = &synth.File{Attr: owned(0o644), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
-			if st, ok := t.(SettingsTask); ok {
-				return []byte(st.Settings().idMapText(gid)), nil
+		entries[n] = &synth.File{Attr: owned(0o644), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
+			ns := taskUserNS(t)
+			reader := readerUserNS(ctx)
+			if ns.IsInitial() && reader.IsInitial() {
+				// The sandbox's namespace shows the container's maps.
+				if st, ok := t.(SettingsTask); ok {
+					return []byte(st.Settings().idMapText(gid)), nil
+				}
 			}
-			return []byte(identityIDMapText), nil
-		}, Write: func(fs.Context, []byte) (int, error) {
-			// The map of a namespace is written once, and this one is set.
-			return 0, unix.EPERM
+			return []byte(ns.IDMapText(reader, gid)), nil
+		}, Write: func(ctx fs.Context, data []byte) (int, error) {
+			ns := taskUserNS(t)
+			var err error
+			if gid {
+				err = ns.WriteGIDMap(ctx.Credentials(), data)
+			} else {
+				err = ns.WriteUIDMap(ctx.Credentials(), data)
+			}
+			if err != nil {
+				return 0, err
+			}
+			return len(data), nil
 		}}
 	}
+	entries["setgroups"] = &synth.File{Attr: owned(0o644), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+		return []byte(taskUserNS(t).SetgroupsText()), nil
+	}, Write: func(ctx fs.Context, data []byte) (int, error) {
+		if err := taskUserNS(t).WriteSetgroups(ctx.Credentials(), data); err != nil {
+			return 0, err
+		}
+		return len(data), nil
+	}}
 	entries["ns"] = nsDir(owned(0o511), t)
 	static := func(mode uint32, text string, werr error) *synth.File {
 		f := &synth.File{Attr: owned(mode), SizeZero: true, Generate: func(fs.Context) ([]byte, error) { return []byte(text), nil }}
@@ -316,8 +338,6 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 		}
 		return f
 	}
-	// setgroups cannot change once the id maps are written (they are).
-	entries["setgroups"] = static(0o644, "allow\n", unix.EPERM)
 	// No audit subsystem: no login uid or session (changing them takes
 	// CAP_AUDIT_CONTROL, which nothing in the sandbox is granted).
 	entries["loginuid"] = static(0o644, "4294967295", unix.EPERM)

@@ -1,11 +1,16 @@
 // Package auth holds the credentials of a task: user and group ids,
-// supplementary groups and capability sets, and the checks built on them.
+// supplementary groups, capability sets and user namespace, the user
+// namespaces themselves (their id maps) and the checks built on them.
 //
 // Credentials are immutable once published: a task that changes its ids
-// makes a modified copy and installs it, so readers never lock.
+// makes a modified copy and installs it, so readers never lock. A user
+// namespace's maps are written once and read without a lock; its mutex
+// (userns.go) only serialises the writes.
 package auth
 
-// KUID and KGID are user and group ids as the sandbox sees them.
+// KUID and KGID are user and group ids as the sandbox's initial user
+// namespace sees them: global ids, translated for tasks in other user
+// namespaces at the syscall boundary (userns.go).
 type (
 	KUID uint32
 	KGID uint32
@@ -35,6 +40,10 @@ type Credentials struct {
 
 	// KeepCaps is PR_SET_KEEPCAPS.
 	KeepCaps bool
+
+	// UserNamespace is the user namespace the credentials belong to,
+	// where their capabilities apply; nil is the initial one.
+	UserNamespace *UserNamespace
 }
 
 // NewRootCredentials returns the credentials of a root task with every
@@ -67,5 +76,7 @@ func (c *Credentials) InGroup(g KGID) bool {
 	return false
 }
 
-// HasCapability reports whether cp is in the effective set.
-func (c *Credentials) HasCapability(cp uint) bool { return c.EffectiveCaps.Has(cp) }
+// HasCapability reports whether c has capability cp over what the
+// sandbox's initial user namespace owns (Linux's capable()): for a task
+// in that namespace, whether cp is in the effective set.
+func (c *Credentials) HasCapability(cp uint) bool { return c.HasCapabilityIn(cp, nil) }

@@ -4,6 +4,7 @@ import (
 	sys "golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/socket"
 	"github.com/moat-sandbox/moat/sentry/waiter"
 )
@@ -39,6 +40,10 @@ func (s *Socket) GetSockOpt(ctx socket.Context, level, name int, _ int) ([]byte,
 		}
 		cr := s.peerCred
 		cr.PID = pidForReader(ctx, cr.PID)
+		// The peer's ids as the reader's user namespace sees them.
+		if c := ctx.Credentials(); c != nil {
+			cr.UID, cr.GID = auth.KUID(c.UserNamespace.UIDOf(cr.UID)), auth.KGID(c.UserNamespace.GIDOf(cr.GID))
+		}
 		return socket.EncodeCredentials(cr), nil
 	}
 	if v, ok := s.opts.Get(name); ok {

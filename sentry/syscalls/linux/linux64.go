@@ -69,7 +69,7 @@ var AMD64 = &kernel.SyscallTable{Table: map[uintptr]kernel.Syscall{
 	unix.SYS_GETPID:            full("getpid", Getpid),
 	unix.SYS_SOCKET:            unimplemented("socket", unix.EAFNOSUPPORT, "sockets come with the network issue"),
 	unix.SYS_SOCKETPAIR:        unimplemented("socketpair", unix.EAFNOSUPPORT, "sockets come with the network issue"),
-	unix.SYS_CLONE:             partial("clone", Clone, "CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC and CLONE_NEWPID supported; CLONE_NEWNET, CLONE_NEWUSER, CLONE_NEWCGROUP and CLONE_NEWTIME unsupported (EINVAL)"),
+	unix.SYS_CLONE:             partial("clone", Clone, "CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID and CLONE_NEWUSER supported; CLONE_NEWNET, CLONE_NEWCGROUP and CLONE_NEWTIME unsupported (EINVAL)"),
 	unix.SYS_FORK:              full("fork", Fork),
 	unix.SYS_VFORK:             full("vfork", Vfork),
 	unix.SYS_EXECVE:            partial("execve", Execve, "set-user-ID bits are not honoured"),

@@ -65,12 +65,34 @@ func Fchmodat2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return chmodAt(t, a[0].Int(), a[1].Pointer(), a[2].Uint(), a[3].Int(), unix.AT_SYMLINK_NOFOLLOW|unix.AT_EMPTY_PATH)
 }
 
+// chown maps chown's ids from the caller's user namespace to global ones
+// (EINVAL for one it does not map; -1 stays "unchanged") and changes vd's
+// owner.
+func chown(t *kernel.Task, vd fs.VirtualDentry, uid, gid uint32) error {
+	ns := t.UserNamespace()
+	if uid != fs.NoID {
+		k, ok := ns.MapToKUID(uid)
+		if !ok {
+			return unix.EINVAL
+		}
+		uid = uint32(k)
+	}
+	if gid != fs.NoID {
+		k, ok := ns.MapToKGID(gid)
+		if !ok {
+			return unix.EINVAL
+		}
+		gid = uint32(k)
+	}
+	return fs.Chown(t, vd, uid, gid)
+}
+
 func chownAt(t *kernel.Task, dirfd int32, addr uintptr, uid, gid uint32, flags, allowed int32) (uintptr, error) {
 	vd, err := attrTarget(t, dirfd, addr, flags, allowed)
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.Chown(t, vd, uid, gid)
+	return 0, chown(t, vd, uid, gid)
 }
 
 // Chown implements chown(2).
@@ -89,7 +111,7 @@ func Fchown(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return 0, fs.Chown(t, vd, a[1].Uint(), a[2].Uint())
+	return 0, chown(t, vd, a[1].Uint(), a[2].Uint())
 }
 
 // Fchownat implements fchownat(2).

@@ -530,7 +530,8 @@ func Chroot(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err := vfsCheckDir(t, vd); err != nil {
 		return 0, err
 	}
-	if !t.Credentials().HasCapability(unix.CAP_SYS_CHROOT) {
+	// CAP_SYS_CHROOT in the caller's own user namespace, as Linux.
+	if !t.Credentials().HasOwnCapability(unix.CAP_SYS_CHROOT) {
 		return 0, unix.EPERM
 	}
 	t.FSContext().SetRoot(vd)

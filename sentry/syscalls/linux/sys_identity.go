@@ -10,24 +10,32 @@ import (
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
+// The ids the calls below read and take are as the caller's user
+// namespace names them (the overflow id 65534 for one it does not map);
+// the kernel keeps global ids (auth.KUID, auth.KGID).
+
 // Getuid implements getuid(2).
 func Getuid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return uintptr(t.Credentials().RealUID), nil
+	c := t.Credentials()
+	return uintptr(c.UserNamespace.UIDOf(c.RealUID)), nil
 }
 
 // Geteuid implements geteuid(2).
 func Geteuid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return uintptr(t.Credentials().EffectiveUID), nil
+	c := t.Credentials()
+	return uintptr(c.UserNamespace.UIDOf(c.EffectiveUID)), nil
 }
 
 // Getgid implements getgid(2).
 func Getgid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return uintptr(t.Credentials().RealGID), nil
+	c := t.Credentials()
+	return uintptr(c.UserNamespace.GIDOf(c.RealGID)), nil
 }
 
 // Getegid implements getegid(2).
 func Getegid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	return uintptr(t.Credentials().EffectiveGID), nil
+	c := t.Credentials()
+	return uintptr(c.UserNamespace.GIDOf(c.EffectiveGID)), nil
 }
 
 // Setuid implements setuid(2).
@@ -74,15 +82,17 @@ func copyOutIDs(t *kernel.Task, addrs [3]uintptr, ids [3]uint32) error {
 // Getresuid implements getresuid(2).
 func Getresuid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	c := t.Credentials()
+	ns := c.UserNamespace
 	return 0, copyOutIDs(t, [3]uintptr{a[0].Pointer(), a[1].Pointer(), a[2].Pointer()},
-		[3]uint32{uint32(c.RealUID), uint32(c.EffectiveUID), uint32(c.SavedUID)})
+		[3]uint32{ns.UIDOf(c.RealUID), ns.UIDOf(c.EffectiveUID), ns.UIDOf(c.SavedUID)})
 }
 
 // Getresgid implements getresgid(2).
 func Getresgid(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	c := t.Credentials()
+	ns := c.UserNamespace
 	return 0, copyOutIDs(t, [3]uintptr{a[0].Pointer(), a[1].Pointer(), a[2].Pointer()},
-		[3]uint32{uint32(c.RealGID), uint32(c.EffectiveGID), uint32(c.SavedGID)})
+		[3]uint32{ns.GIDOf(c.RealGID), ns.GIDOf(c.EffectiveGID), ns.GIDOf(c.SavedGID)})
 }
 
 // Setfsuid implements setfsuid(2): it returns the previous fsuid, whether
@@ -102,7 +112,8 @@ func Getgroups(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if size < 0 {
 		return 0, unix.EINVAL
 	}
-	groups := t.Credentials().ExtraGIDs
+	c := t.Credentials()
+	groups := c.ExtraGIDs
 	if size == 0 {
 		return uintptr(len(groups)), nil
 	}
@@ -111,7 +122,7 @@ func Getgroups(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	}
 	b := make([]byte, 4*len(groups))
 	for i, g := range groups {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(g))
+		binary.LittleEndian.PutUint32(b[4*i:], c.UserNamespace.GIDOf(g))
 	}
 	if _, err := t.CopyOutBytes(addr, b); err != nil {
 		return 0, unix.EFAULT
@@ -122,7 +133,7 @@ func Getgroups(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 // Setgroups implements setgroups(2).
 func Setgroups(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	size, addr := a[0].Int(), a[1].Pointer()
-	if !t.Credentials().HasCapability(unix.CAP_SETGID) {
+	if !kernel.MaySetgroups(t.Credentials()) {
 		return 0, unix.EPERM
 	}
 	if uint32(size) > kernel.NGroupsMax {

@@ -114,7 +114,8 @@ func Prctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		return 0, nil
 	case unix.PR_SET_SECUREBITS:
-		if !t.Credentials().HasCapability(unix.CAP_SETPCAP) {
+		// CAP_SETPCAP in the caller's own user namespace.
+		if !t.Credentials().HasOwnCapability(unix.CAP_SETPCAP) {
 			return 0, unix.EPERM
 		}
 		if arg2&^secbitKeepCaps != 0 {

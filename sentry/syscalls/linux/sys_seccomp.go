@@ -98,7 +98,8 @@ func seccompSetFilter(t *kernel.Task, flags uint32, uargs uintptr) (uintptr, err
 	if n == 0 || n > bpf.MaxInstructions {
 		return 0, unix.EINVAL
 	}
-	if !t.NoNewPrivs() && !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+	// Without no_new_privs, CAP_SYS_ADMIN in the caller's user namespace.
+	if !t.NoNewPrivs() && !t.Credentials().HasOwnCapability(unix.CAP_SYS_ADMIN) {
 		return 0, unix.EACCES
 	}
 	raw := make([]byte, n*bpf.InstructionSize)

@@ -632,7 +632,11 @@ func parseControl(t *kernel.Task, b []byte) (socket.ControlMessages, error) {
 				c.Release()
 				return socket.ControlMessages{}, unix.EINVAL
 			}
-			cr := socket.Credentials{PID: int32(le32(data[0:])), UID: auth.KUID(le32(data[4:])), GID: auth.KGID(le32(data[8:]))}
+			cr, err := sendCreds(t, int32(le32(data[0:])), le32(data[4:]), le32(data[8:]))
+			if err != nil {
+				c.Release()
+				return socket.ControlMessages{}, err
+			}
 			if err := checkSendCreds(t, cr); err != nil {
 				c.Release()
 				return socket.ControlMessages{}, err
@@ -653,6 +657,18 @@ func parseControl(t *kernel.Task, b []byte) (socket.ControlMessages, error) {
 	return c, nil
 }
 
+// sendCreds maps the ids of a struct ucred a task sends from its user
+// namespace to global ones: EINVAL for one it does not map.
+func sendCreds(t *kernel.Task, pid int32, uid, gid uint32) (socket.Credentials, error) {
+	ns := t.UserNamespace()
+	ku, uok := ns.MapToKUID(uid)
+	kg, gok := ns.MapToKGID(gid)
+	if !uok || !gok {
+		return socket.Credentials{}, unix.EINVAL
+	}
+	return socket.Credentials{PID: pid, UID: ku, GID: kg}, nil
+}
+
 // checkSendCreds applies Linux's scm_check_creds: a task may claim its
 // own process id and its real, effective or saved ids, or others with
 // CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID.
@@ -661,10 +677,10 @@ func checkSendCreds(t *kernel.Task, cr socket.Credentials) error {
 	if cr.PID != t.ThreadGroupID() && !c.HasCapability(unix.CAP_SYS_ADMIN) {
 		return unix.EPERM
 	}
-	if cr.UID != c.RealUID && cr.UID != c.EffectiveUID && cr.UID != c.SavedUID && !c.HasCapability(unix.CAP_SETUID) {
+	if cr.UID != c.RealUID && cr.UID != c.EffectiveUID && cr.UID != c.SavedUID && !c.HasOwnCapability(unix.CAP_SETUID) {
 		return unix.EPERM
 	}
-	if cr.GID != c.RealGID && cr.GID != c.EffectiveGID && cr.GID != c.SavedGID && !c.HasCapability(unix.CAP_SETGID) {
+	if cr.GID != c.RealGID && cr.GID != c.EffectiveGID && cr.GID != c.SavedGID && !c.HasOwnCapability(unix.CAP_SETGID) {
 		return unix.EPERM
 	}
 	return nil
@@ -831,6 +847,9 @@ func putControl(t *kernel.Task, addr uintptr, size uint64, c *socket.ControlMess
 		// The sender as the receiver's PID namespace numbers it.
 		cr := *c.Creds
 		cr.PID = t.PIDFromRoot(cr.PID)
+		// And its ids as the receiver's user namespace sees them.
+		ns := t.UserNamespace()
+		cr.UID, cr.GID = auth.KUID(ns.UIDOf(cr.UID)), auth.KGID(ns.GIDOf(cr.GID))
 		d := socket.EncodeCredentials(cr)
 		if err := put(unix.SCM_CREDENTIALS, d); err != nil {
 			return 0, false, err

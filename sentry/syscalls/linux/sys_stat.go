@@ -65,11 +65,20 @@ func marshalStatx(st *fs.Stat, mntID int) []byte {
 	return b
 }
 
+// statIDsForCaller rewrites st's owner as the caller's user namespace
+// names it: the overflow id for one it does not map.
+func statIDsForCaller(t *kernel.Task, st *fs.Stat) {
+	if ns := t.UserNamespace(); !ns.IsInitial() {
+		st.UID, st.GID = auth.KUID(ns.UIDOf(st.UID)), auth.KGID(ns.GIDOf(st.GID))
+	}
+}
+
 func copyOutStat(t *kernel.Task, addr uintptr, vd fs.VirtualDentry) (uintptr, error) {
 	st, err := vd.Stat(t)
 	if err != nil {
 		return 0, err
 	}
+	statIDsForCaller(t, &st)
 	if _, err := t.CopyOutBytes(addr, marshalStat(&st)); err != nil {
 		return 0, unix.EFAULT
 	}
@@ -148,6 +157,7 @@ func Statx(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if vd.Mount != nil {
 		mnt = vd.Mount.ID()
 	}
+	statIDsForCaller(t, &st)
 	if _, err := t.CopyOutBytes(addr, marshalStatx(&st, mnt)); err != nil {
 		return 0, unix.EFAULT
 	}
@@ -245,7 +255,7 @@ func faccessat(t *kernel.Task, dirfd int32, pathAddr uintptr, mode uint32, flags
 	if flags&unix.AT_EACCESS == 0 {
 		c := t.Credentials().Fork()
 		c.FilesystemUID, c.FilesystemGID = c.RealUID, c.RealGID
-		if c.RealUID != 0 {
+		if c.RealUID != c.UserNamespace.RootKUID() {
 			c.EffectiveCaps = 0
 		} else {
 			c.EffectiveCaps = c.PermittedCaps

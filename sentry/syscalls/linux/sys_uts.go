@@ -79,9 +79,10 @@ func uname26Release(release string) string {
 }
 
 // copyInUTSName checks and reads sethostname's and setdomainname's
-// arguments: CAP_SYS_ADMIN first, then the length (at most 64 bytes).
+// arguments: CAP_SYS_ADMIN over the UTS namespace (in the user namespace
+// that owns it) first, then the length (at most 64 bytes).
 func copyInUTSName(t *kernel.Task, addr uintptr, length int32) (string, error) {
-	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+	if !t.Credentials().HasCapabilityIn(unix.CAP_SYS_ADMIN, t.UTSNamespace().Owner()) {
 		return "", unix.EPERM
 	}
 	if length < 0 || length > utsNameLen {

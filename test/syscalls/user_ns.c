@@ -1,0 +1,457 @@
+//go:build ignore
+
+/* user_ns: user namespaces. An unprivileged process (uid and gid 1000)
+ * unshares or clones a new user namespace and gets every capability in
+ * it; its ids read as the overflow id 65534 until uid_map and gid_map are
+ * written; the maps are written once, by Linux's rules (one line mapping
+ * the writer's own id without privilege, gid_map only once setgroups is
+ * "deny", EPERM or EINVAL for the rest); ids are translated in getuid,
+ * setuid, stat, chown and /proc; capabilities over what the parent
+ * namespace owns (the initial UTS namespace) are gone, while namespaces
+ * made inside are the new namespace's to change; nesting; ns/user files,
+ * their ioctls and setns; a chrooted process cannot make one. Results do not depend on the ids the native
+ * run's namespace maps beyond 0 to 1000. */
+#include "moattest.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/nsfs.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* USER_CHILD(body): body runs in a child with uid and gid 1000, no groups
+ * and no capabilities, dumpable again (a uid change clears it, and a
+ * non-dumpable process's /proc files belong to root). */
+#define USER_CHILD(...)                                     \
+	AS_USER({                                           \
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0); \
+		__VA_ARGS__;                                \
+	})
+
+/* put writes s to path with one write(2) on a fresh descriptor and
+ * returns its result (-1 with errno on failure). */
+static int put(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	int r = (int)write(fd, s, strlen(s));
+	int e = errno;
+	close(fd);
+	errno = e;
+	return r < 0 ? -1 : 0;
+}
+
+/* get reads path into buf (NUL-terminated) and returns buf. */
+static const char *get(const char *path, char *buf, size_t n)
+{
+	buf[0] = 0;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return buf;
+	ssize_t r = read(fd, buf, n - 1);
+	buf[r > 0 ? r : 0] = 0;
+	close(fd);
+	return buf;
+}
+
+/* map_self maps uid and gid 0 of the caller's new namespace to 1000. */
+static int map_self(void)
+{
+	if (put("/proc/self/uid_map", "0 1000 1") < 0)
+		return -1;
+	if (put("/proc/self/setgroups", "deny") < 0)
+		return -1;
+	return put("/proc/self/gid_map", "0 1000 1");
+}
+
+static int capget_self(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	return (int)syscall(SYS_capget, &h, d);
+}
+
+static void unshare_ids_read_overflow(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(getuid() == 65534 && geteuid() == 65534);
+		CHILD_CHECK(getgid() == 65534 && getegid() == 65534);
+		uid_t r, e, s;
+		CHILD_CHECK(getresuid(&r, &e, &s) == 0 && r == 65534 && e == 65534 && s == 65534);
+		gid_t g[4];
+		CHILD_CHECK(getgroups(4, g) == 0);
+		char buf[256];
+		CHILD_CHECK(strcmp(get("/proc/self/uid_map", buf, sizeof(buf)), "") == 0);
+		CHILD_CHECK(strcmp(get("/proc/self/setgroups", buf, sizeof(buf)), "allow\n") == 0);
+	});
+}
+
+static void unshare_gives_full_caps(void)
+{
+	USER_CHILD({
+		struct __user_cap_data_struct d[2];
+		CHILD_CHECK(capget_self(d) == 0 && d[0].effective == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(capget_self(d) == 0);
+		CHILD_CHECK(d[0].effective == 0xffffffff && d[0].permitted == 0xffffffff);
+		CHILD_CHECK(d[1].effective == d[1].permitted && d[1].effective != 0);
+		CHILD_CHECK(d[0].inheritable == 0 && d[1].inheritable == 0);
+		CHILD_CHECK(prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN) == 1);
+		/* Still dumpable: the new capabilities are the namespace's. */
+		CHILD_CHECK(prctl(PR_GET_DUMPABLE) == 1);
+	});
+}
+
+static void write_own_uid_map(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(put("/proc/self/uid_map", "0 1000 1\n") == 0);
+		CHILD_CHECK(getuid() == 0 && geteuid() == 0);
+		CHILD_CHECK(getgid() == 65534);
+		char buf[256];
+		CHILD_CHECK(strcmp(get("/proc/self/uid_map", buf, sizeof(buf)),
+				   "         0       1000          1\n") == 0);
+		/* Written once. */
+		CHILD_ERR(put("/proc/self/uid_map", "0 1000 1\n"), EPERM);
+	});
+}
+
+static void uid_map_eperm_cases(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		/* Without privilege over the parent: only one's own id. */
+		CHILD_ERR(put("/proc/self/uid_map", "0 1001 1"), EPERM);
+		CHILD_ERR(put("/proc/self/uid_map", "0 1000 2"), EPERM);
+		CHILD_ERR(put("/proc/self/uid_map", "0 1000 1\n1 1001 1\n"), EPERM);
+		/* The parent's root takes CAP_SETFCAP the creator lacked. */
+		CHILD_ERR(put("/proc/self/uid_map", "0 0 1"), EPERM);
+		/* A malformed map is EINVAL before any of that. */
+		CHILD_ERR(put("/proc/self/uid_map", "0 1000"), EINVAL);
+		CHILD_ERR(put("/proc/self/uid_map", "0 1000 1 x"), EINVAL);
+		CHILD_ERR(put("/proc/self/uid_map", "0 1000 0"), EINVAL);
+		CHILD_ERR(put("/proc/self/uid_map", "0 1000 5\n2 2000 1\n"), EINVAL);
+		CHILD_ERR(put("/proc/self/uid_map", "4294967295 1000 1"), EINVAL);
+		/* None of those wrote the map. */
+		CHILD_CHECK(put("/proc/self/uid_map", "7 1000 1") == 0);
+		CHILD_CHECK(getuid() == 7);
+	});
+}
+
+static void gid_map_needs_setgroups_deny(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_ERR(put("/proc/self/gid_map", "0 1000 1"), EPERM);
+		CHILD_ERR(put("/proc/self/setgroups", "maybe"), EINVAL);
+		CHILD_ERR(put("/proc/self/setgroups", "deny x"), EINVAL);
+		CHILD_CHECK(put("/proc/self/setgroups", "deny") == 0);
+		char buf[64];
+		CHILD_CHECK(strcmp(get("/proc/self/setgroups", buf, sizeof(buf)), "deny\n") == 0);
+		CHILD_ERR(put("/proc/self/setgroups", "allow"), EPERM);
+		CHILD_CHECK(put("/proc/self/setgroups", "deny\n") == 0);
+		CHILD_CHECK(put("/proc/self/gid_map", "0 1000 1") == 0);
+		CHILD_CHECK(getgid() == 0 && getegid() == 0);
+		/* Once gid_map is written, "deny" cannot be written again. */
+		CHILD_ERR(put("/proc/self/setgroups", "deny"), EPERM);
+		/* setgroups(2) is refused in a namespace that denies it. */
+		CHILD_ERR(setgroups(0, NULL), EPERM);
+	});
+}
+
+static void mapped_ids_in_syscalls(void)
+{
+	USER_CHILD({
+		int mfd = memfd_create("owned", 0);
+		CHILD_CHECK(mfd >= 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		struct stat st;
+		/* Unmapped owners read as the overflow ids. */
+		CHILD_CHECK(fstat(mfd, &st) == 0 && st.st_uid == 65534 && st.st_gid == 65534);
+		CHILD_CHECK(map_self() == 0);
+		/* The file the task made is its own root's; root's is nobody's. */
+		CHILD_CHECK(fstat(mfd, &st) == 0 && st.st_uid == 0 && st.st_gid == 0);
+		CHILD_CHECK(stat("/", &st) == 0 && st.st_uid == 65534 && st.st_gid == 65534);
+		struct statx sx;
+		CHILD_CHECK(statx(mfd, "", AT_EMPTY_PATH, STATX_UID | STATX_GID, &sx) == 0);
+		CHILD_CHECK(sx.stx_uid == 0 && sx.stx_gid == 0);
+		/* chown and setuid take ids of the namespace: 5 is unmapped. */
+		CHILD_ERR(fchown(mfd, 5, -1), EINVAL);
+		CHILD_ERR(fchown(mfd, -1, 5), EINVAL);
+		CHILD_CHECK(fchown(mfd, 0, 0) == 0);
+		CHILD_ERR(setuid(5), EINVAL);
+		CHILD_ERR(setresuid(-1, 5, -1), EINVAL);
+		CHILD_ERR(setgid(5), EINVAL);
+		CHILD_CHECK(setuid(0) == 0);
+		/* /proc/self/status shows the namespace's ids. */
+		char buf[4096];
+		get("/proc/self/status", buf, sizeof(buf));
+		CHILD_CHECK(strstr(buf, "\nUid:\t0\t0\t0\t0\n") != NULL);
+		CHILD_CHECK(strstr(buf, "\nGid:\t0\t0\t0\t0\n") != NULL);
+		CHILD_CHECK(stat("/proc/self/status", &st) == 0 && st.st_uid == 0);
+	});
+}
+
+static void caps_do_not_reach_the_parent(void)
+{
+	USER_CHILD({
+		char host[65];
+		CHILD_CHECK(gethostname(host, sizeof(host)) == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		/* The UTS namespace belongs to the parent user namespace. */
+		CHILD_ERR(sethostname("inner", 5), EPERM);
+		/* A UTS namespace made inside is the new namespace's. */
+		CHILD_CHECK(unshare(CLONE_NEWUTS) == 0);
+		CHILD_CHECK(sethostname("inner", 5) == 0);
+		char got[65];
+		CHILD_CHECK(gethostname(got, sizeof(got)) == 0 && strcmp(got, "inner") == 0);
+	});
+}
+
+static void clone_newuser_newuts(void)
+{
+	char host[65];
+	CHECK_SYS(gethostname(host, sizeof(host)));
+	USER_CHILD({
+		pid_t p = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0);
+		CHILD_CHECK(p >= 0);
+		if (p == 0) {
+			if (getuid() != 65534)
+				_exit(2);
+			if (sethostname("cloned", 6) != 0)
+				_exit(3);
+			_exit(0);
+		}
+		int st;
+		CHILD_CHECK(waitpid(p, &st, 0) == p);
+		CHILD_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		/* Without the user namespace, CLONE_NEWUTS needs privilege. */
+		CHILD_ERR(syscall(SYS_clone, CLONE_NEWUTS | SIGCHLD, 0, 0, 0, 0), EPERM);
+		CHILD_ERR(syscall(SYS_clone, CLONE_NEWUSER | CLONE_FS | SIGCHLD, 0, 0, 0, 0), EINVAL);
+	});
+	char after[65];
+	CHECK_SYS(gethostname(after, sizeof(after)));
+	CHECK_STREQ(after, host);
+}
+
+static void nested_namespaces(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(getuid() == 65534);
+		/* Lower ids are the parent namespace's: its 0 is our 1000. */
+		CHILD_CHECK(put("/proc/self/uid_map", "5 0 1") == 0);
+		CHILD_CHECK(getuid() == 5);
+		char buf[128];
+		CHILD_CHECK(strcmp(get("/proc/self/uid_map", buf, sizeof(buf)),
+				   "         5          0          1\n") == 0);
+		/* A parent id outside the parent's map cannot be mapped. */
+		CHILD_CHECK(put("/proc/self/setgroups", "deny") == 0);
+		CHILD_ERR(put("/proc/self/gid_map", "0 1 1"), EPERM);
+		CHILD_CHECK(put("/proc/self/gid_map", "0 0 1") == 0);
+		/* Ten more levels, each mapping its creator's ids. */
+		for (int i = 0; i < 10; i++) {
+			char m[32];
+			snprintf(m, sizeof(m), "0 %d 1", (int)getuid());
+			CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+			CHILD_CHECK(put("/proc/self/uid_map", m) == 0);
+			CHILD_CHECK(put("/proc/self/setgroups", "deny") == 0);
+			CHILD_CHECK(put("/proc/self/gid_map", "0 0 1") == 0);
+			CHILD_CHECK(getuid() == 0 && getgid() == 0);
+		}
+		/* Without a mapped euid, no further namespace. */
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_ERR(unshare(CLONE_NEWUSER), EPERM);
+	});
+}
+
+static void parent_writes_child_maps(void)
+{
+	int go[2], done[2];
+	CHECK_SYS(pipe(go));
+	CHECK_SYS(pipe(done));
+	pid_t p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		close(go[0]);
+		close(done[1]);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(write(go[1], "x", 1) == 1);
+		char c;
+		CHILD_CHECK(read(done[0], &c, 1) == 1);
+		/* The parent's root mapped a range: our uid 0 is its 0. */
+		CHILD_CHECK(getuid() == 0 && getgid() == 0);
+		struct stat st;
+		CHILD_CHECK(stat("/", &st) == 0 && st.st_uid == 0);
+		/* The parent wrote gid_map with setgroups allowed. */
+		CHILD_CHECK(setgroups(0, NULL) == 0);
+		_exit(0);
+	}
+	close(go[1]);
+	close(done[0]);
+	char c;
+	CHECK_EQ(read(go[0], &c, 1), 1);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", p);
+	CHECK_SYS(put(path, "0 0 1000\n"));
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", p);
+	CHECK_SYS(put(path, "0 0 1000\n"));
+	snprintf(path, sizeof(path), "/proc/%d/setgroups", p);
+	CHECK_ERR(put(path, "deny"), EPERM);
+	char buf[64];
+	CHECK_STREQ(get(path, buf, sizeof(buf)), "allow\n");
+	/* The parent reads the map in its own terms. */
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", p);
+	CHECK_STREQ(get(path, buf, sizeof(buf)), "         0          0       1000\n");
+	CHECK_EQ(write(done[1], "x", 1), 1);
+	int st;
+	CHECK_SYS(waitpid(p, &st, 0));
+	CHECK_EXITED(st, 0);
+}
+
+static void ns_user_files(void)
+{
+	struct stat before;
+	CHECK_SYS(stat("/proc/self/ns/user", &before));
+	int parent = open("/proc/self/ns/user", O_RDONLY);
+	CHECK(parent >= 0);
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		struct stat now;
+		CHILD_CHECK(stat("/proc/self/ns/user", &now) == 0 && now.st_ino != before.st_ino);
+		char link[64], want[64];
+		ssize_t n = readlink("/proc/self/ns/user", link, sizeof(link) - 1);
+		CHILD_CHECK(n > 0);
+		link[n] = 0;
+		snprintf(want, sizeof(want), "user:[%lu]", (unsigned long)now.st_ino);
+		CHILD_CHECK(strcmp(link, want) == 0);
+		int self = open("/proc/self/ns/user", O_RDONLY);
+		CHILD_CHECK(self >= 0);
+		CHILD_CHECK(ioctl(self, NS_GET_NSTYPE) == CLONE_NEWUSER);
+		uid_t owner = 1;
+		/* The owner, 1000, is unmapped until the map is written. */
+		CHILD_CHECK(ioctl(self, NS_GET_OWNER_UID, &owner) == 0 && owner == 65534);
+		CHILD_CHECK(map_self() == 0);
+		CHILD_CHECK(ioctl(self, NS_GET_OWNER_UID, &owner) == 0 && owner == 0);
+		/* The parent is outside the namespace: not to be had. */
+		CHILD_ERR(ioctl(self, NS_GET_PARENT), EPERM);
+		CHILD_ERR(ioctl(self, NS_GET_USERNS), EPERM);
+		/* Re-entering one's own namespace is EINVAL; going back to the
+		 * parent takes CAP_SYS_ADMIN there. */
+		CHILD_ERR(setns(self, CLONE_NEWUSER), EINVAL);
+		CHILD_ERR(setns(parent, CLONE_NEWUSER), EPERM);
+		CHILD_ERR(setns(self, CLONE_NEWUTS), EINVAL);
+		/* A UTS namespace made here is owned by this namespace. */
+		CHILD_CHECK(unshare(CLONE_NEWUTS) == 0);
+		int uts = open("/proc/self/ns/uts", O_RDONLY);
+		CHILD_CHECK(uts >= 0);
+		int own = ioctl(uts, NS_GET_USERNS);
+		CHILD_CHECK(own >= 0);
+		struct stat ps;
+		CHILD_CHECK(fstat(own, &ps) == 0 && ps.st_ino == now.st_ino);
+	});
+	close(parent);
+}
+
+static void *park(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+static void unshare_multithreaded_einval(void)
+{
+	USER_CHILD({
+		pthread_t th;
+		CHILD_CHECK(pthread_create(&th, NULL, park, NULL) == 0);
+		CHILD_ERR(unshare(CLONE_NEWUSER), EINVAL);
+	});
+}
+
+static void setns_into_child_as_owner(void)
+{
+	int go[2], done[2];
+	CHECK_SYS(pipe(go));
+	CHECK_SYS(pipe(done));
+	USER_CHILD({
+		pid_t p = fork();
+		CHILD_CHECK(p >= 0);
+		if (p == 0) {
+			CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+			CHILD_CHECK(write(go[1], "x", 1) == 1);
+			char c;
+			CHILD_CHECK(read(done[0], &c, 1) == 1);
+			_exit(0);
+		}
+		char c;
+		CHILD_CHECK(read(go[0], &c, 1) == 1);
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", p);
+		int fd = open(path, O_RDONLY);
+		CHILD_CHECK(fd >= 0);
+		/* Its parent, seen from the parent, is the parent. */
+		struct stat mine, ps;
+		CHILD_CHECK(stat("/proc/self/ns/user", &mine) == 0);
+		int up = ioctl(fd, NS_GET_PARENT);
+		CHILD_CHECK(up >= 0);
+		CHILD_CHECK(fstat(up, &ps) == 0 && ps.st_ino == mine.st_ino);
+		up = ioctl(fd, NS_GET_USERNS);
+		CHILD_CHECK(up >= 0);
+		CHILD_CHECK(fstat(up, &ps) == 0 && ps.st_ino == mine.st_ino);
+		/* Its owner may join it, and has every capability there. */
+		CHILD_CHECK(setns(fd, CLONE_NEWUSER) == 0);
+		struct __user_cap_data_struct d[2];
+		CHILD_CHECK(capget_self(d) == 0 && d[0].effective == 0xffffffff);
+		CHILD_CHECK(getuid() == 65534);
+		CHILD_CHECK(write(done[1], "x", 1) == 1);
+		int st;
+		CHILD_CHECK(waitpid(p, &st, 0) == p && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	});
+}
+
+static void chrooted_cannot_unshare(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		CHILD_CHECK(chroot("/proc") == 0);
+		CHILD_ERR(unshare(CLONE_NEWUSER), EPERM);
+		CHILD_ERR(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0), EPERM);
+	});
+}
+
+static const struct mt_case cases[] = {
+	MT_CASE(unshare_ids_read_overflow),
+	MT_CASE(unshare_gives_full_caps),
+	MT_CASE(write_own_uid_map),
+	MT_CASE(uid_map_eperm_cases),
+	MT_CASE(gid_map_needs_setgroups_deny),
+	MT_CASE(mapped_ids_in_syscalls),
+	MT_CASE(caps_do_not_reach_the_parent),
+	MT_CASE(clone_newuser_newuts),
+	MT_CASE(nested_namespaces),
+	MT_CASE(parent_writes_child_maps),
+	MT_CASE(ns_user_files),
+	MT_CASE(unshare_multithreaded_einval),
+	MT_CASE(setns_into_child_as_owner),
+	MT_CASE(chrooted_cannot_unshare),
+};
+
+MT_MAIN(cases)
