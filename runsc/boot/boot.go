@@ -43,6 +43,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/sys"
 	"github.com/moat-sandbox/moat/sentry/fs/tmpfs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/loader"
 	"github.com/moat-sandbox/moat/sentry/mm"
 	"github.com/moat-sandbox/moat/sentry/platform/ptrace"
 	"github.com/moat-sandbox/moat/sentry/syscalls/linux"
@@ -213,6 +214,12 @@ func Load(cfg Config) (*Sandbox, error) {
 	// spec's mount points exist (see below).
 	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{})
 	phase("root mounted")
+	// Init's files come through the gofer while the kernel is built.
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		warmInit(kernel.Background(), mns.Root(), cfg)
+	}()
 
 	var strace io.Writer
 	if cfg.Strace {
@@ -295,6 +302,7 @@ func Load(cfg Config) (*Sandbox, error) {
 	}
 
 	phase("confined")
+	<-warmed
 	opts, err := processOptions(mns.Root(), cfg.Argv, cfg.Env, cfg.Cwd, cfg.Process)
 	if err != nil {
 		return nil, err
@@ -399,6 +407,69 @@ func (s *Sandbox) restoreStdio() {
 	for i, fd := range s.stdio {
 		unix.FcntlInt(uintptr(fd), unix.F_SETFL, s.savedFlags[i])
 	}
+}
+
+// warmInit looks up and opens, from root, the files starting init will
+// need from the gofer: its executable, the interpreter that loads it (an
+// ELF's PT_INTERP, a script's #! interpreter, and that one's) and
+// /etc/passwd when HOME is to be found there. Load runs it while it
+// builds the kernel, so these round trips are off init's path: the
+// dentries stay cached and each file keeps its donated descriptor for
+// the next open (sentry/fs/gofer keeps idle ones). Errors are left for
+// init's own lookups to report.
+func warmInit(ctx fs.Context, root fs.VirtualDentry, cfg Config) {
+	open := func(start fs.VirtualDentry, p string) *fs.FileDescription {
+		f, err := fs.Open(ctx, fs.Lookup{Root: root, Start: start, Path: p, FollowFinal: true}, fs.OpenOptions{Flags: unix.O_RDONLY})
+		if err != nil {
+			return nil
+		}
+		return f
+	}
+	if !hasVar(cfg.Env, "HOME") {
+		if f := open(root, "/etc/passwd"); f != nil {
+			f.DecRef()
+		}
+	}
+	cwd := root
+	if cfg.Cwd != "" && cfg.Cwd != "/" {
+		vd, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: cfg.Cwd, FollowFinal: true})
+		if err != nil {
+			return
+		}
+		cwd = vd
+	}
+	exe, err := lookPath(ctx, root, cwd, cfg.Argv[0], cfg.Env)
+	if err != nil {
+		return
+	}
+	// An executable, its interpreter, and a script interpreter's own.
+	for i := 0; i < 3 && exe != ""; i++ {
+		f := open(cwd, exe)
+		if f == nil {
+			return
+		}
+		exe = loader.Interpreter(warmFile{ctx, f})
+		f.DecRef()
+	}
+}
+
+// warmFile reads an open file for loader.Interpreter.
+type warmFile struct {
+	ctx fs.Context
+	f   *fs.FileDescription
+}
+
+func (w warmFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := w.f.PRead(w.ctx, p, off)
+	if err == nil && n < len(p) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+func (w warmFile) Size() (int64, error) {
+	st, err := w.f.Stat(w.ctx)
+	return st.Size, err
 }
 
 // registerFilesystems makes tmpfs, proc, sysfs and mqueue mountable with mount(2)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -473,4 +474,32 @@ func TestArgLimits(t *testing.T) {
 			checkStack(t, m, res, args, want)
 		})
 	}
+}
+
+func TestInterpreter(t *testing.T) {
+	tests := []struct {
+		name string
+		path string // a host file
+		want func(string) bool
+	}{
+		{"dynamic executable", "/bin/true", func(s string) bool { return strings.HasPrefix(s, "/") && strings.Contains(s, "ld-linux") }},
+		{"not loadable", "/etc/passwd", func(s string) bool { return s == "" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := os.Open(tt.path)
+			if err != nil {
+				t.Skip(err)
+			}
+			defer f.Close()
+			if got := Interpreter(osFile{f}); !tt.want(got) {
+				t.Errorf("Interpreter(%s) = %q", tt.path, got)
+			}
+		})
+	}
+	t.Run("script", func(t *testing.T) {
+		if got := Interpreter(&bytesFile{bytes.NewReader([]byte("#!/bin/sh -e\necho\n"))}); got != "/bin/sh" {
+			t.Errorf("Interpreter(script) = %q, want /bin/sh", got)
+		}
+	})
 }

@@ -1,0 +1,118 @@
+package boot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	gofersrv "github.com/moat-sandbox/moat/gofer"
+	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/fs/gofer"
+	"github.com/moat-sandbox/moat/sentry/kernel"
+)
+
+// openForReading lists the host files this process has open for reading
+// (not O_PATH), by path, with how many fds each.
+func openForReading(t *testing.T) map[string]int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err != nil {
+			continue
+		}
+		info, err := os.ReadFile(filepath.Join("/proc/self/fdinfo", e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if f, ok := strings.CutPrefix(line, "flags:"); ok {
+				flags, _ := strconv.ParseUint(strings.TrimSpace(f), 8, 64)
+				if flags&unix.O_PATH == 0 {
+					out[target]++
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestWarmInit checks that warmInit leaves init's files looked up and
+// open in the Sentry's gofer file system (a kept donated descriptor
+// each): the executable, its ELF interpreter, and /etc/passwd when HOME
+// is to be looked up.
+func TestWarmInit(t *testing.T) {
+	exe, err := filepath.EvalSymlinks("/bin/true")
+	if err != nil {
+		t.Skip(err)
+	}
+	interp, err := filepath.EvalSymlinks("/lib64/ld-linux-x86-64.so.2")
+	if err != nil {
+		t.Skip(err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := gofersrv.NewServer("/", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		srv.ServeConn(fds[1])
+		close(done)
+	}()
+	client, err := proto.NewClient(fds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		client.Shutdown()
+		<-done
+		srv.Close()
+	}()
+	rootFS, err := gofer.New(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := fs.NewMountNamespace(rootFS, fs.MountFlags{}).Root()
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string // files kept open afterwards
+		not  []string
+	}{
+		{"HOME given", Config{Argv: []string{"/bin/true"}, Env: []string{"HOME=/x"}}, []string{exe, interp}, []string{"/etc/passwd"}},
+		{"path lookup and HOME", Config{Argv: []string{"true"}, Env: []string{"PATH=/bin"}}, []string{exe, interp, "/etc/passwd"}, nil},
+		{"missing command", Config{Argv: []string{"/nonexistent"}, Env: []string{"HOME=/x"}}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := openForReading(t)
+			warmInit(kernel.Background(), root, tt.cfg)
+			after := openForReading(t)
+			for _, p := range tt.want {
+				// A file warmed by an earlier case stays kept.
+				if after[p] == 0 {
+					t.Errorf("%s not kept open (open: %v)", p, fmt.Sprint(after))
+				}
+			}
+			for _, p := range tt.not {
+				if after[p] > before[p] {
+					t.Errorf("%s opened", p)
+				}
+			}
+		})
+	}
+}
