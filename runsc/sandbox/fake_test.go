@@ -27,7 +27,8 @@ import (
 //
 //	exit N         exit with status N
 //	cat PATH       read PATH through the gofer and copy it to stdout
-//	whoami         print pid, uid, hostname and namespaces as the sandbox sees them
+//	whoami         print pid, uid, hostname and namespaces as the sandbox sees them;
+//	               "whoami attach" then attaches to the gofer (a round trip)
 //	wait-usr1      print "ready", exit 42 on SIGUSR1
 //	hang           sleep forever
 //	open           open a host path after the filter (must die of SIGSYS)
@@ -172,6 +173,18 @@ func fakeBoot(conf *config.Config, log *slog.Logger, goferFD int, cwd string, en
 		return 0
 	case "whoami":
 		fmt.Printf("pid=%d uid=%d pgrp=%d hostname=%s %s\n", os.Getpid(), os.Getuid(), pgrp, hostname, strings.Join(nss, " "))
+		if len(argv) > 1 && argv[1] == "attach" {
+			// A round trip: the gofer is past its start.
+			c, err := proto.NewClient(goferFD)
+			if err == nil {
+				_, _, err = c.Attach()
+				c.Shutdown()
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "fake boot: attach:", err)
+				return 1
+			}
+		}
 		return 0
 	case "wait-usr1":
 		fmt.Println("ready")

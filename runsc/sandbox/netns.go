@@ -44,18 +44,30 @@ func startInNetNS(path string, start func() error) error {
 	return startErr
 }
 
-// enterNewNetNS moves the calling thread into a new network namespace and
-// returns a descriptor of it (close-on-exec), or -1 and an error. The
-// thread must be locked (runtime.LockOSThread) and never unlocked, as it
-// no longer shares the process's namespace; processes it starts are born
-// in the new one. It needs CAP_SYS_ADMIN.
-func enterNewNetNS() (int, error) {
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return -1, fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
-	}
-	fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// enterNewNetNS moves the calling thread, which must be locked
+// (runtime.LockOSThread), into a new network namespace, in which the
+// processes it starts are born. It returns a descriptor of the new
+// namespace (close-on-exec) and leave, which moves the thread back to its
+// old namespace and reports whether it did: only then may the thread be
+// unlocked. On error (no CAP_SYS_ADMIN) the thread may still have moved,
+// and leave is still to be called. Where its old namespace cannot be
+// named, the thread moves nowhere.
+func enterNewNetNS() (fd int, leave func() bool, err error) {
+	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, fmt.Errorf("opening the new network namespace: %w", err)
+		return -1, func() bool { return true }, fmt.Errorf("opening the thread's network namespace: %w", err)
 	}
-	return fd, nil
+	leave = func() bool {
+		err := unix.Setns(orig, unix.CLONE_NEWNET)
+		unix.Close(orig)
+		return err == nil
+	}
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		return -1, leave, fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+	}
+	fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, leave, fmt.Errorf("opening the new network namespace: %w", err)
+	}
+	return fd, leave, nil
 }

@@ -417,9 +417,10 @@ loop:
 
 // children starts Do's two children, each from a thread of its own, and
 // waits for each on that thread: a child's parent-death signal follows the
-// thread that started it, which therefore lives until the child has been
-// reaped (it is locked and never unlocked, and so ends with its
-// goroutine).
+// thread that started it, which therefore stays locked until the child has
+// been reaped. The gofer's thread is never unlocked (limitThread), and so
+// ends with its goroutine; the sandbox's returns to runsc's network
+// namespace then.
 //
 // The two share one new network namespace, which the sandbox's thread
 // makes (enterNewNetNS) and the gofer's joins, instead of each getting one
@@ -456,8 +457,16 @@ func newChildren(log *slog.Logger) *children {
 		log: log,
 	}
 	go func() {
-		runtime.LockOSThread() // never unlocked: see children
-		fd, nsErr := enterNewNetNS()
+		runtime.LockOSThread()
+		fd, leave, nsErr := enterNewNetNS()
+		defer func() {
+			// The sandbox is gone (or never started): the thread may
+			// serve other goroutines again if it is back in runsc's
+			// namespace, or else ends with this goroutine.
+			if leave() {
+				runtime.UnlockOSThread()
+			}
+		}()
 		if nsErr != nil {
 			log.Debug("the sandbox and the gofer get network namespaces of their own", "err", nsErr)
 		}

@@ -254,7 +254,7 @@ func TestDoSharedNetNS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			status, stdout, stderr, err := run(t, context.Background(), Options{Argv: []string{"whoami"}, NoUserNS: !userns})
+			status, stdout, stderr, err := run(t, context.Background(), Options{Argv: []string{"whoami", "attach"}, NoUserNS: !userns})
 			if err != nil || status != 0 {
 				t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
 			}
