@@ -275,7 +275,8 @@ const (
 // allowed, each at its own site and with the arguments the handler uses,
 // and anything else kills the stub process: application code can jump to
 // any instruction of the stub with any registers, so a system call there
-// is either the handler's or an attack. A foreign architecture kills too.
+// is either the handler's or an attack; one of a foreign architecture
+// (int 0x80) in the stub page kills too.
 func systrapFilter(labels map[string]int) []unix.SockFilter {
 	const (
 		ldAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
@@ -340,18 +341,23 @@ func systrapFilter(labels map[string]int) []unix.SockFilter {
 		}
 		siteStart[i] = add(unix.SockFilter{Code: ldAbs, K: offNr})
 	}
-	// IP within the stub page but at no site: kill; elsewhere: trap.
-	lo := uint32(stubAddr & 0xffffffff)
-	add(unix.SockFilter{Code: jge, K: lo + stubSize, Jt: jumpTo(trap), Jf: jumpTo(kill)})
-	add(unix.SockFilter{Code: jge, K: lo, Jf: jumpTo(trap)})
+	// In the stub page: an x86-64 call at a site goes on to the site's
+	// checks, anything else kills.
+	add(unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JA, K: uint32(jumpTo(kill))})
 	for i := len(sites) - 1; i >= 0; i-- {
 		add(unix.SockFilter{Code: jeq, K: sites[i].ip, Jt: jumpTo(siteStart[i])})
 	}
 	add(unix.SockFilter{Code: ldAbs, K: offIPLow})
+	add(unix.SockFilter{Code: jeq, K: unix.AUDIT_ARCH_X86_64, Jf: jumpTo(kill)})
+	inStub := add(unix.SockFilter{Code: ldAbs, K: offArch})
+	// Outside the stub page: trap, whatever the architecture (an int
+	// 0x80 reaches the Sentry as under ptrace).
+	lo := uint32(stubAddr & 0xffffffff)
+	add(unix.SockFilter{Code: jge, K: lo + stubSize, Jt: jumpTo(trap), Jf: jumpTo(inStub)})
+	add(unix.SockFilter{Code: jge, K: lo, Jf: jumpTo(trap)})
+	add(unix.SockFilter{Code: ldAbs, K: offIPLow})
 	add(unix.SockFilter{Code: jeq, K: uint32(stubAddr >> 32), Jf: jumpTo(trap)})
 	add(unix.SockFilter{Code: ldAbs, K: offIPHigh})
-	add(unix.SockFilter{Code: jeq, K: unix.AUDIT_ARCH_X86_64, Jf: jumpTo(kill)})
-	add(unix.SockFilter{Code: ldAbs, K: offArch})
 	prog := make([]unix.SockFilter, len(rev))
 	for i, f := range rev {
 		prog[len(rev)-1-i] = f

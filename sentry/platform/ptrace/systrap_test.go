@@ -239,7 +239,9 @@ func TestSystrapFilter(t *testing.T) {
 		{"stub open in ptrace part", bpf.Data{Nr: unix.SYS_OPENAT, Arch: arch, InstructionPointer: stubAddr + 2}, seccompRetKillProcess},
 		{"stub page end", bpf.Data{Nr: 39, Arch: arch, InstructionPointer: stubAddr + stubSize - 1}, seccompRetKillProcess},
 		{"after stub page", bpf.Data{Nr: 39, Arch: arch, InstructionPointer: stubAddr + stubSize}, seccompRetTrap},
-		{"i386 arch", bpf.Data{Nr: 39, Arch: unix.AUDIT_ARCH_I386, InstructionPointer: 0x400000}, seccompRetKillProcess},
+		{"i386 app", bpf.Data{Nr: 20, Arch: unix.AUDIT_ARCH_I386, InstructionPointer: 0x400000}, seccompRetTrap},
+		{"i386 at a stub site", bpf.Data{Nr: unix.SYS_RT_SIGRETURN, Arch: unix.AUDIT_ARCH_I386, InstructionPointer: site("trap_sigreturn")}, seccompRetKillProcess},
+		{"i386 in the stub", bpf.Data{Nr: 20, Arch: unix.AUDIT_ARCH_I386, InstructionPointer: stubAddr + 0x10}, seccompRetKillProcess},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := tc.d
@@ -468,3 +470,25 @@ func benchmarkFaults(b *testing.B, newPlat func(int) (*Platform, error)) {
 
 func BenchmarkFault(b *testing.B)        { benchmarkFaults(b, New) }
 func BenchmarkSystrapFault(b *testing.B) { benchmarkFaults(b, NewSystrap) }
+
+// TestSystrapInt80 checks that a 32-bit system call (int 0x80) reaches the
+// Sentry as a system call, as under ptrace, rather than killing the stub;
+// on a host without 32-bit emulation it is a fault, as natively.
+func TestSystrapInt80(t *testing.T) {
+	p, _ := newSystrapPlatform(t, []byte{0xb8, 20, 0, 0, 0, 0xcd, 0x80}) // mov eax, 20; int 0x80
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	c := p.NewContext()
+	defer c.Release()
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	r, info, err := c.Switch(as, &regs)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case r == platform.SwitchSyscall && regs.Orig_rax == 20 && regs.Rip == 0x100007:
+	case r == platform.SwitchFault && info.Signo == int32(unix.SIGSEGV) && regs.Rip == 0x100005:
+	default:
+		t.Fatalf("got %v %+v, syscall %d at %#x", r, info, int64(regs.Orig_rax), regs.Rip)
+	}
+}
