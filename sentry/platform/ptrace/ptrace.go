@@ -197,6 +197,14 @@ func (p *Platform) refill() {
 	if tid, err := as.cloneThread(true); err == nil {
 		as.parked = tid
 	}
+	if p.sys != nil {
+		// The first context's worker too (systrap).
+		if w, err := p.sys.makeWorker(as); err == nil {
+			as.mu.Lock()
+			as.spareWorker = w
+			as.mu.Unlock()
+		}
+	}
 	select {
 	case p.spare <- as:
 	default:
@@ -284,6 +292,8 @@ type addressSpace struct {
 	// systrap regions of exited workers until then (retireRegion).
 	reaped  bool
 	retired []int
+	// spareWorker is a systrap worker made ahead of need (refill), or nil.
+	spareWorker *worker
 
 	// stopMu guards stopped, set when Release stops the master; masterDo
 	// holds it for reading so that it never sends to a stopped master.
@@ -464,6 +474,10 @@ func (as *addressSpace) Release() {
 		return
 	}
 	as.dead = true
+	if w := as.spareWorker; w != nil {
+		as.spareWorker = nil
+		as.retired = append(as.retired, w.region)
+	}
 	as.mu.Unlock()
 	// Reaping the leader waits until every other thread of the process has
 	// been reaped by its own tracer, so the master does it without holding

@@ -174,8 +174,20 @@ type frameRef struct {
 	fpMask uint64 // the frame's xfeatures
 }
 
-// newWorker creates a worker in as and waits for its first trap.
+// newWorker returns as's spare worker if it has one, else makes one.
 func (s *systrap) newWorker(as *addressSpace) (*worker, error) {
+	as.mu.Lock()
+	w := as.spareWorker
+	as.spareWorker = nil
+	as.mu.Unlock()
+	if w != nil {
+		return w, nil
+	}
+	return s.makeWorker(as)
+}
+
+// makeWorker creates a worker in as and waits for its first trap.
+func (s *systrap) makeWorker(as *addressSpace) (*worker, error) {
 	r, err := s.alloc()
 	if err != nil {
 		return nil, err
