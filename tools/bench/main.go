@@ -437,8 +437,9 @@ func printTable(results []result) {
 }
 
 // printPlatformTable prints one row per benchmark with a sandbox and a
-// ratio column per platform; the native figure is the first platform's
-// run's.
+// ratio column per platform. Each ratio is against the native figure
+// measured in the same pass as its sandbox figure (the load of a shared
+// machine moves between passes); the native column shows the first pass's.
 func printPlatformTable(results []result, platforms []string) {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(w, "benchmark\tunit\tnative\t")
