@@ -42,7 +42,8 @@ func ptraceMayAttach(t, target *Task) bool {
 		return true
 	}
 	c, tc := t.Credentials(), target.Credentials()
-	capable := c.HasCapability(unix.CAP_SYS_PTRACE)
+	// CAP_SYS_PTRACE over the target's user namespace.
+	capable := c.HasCapabilityIn(unix.CAP_SYS_PTRACE, tc.UserNamespace)
 	sameIDs := c.RealUID == tc.RealUID && c.RealUID == tc.EffectiveUID && c.RealUID == tc.SavedUID &&
 		c.RealGID == tc.RealGID && c.RealGID == tc.EffectiveGID && c.RealGID == tc.SavedGID
 	if !sameIDs && !capable {

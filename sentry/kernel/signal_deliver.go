@@ -232,7 +232,7 @@ func (k *Kernel) notifyParentLocked(tg *ThreadGroup, code int32, status int32) {
 		return
 	}
 	info := NewSignalInfo(SIGCHLD, code)
-	info.SetPIDUID(int32(p.pidns.idOfTGLocked(tg)), 0)
+	info.SetPIDUID(int32(p.pidns.idOfTGLocked(tg)), tg.realUIDIn(p.userNamespace()))
 	info.SetStatus(status)
 	k.sendSignalToGroupLocked(p, SIGCHLD, info)
 }

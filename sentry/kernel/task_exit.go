@@ -251,7 +251,7 @@ func (k *Kernel) signalParentExitLocked(tg *ThreadGroup) {
 	}
 	if tg.exitSignal != 0 && p.leader != nil {
 		info := NewSignalInfo(tg.exitSignal, CLD_EXITED)
-		info.SetPIDUID(int32(p.pidns.idOfTGLocked(tg)), 0)
+		info.SetPIDUID(int32(p.pidns.idOfTGLocked(tg)), tg.realUIDIn(p.userNamespace()))
 		if tg.status.Exited() {
 			info.SetStatus(int32(tg.status.ExitCode()))
 		} else {

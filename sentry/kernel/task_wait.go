@@ -146,7 +146,7 @@ func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
 		any = true
 		switch {
 		case o.Exited && c.exited && len(c.tasks) == 0:
-			r := &WaitResult{PID: t.pidns.idOfTGLocked(c), Status: c.status}
+			r := &WaitResult{PID: t.pidns.idOfTGLocked(c), UID: c.realUIDIn(t.UserNamespace()), Status: c.status}
 			if c.status.Exited() {
 				r.Code, r.SigStatus = CLD_EXITED, int32(c.status.ExitCode())
 			} else {
@@ -171,12 +171,12 @@ func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
 				c.stopReported = true
 			}
 			sig := c.groupStopSignal
-			return &WaitResult{PID: t.pidns.idOfTGLocked(c), Status: WaitStatus(0x7f | int(sig)<<8), Code: CLD_STOPPED, SigStatus: int32(sig)}, true, nil
+			return &WaitResult{PID: t.pidns.idOfTGLocked(c), UID: c.realUIDIn(t.UserNamespace()), Status: WaitStatus(0x7f | int(sig)<<8), Code: CLD_STOPPED, SigStatus: int32(sig)}, true, nil
 		case o.Continued && c.continued:
 			if !o.NoWait {
 				c.continued = false
 			}
-			return &WaitResult{PID: t.pidns.idOfTGLocked(c), Status: 0xffff, Code: CLD_CONTINUED, SigStatus: int32(SIGCONT)}, true, nil
+			return &WaitResult{PID: t.pidns.idOfTGLocked(c), UID: c.realUIDIn(t.UserNamespace()), Status: 0xffff, Code: CLD_CONTINUED, SigStatus: int32(SIGCONT)}, true, nil
 		}
 	}
 	return nil, any, nil

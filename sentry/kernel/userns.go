@@ -71,6 +71,15 @@ func (t *Task) joinUserNamespace(ns *auth.UserNamespace) error {
 // rules: uid 0 of the task's user namespace.
 func rootKUIDForExec(c *auth.Credentials) auth.KUID { return c.UserNamespace.RootKUID() }
 
+// realUIDIn returns the real uid of tg's leader as user namespace ns
+// sees it (siginfo's si_uid for SIGCHLD and waitid).
+func (tg *ThreadGroup) realUIDIn(ns *auth.UserNamespace) uint32 {
+	if l := tg.leader; l != nil {
+		return ns.UIDOf(l.Credentials().RealUID)
+	}
+	return 0
+}
+
 // userNamespace returns the user namespace of tg's leader (the initial
 // one once the leader is gone).
 func (tg *ThreadGroup) userNamespace() *auth.UserNamespace {

@@ -9,7 +9,8 @@
  * setuid, stat, chown and /proc; capabilities over what the parent
  * namespace owns (the initial UTS namespace) are gone, while namespaces
  * made inside are the new namespace's to change; nesting; ns/user files,
- * their ioctls and setns; a chrooted process cannot make one. Results do not depend on the ids the native
+ * their ioctls and setns; a chrooted process cannot make one; a child's
+ * uid in SIGCHLD's and waitid's siginfo. Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -437,6 +438,55 @@ static void chrooted_cannot_unshare(void)
 	});
 }
 
+static volatile sig_atomic_t chld_uid = -1;
+
+static void on_chld(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	chld_uid = (int)si->si_uid;
+}
+
+/* child_uid_reported forks a child that exits as uid 1000 (after setuid
+ * if as_root) and returns the si_uid of its SIGCHLD and of waitid, or -1
+ * on failure. */
+static int child_uid_reported(int setuid_first, int *from_sigchld)
+{
+	struct sigaction sa = {0};
+	sa.sa_sigaction = on_chld;
+	sa.sa_flags = SA_SIGINFO;
+	if (sigaction(SIGCHLD, &sa, NULL) < 0)
+		return -1;
+	chld_uid = -1;
+	pid_t p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		if (setuid_first && setresuid(1000, 1000, 1000) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	siginfo_t si = {0};
+	if (waitid(P_PID, p, &si, WEXITED) < 0)
+		return -1;
+	*from_sigchld = (int)chld_uid;
+	return (int)si.si_uid;
+}
+
+static void child_uid_in_siginfo(void)
+{
+	int from_sigchld;
+	CHECK_EQ(child_uid_reported(1, &from_sigchld), 1000);
+	CHECK_EQ(from_sigchld, 1000);
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		int s;
+		/* Our uid 0, as the parent in the namespace sees it. */
+		CHILD_CHECK(child_uid_reported(0, &s) == 0 && s == 0);
+	});
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -452,6 +502,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(unshare_multithreaded_einval),
 	MT_CASE(setns_into_child_as_owner),
 	MT_CASE(chrooted_cannot_unshare),
+	MT_CASE(child_uid_in_siginfo),
 };
 
 MT_MAIN(cases)

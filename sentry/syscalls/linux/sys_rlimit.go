@@ -69,7 +69,8 @@ func Setrlimit(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 }
 
 // mayPrlimit is check_prlimit_permission: the caller's real ids must
-// match all of the target's, or the caller has CAP_SYS_RESOURCE.
+// match all of the target's, or the caller has CAP_SYS_RESOURCE over the
+// target's user namespace.
 func mayPrlimit(t *kernel.Task, target *kernel.Task) bool {
 	if target.ThreadGroup() == t.ThreadGroup() {
 		return true
@@ -79,7 +80,7 @@ func mayPrlimit(t *kernel.Task, target *kernel.Task) bool {
 		c.RealGID == tc.EffectiveGID && c.RealGID == tc.SavedGID && c.RealGID == tc.RealGID {
 		return true
 	}
-	return c.HasCapability(unix.CAP_SYS_RESOURCE)
+	return c.HasCapabilityIn(unix.CAP_SYS_RESOURCE, tc.UserNamespace)
 }
 
 // Prlimit64 implements prlimit64(2).
