@@ -72,19 +72,33 @@ const (
 	maxRegions = 8192
 )
 
-// Spin bounds, in PAUSE instructions, before a side futex-waits.
+// Spin bounds, in PAUSE instructions (about 30 ns each here), before a
+// side futex-waits. A handoff by spinning costs about a microsecond when
+// the two sides run on different CPUs, one by futex several (two context
+// switches); but spinning only pays when a CPU is free for each side, and
+// on a busy machine it burns the time the other side needs. So each worker
+// measures (worker.adapt): it runs spinLong handoffs for a window of
+// spinWindow handoffs, kept off the Sentry thread's CPU (worker.avoid),
+// then a window sleeping at once (spinShort), following the Sentry
+// thread's CPU as ptrace's threads do (worker.follow), and keeps the faster
+// for the next spinRun handoffs, twice as many each time the same mode wins
+// again (up to spinRunMax), then measures again.
 var (
-	// workerSpin is how long the handler waits for the Sentry, which
-	// usually answers within a few microseconds.
-	workerSpin uint32 = 50
-	// sentrySpin is how long the Sentry waits for the next trap.
-	sentrySpin = 50
+	spinLong   = 500
+	spinShort  = 50
+	spinWindow = 64
+	spinRun    = 2048
+	spinRunMax = 1 << 16
+	// spinFixed, if set, turns adapt off: "spin" or "sleep" (tests).
+	spinFixed = ""
 )
 
 // systrap is the platform's systrap state: the regions file and its slots.
 type systrap struct {
 	fd  int
 	mem []byte // the whole file, mapped in the Sentry
+	// cpus are the CPUs the Sentry may run on, for worker.avoid.
+	cpus unix.CPUSet
 
 	mu    sync.Mutex
 	freed []int
@@ -112,7 +126,13 @@ func NewSystrap(memfd int) (*Platform, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("mapping the systrap regions file: %w", err)
 	}
-	p, err := newPlatform(memfd, &systrap{fd: fd, mem: mem})
+	sys := &systrap{fd: fd, mem: mem}
+	if err := unix.SchedGetaffinity(0, &sys.cpus); err != nil {
+		unix.Munmap(mem)
+		unix.Close(fd)
+		return nil, fmt.Errorf("reading the Sentry's CPUs: %w", err)
+	}
+	p, err := newPlatform(memfd, sys)
 	if err != nil {
 		unix.Munmap(mem)
 		unix.Close(fd)
@@ -153,8 +173,17 @@ type worker struct {
 	region int
 	tid    int32
 	comm   *commPage
-	// cpu is the CPU the worker is bound to, or -1 (follow).
+	// cpu is the CPU the worker is bound to (follow), -2-c when it is
+	// kept off CPU c (avoid), or -1.
 	cpu int32
+	// spinning says the worker spins long, off the Sentry thread's CPU;
+	// the rest is the state of adapt.
+	spinning   bool
+	phase      int
+	handoffs   int
+	run        int
+	phaseStart time.Time
+	spinCost   time.Duration
 	// fsBase and gsBase are the segment bases the worker has
 	// (arch_prctl in the handler).
 	fsBase, gsBase uint64
@@ -194,6 +223,8 @@ func (s *systrap) makeWorker(as *addressSpace) (*worker, error) {
 	}
 	w := &worker{as: as, region: r, comm: s.comm(r), fsBase: ^uint64(0), gsBase: ^uint64(0), cpu: -1}
 	s.resetRegion(r)
+	w.startPhase(phaseProbeSpin, spinFixed != "sleep")
+	w.phaseStart = time.Time{} // from the first handoff (adapt)
 	va := regionAddr(r)
 	const flags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
 		unix.CLONE_THREAD | unix.CLONE_SYSVSEM | unix.CLONE_CHILD_CLEARTID
@@ -239,8 +270,6 @@ func (s *systrap) makeWorker(as *addressSpace) (*worker, error) {
 	return w, nil
 }
 
-var systrapFollow = true
-
 // follow binds the worker to the CPU the calling thread runs on, as
 // thread.follow does for ptrace.
 func (w *worker) follow() {
@@ -271,13 +300,96 @@ func (w *worker) await(old uint32, timeout time.Duration) uint32 {
 		if step <= 0 {
 			return old
 		}
-		if st := w.comm.wait(old, step); st != old {
+		if st := w.comm.wait(old, spinShort, step); st != old {
 			return st
 		}
 		if w.tid != 0 && !w.alive() {
 			return stateDead
 		}
 	}
+}
+
+// avoid binds the worker to the Sentry's CPUs other than the one the
+// calling thread runs on, so that both can spin at once; with one CPU it
+// leaves the worker on any.
+func (w *worker) avoid() {
+	cpu := int32(currentCPU())
+	if w.cpu == -2-cpu {
+		return
+	}
+	w.cpu = -2 - cpu
+	set := w.as.p.sys.cpus
+	if set.Count() > 1 {
+		set.Clear(int(cpu))
+	}
+	_ = unix.SchedSetaffinity(int(w.tid), &set)
+}
+
+// Phases of adapt.
+const (
+	phaseProbeSpin = iota
+	phaseProbeSleep
+	phaseRun
+)
+
+// adapt counts a handoff and chooses how the next ones wait (see
+// spinLong).
+func (w *worker) adapt() {
+	if spinFixed != "" {
+		return
+	}
+	if w.phaseStart.IsZero() {
+		w.phaseStart = time.Now()
+		return
+	}
+	w.handoffs++
+	switch w.phase {
+	case phaseProbeSpin:
+		if w.handoffs < spinWindow {
+			return
+		}
+		w.spinCost = time.Since(w.phaseStart)
+		w.startPhase(phaseProbeSleep, false)
+	case phaseProbeSleep:
+		if w.handoffs < spinWindow {
+			return
+		}
+		sleepCost := time.Since(w.phaseStart)
+		spin := w.spinCost < sleepCost
+		if spin == w.spinning && w.run > 0 {
+			w.run = min(2*w.run, spinRunMax)
+		} else {
+			w.run = spinRun
+		}
+		w.startPhase(phaseRun, spin)
+	case phaseRun:
+		if w.handoffs >= w.run {
+			w.startPhase(phaseProbeSpin, true)
+		}
+	}
+}
+
+func (w *worker) startPhase(phase int, spin bool) {
+	w.phase, w.handoffs = phase, 0
+	w.phaseStart = time.Now()
+	w.setSpinning(spin)
+}
+
+func (w *worker) setSpinning(on bool) {
+	w.spinning = on
+	spin := spinShort
+	if on {
+		spin = spinLong
+	}
+	atomic.StoreUint32(&w.comm.spin, uint32(spin))
+}
+
+// sentrySpin is how long the Sentry spins waiting for the worker.
+func (w *worker) sentrySpin() int {
+	if w.spinning {
+		return spinLong
+	}
+	return spinShort
 }
 
 // kill ends the worker's stub process: the worker misbehaved.
@@ -417,7 +529,9 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 	if err := w.putRegs(s, regs); err != nil {
 		return 0, nil, err
 	}
-	if systrapFollow {
+	if w.spinning {
+		w.avoid()
+	} else {
 		w.follow()
 	}
 	w.comm.swapState(stateRunning)
@@ -429,6 +543,7 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 		unix.Tgkill(int(as.pid), int(w.tid), interruptSignal)
 	}
 	st := c.waitTrap(w)
+	w.adapt()
 	if st != stateTrapped {
 		c.live.Store(nil)
 		w.kill()
@@ -474,24 +589,25 @@ var unanswered = 5 * time.Second
 
 // waitTrap waits for w's next trap (or death) and returns its state.
 func (c *trapContext) waitTrap(w *worker) uint32 {
+	st := w.comm.wait(stateRunning, w.sentrySpin(), 100*time.Millisecond)
+	if st != stateRunning {
+		return st
+	}
 	var since time.Time
 	for {
-		st := w.comm.wait(stateRunning, 100*time.Millisecond)
-		if st != stateRunning {
-			return st
-		}
 		if !w.alive() {
 			return stateDead
 		}
 		if !c.interrupted.Load() {
 			since = time.Time{}
-			continue
-		}
-		if since.IsZero() {
+		} else if since.IsZero() {
 			since = time.Now()
 		} else if time.Since(since) > unanswered {
 			w.kill()
 			return w.await(stateRunning, time.Second)
+		}
+		if st := w.comm.wait(stateRunning, 0, 100*time.Millisecond); st != stateRunning {
+			return st
 		}
 	}
 }

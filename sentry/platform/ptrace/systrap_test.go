@@ -319,21 +319,21 @@ func BenchmarkSystrapSyscall(b *testing.B) {
 	as.Release()
 }
 
-func BenchmarkSystrapSpin(b *testing.B) {
-	for _, spin := range []int{0, 50, 200, 1000} {
-		b.Run(fmt.Sprint(spin), func(b *testing.B) {
-			oldS, oldW := sentrySpin, workerSpin
-			sentrySpin, workerSpin = spin, uint32(spin)
-			defer func() { sentrySpin, workerSpin = oldS, oldW }()
+// BenchmarkSystrapModes compares the adaptive handoff with always
+// spinning and never spinning.
+func BenchmarkSystrapModes(b *testing.B) {
+	for _, mode := range []string{"", "spin", "sleep"} {
+		name := mode
+		if name == "" {
+			name = "adaptive"
+		}
+		b.Run(name, func(b *testing.B) {
+			old := spinFixed
+			spinFixed = mode
+			defer func() { spinFixed = old }()
 			BenchmarkSystrapSyscall(b)
 		})
 	}
-}
-
-func BenchmarkSystrapNoFollow(b *testing.B) {
-	systrapFollow = false
-	defer func() { systrapFollow = true }()
-	BenchmarkSystrapSpin(b)
 }
 
 // TestSystrapBlockedInterrupt checks that an application that blocks the

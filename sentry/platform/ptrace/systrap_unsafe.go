@@ -55,7 +55,6 @@ func (s *systrap) slot(r int) []byte {
 func (s *systrap) resetRegion(r int) {
 	clear(s.slot(r)[:altstackOff])
 	c := s.comm(r)
-	c.spin = workerSpin
 	c.ssSp = uint64(regionAddr(r) + altstackOff)
 	c.ssSize = regionSize - altstackOff
 	atomic.StoreUint32(&c.state, stateRunning)
@@ -73,9 +72,9 @@ func (c *commPage) wake() {
 }
 
 // wait waits until the state is no longer old, or timeout (if not 0)
-// passed, and returns it.
-func (c *commPage) wait(old uint32, timeout time.Duration) uint32 {
-	for i := 0; i < sentrySpin; i++ {
+// passed, and returns it; it spins spin times first.
+func (c *commPage) wait(old uint32, spin int, timeout time.Duration) uint32 {
+	for i := 0; i < spin; i++ {
 		if st := atomic.LoadUint32(&c.state); st != old {
 			return st
 		}
