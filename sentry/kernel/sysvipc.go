@@ -7,6 +7,7 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/kernel/msg"
 	"github.com/moat-sandbox/moat/sentry/kernel/sem"
 	"github.com/moat-sandbox/moat/sentry/kernel/shm"
@@ -57,6 +58,13 @@ func (p ProcKernel) SysVIPCText(ctx fs.Context, facility string) string {
 	if t, ok := ctx.(*Task); ok {
 		ns = t.IPCNamespace()
 	}
+	// Owners as the reader's user namespace sees them.
+	var uns *auth.UserNamespace
+	if c := ctx.Credentials(); c != nil {
+		uns = c.UserNamespace
+	}
+	u := func(k auth.KUID) uint32 { return uns.UIDOf(k) }
+	g := func(k auth.KGID) uint32 { return uns.GIDOf(k) }
 	var b strings.Builder
 	switch facility {
 	case "sem":
@@ -64,7 +72,7 @@ func (p ProcKernel) SysVIPCText(ctx fs.Context, facility string) string {
 		for _, d := range ns.Sem().All() {
 			fmt.Fprintf(&b, "%10d %10d  %4o %10d %5d %5d %5d %5d %10d %10d\n",
 				d.Perm.Key, d.Perm.ID, d.Perm.Mode, d.NSems,
-				d.Perm.UID, d.Perm.GID, d.Perm.CUID, d.Perm.CGID, d.Otime, d.Ctime)
+				u(d.Perm.UID), g(d.Perm.GID), u(d.Perm.CUID), g(d.Perm.CGID), d.Otime, d.Ctime)
 		}
 	case "shm":
 		b.WriteString("       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n")
@@ -75,14 +83,14 @@ func (p ProcKernel) SysVIPCText(ctx fs.Context, facility string) string {
 		for _, d := range segs {
 			fmt.Fprintf(&b, "%10d %10d  %4o %21d %5d %5d  %5d %5d %5d %5d %5d %10d %10d %10d %21d %21d\n",
 				d.Perm.Key, d.ID, d.Perm.Mode, d.Segsz, d.Cpid, d.Lpid, d.Nattch,
-				d.Perm.Uid, d.Perm.Gid, d.Perm.Cuid, d.Perm.Cgid, d.Atime, d.Dtime, d.Ctime, d.RSS, 0)
+				u(auth.KUID(d.Perm.Uid)), g(auth.KGID(d.Perm.Gid)), u(auth.KUID(d.Perm.Cuid)), g(auth.KGID(d.Perm.Cgid)), d.Atime, d.Dtime, d.Ctime, d.RSS, 0)
 		}
 	case "msg":
 		b.WriteString("       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid      stime      rtime      ctime\n")
 		for _, d := range ns.Msg().All(ctx) {
 			fmt.Fprintf(&b, "%10d %10d  %4o  %10d %10d %5d %5d %5d %5d %5d %5d %10d %10d %10d\n",
 				d.Perm.Key, d.Perm.ID, d.Perm.Mode, d.CBytes, d.QNum, d.LSPID, d.LRPID,
-				d.Perm.UID, d.Perm.GID, d.Perm.CUID, d.Perm.CGID, d.Stime, d.Rtime, d.Ctime)
+				u(d.Perm.UID), g(d.Perm.GID), u(d.Perm.CUID), g(d.Perm.CGID), d.Stime, d.Rtime, d.Ctime)
 		}
 	}
 	return b.String()

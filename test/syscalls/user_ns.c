@@ -10,7 +10,7 @@
  * namespace owns (the initial UTS namespace) are gone, while namespaces
  * made inside are the new namespace's to change; nesting; ns/user files,
  * their ioctls and setns; a chrooted process cannot make one; a child's
- * uid in SIGCHLD's and waitid's siginfo. Results do not depend on the ids the native
+ * uid in SIGCHLD's and waitid's siginfo; SysV IPC owners. Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -487,6 +488,26 @@ static void child_uid_in_siginfo(void)
 	});
 }
 
+static void ipc_owner_translated(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER | CLONE_NEWIPC) == 0);
+		CHILD_CHECK(map_self() == 0);
+		int q = msgget(IPC_PRIVATE, 0600);
+		CHILD_CHECK(q >= 0);
+		struct msqid_ds ds;
+		CHILD_CHECK(msgctl(q, IPC_STAT, &ds) == 0);
+		CHILD_CHECK(ds.msg_perm.uid == 0 && ds.msg_perm.cuid == 0);
+		CHILD_CHECK(ds.msg_perm.gid == 0 && ds.msg_perm.cgid == 0);
+		/* IPC_SET takes ids of the namespace: 5 is unmapped. */
+		ds.msg_perm.uid = 5;
+		CHILD_ERR(msgctl(q, IPC_SET, &ds), EINVAL);
+		ds.msg_perm.uid = 0;
+		CHILD_CHECK(msgctl(q, IPC_SET, &ds) == 0);
+		CHILD_CHECK(msgctl(q, IPC_RMID, NULL) == 0);
+	});
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -503,6 +524,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(setns_into_child_as_owner),
 	MT_CASE(chrooted_cannot_unshare),
 	MT_CASE(child_uid_in_siginfo),
+	MT_CASE(ipc_owner_translated),
 };
 
 MT_MAIN(cases)

@@ -105,7 +105,7 @@ func Msgctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			return 0, err
 		}
 		b := make([]byte, msqidDSSize)
-		putIPCPerm(b, &d.Perm, d.Perm.Mode)
+		putIPCPerm(b, &d.Perm, d.Perm.Mode, c.UserNamespace)
 		le.PutUint64(b[48:], uint64(d.Stime))
 		le.PutUint64(b[56:], uint64(d.Rtime))
 		le.PutUint64(b[64:], uint64(d.Ctime))
@@ -126,7 +126,11 @@ func Msgctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if _, err := t.CopyInBytes(buf, b); err != nil {
 			return 0, unix.EFAULT
 		}
-		return 0, reg.Set(c, id, le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[20:]), le.Uint64(b[88:]))
+		uid, gid, err := ipcSetOwner(c, b)
+		if err != nil {
+			return 0, err
+		}
+		return 0, reg.Set(c, id, uid, gid, le.Uint32(b[20:]), le.Uint64(b[88:]))
 	case unix.IPC_RMID:
 		return 0, reg.Remove(c, id)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/arch"
 	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/kernel/ipc"
 	"github.com/moat-sandbox/moat/sentry/kernel/sem"
 )
@@ -111,7 +112,7 @@ func Semctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 			return 0, err
 		}
 		b := make([]byte, semidDSSize)
-		putIPCPerm(b, &d.Perm, d.Perm.Mode)
+		putIPCPerm(b, &d.Perm, d.Perm.Mode, c.UserNamespace)
 		le.PutUint64(b[48:], uint64(d.Otime))
 		le.PutUint64(b[64:], uint64(d.Ctime))
 		le.PutUint64(b[80:], uint64(d.NSems))
@@ -127,7 +128,11 @@ func Semctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if _, err := t.CopyInBytes(arg, b); err != nil {
 			return 0, unix.EFAULT
 		}
-		return 0, reg.Set(c, id, le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[20:]))
+		uid, gid, err := ipcSetOwner(c, b)
+		if err != nil {
+			return 0, err
+		}
+		return 0, reg.Set(c, id, uid, gid, le.Uint32(b[20:]))
 	case unix.IPC_RMID:
 		return 0, reg.Remove(c, id)
 	case semGetVal, semGetPID, semGetNcnt, semGetZcnt:
@@ -167,14 +172,28 @@ func Semctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	return 0, unix.EINVAL
 }
 
-// putIPCPerm writes struct ipc64_perm (48 bytes) with mode to b.
-func putIPCPerm(b []byte, p *ipc.Perm, mode uint32) {
+// ipcSetOwner maps the owner IPC_SET gives in struct ipc64_perm b from
+// c's user namespace to global ids: EINVAL for one it does not map (Linux
+// checks the caller's right to change the object first).
+func ipcSetOwner(c *auth.Credentials, b []byte) (uint32, uint32, error) {
+	le := binary.LittleEndian
+	u, uok := c.UserNamespace.MapToKUID(le.Uint32(b[4:]))
+	g, gok := c.UserNamespace.MapToKGID(le.Uint32(b[8:]))
+	if !uok || !gok {
+		return 0, 0, unix.EINVAL
+	}
+	return uint32(u), uint32(g), nil
+}
+
+// putIPCPerm writes struct ipc64_perm (48 bytes) with mode to b, the ids
+// as user namespace ns sees them.
+func putIPCPerm(b []byte, p *ipc.Perm, mode uint32, ns *auth.UserNamespace) {
 	le := binary.LittleEndian
 	le.PutUint32(b[0:], uint32(p.Key))
-	le.PutUint32(b[4:], uint32(p.UID))
-	le.PutUint32(b[8:], uint32(p.GID))
-	le.PutUint32(b[12:], uint32(p.CUID))
-	le.PutUint32(b[16:], uint32(p.CGID))
+	le.PutUint32(b[4:], ns.UIDOf(p.UID))
+	le.PutUint32(b[8:], ns.GIDOf(p.GID))
+	le.PutUint32(b[12:], ns.UIDOf(p.CUID))
+	le.PutUint32(b[16:], ns.GIDOf(p.CGID))
 	le.PutUint32(b[20:], mode)
 	le.PutUint16(b[24:], p.Seq())
 }

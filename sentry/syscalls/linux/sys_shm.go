@@ -7,6 +7,7 @@ import (
 
 	"github.com/moat-sandbox/moat/sentry/arch"
 	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/kernel/shm"
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
@@ -112,10 +113,11 @@ func Shmctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		}
 		b := make([]byte, shmidDSSize)
 		le.PutUint32(b[0:], uint32(d.Perm.Key))
-		le.PutUint32(b[4:], d.Perm.Uid)
-		le.PutUint32(b[8:], d.Perm.Gid)
-		le.PutUint32(b[12:], d.Perm.Cuid)
-		le.PutUint32(b[16:], d.Perm.Cgid)
+		ns := c.UserNamespace
+		le.PutUint32(b[4:], ns.UIDOf(auth.KUID(d.Perm.Uid)))
+		le.PutUint32(b[8:], ns.GIDOf(auth.KGID(d.Perm.Gid)))
+		le.PutUint32(b[12:], ns.UIDOf(auth.KUID(d.Perm.Cuid)))
+		le.PutUint32(b[16:], ns.GIDOf(auth.KGID(d.Perm.Cgid)))
 		le.PutUint32(b[20:], d.Perm.Mode)
 		le.PutUint16(b[24:], d.Perm.Seq)
 		le.PutUint64(b[48:], d.Segsz)
@@ -137,7 +139,11 @@ func Shmctl(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if _, err := t.CopyInBytes(buf, b); err != nil {
 			return 0, unix.EFAULT
 		}
-		return 0, reg.Set(c, id, le.Uint32(b[4:]), le.Uint32(b[8:]), le.Uint32(b[20:]))
+		uid, gid, err := ipcSetOwner(c, b)
+		if err != nil {
+			return 0, err
+		}
+		return 0, reg.Set(c, id, uid, gid, le.Uint32(b[20:]))
 	case unix.IPC_RMID:
 		return 0, reg.Remove(c, id)
 	case shmLock, shmUnlock:
