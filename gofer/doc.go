@@ -9,7 +9,8 @@
 // responses to requests, errors as Linux errno numbers. Requests are
 // Attach (an attach point's root), Walk (one component, never following a symlink),
 // WalkPath (several components in a row, each walked as Walk walks one, up
-// to the first failure or non-directory; a symlink's target comes along),
+// to the first failure or non-directory; a symlink's target comes along;
+// WalkOpen also opens a last regular file for reading, as Open would),
 // Stat (lstat semantics), Open (donates a host fd), Readlink,
 // Getdents (paged by d_off cookies, without "." and ".."), StatFS, Close
 // (of a handle) and Dup (a new connection to the same tree). A read-write

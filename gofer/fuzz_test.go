@@ -22,6 +22,7 @@ func FuzzServerRequests(f *testing.F) {
 		&proto.Twalk{Dir: 1, Name: "out"},
 		&proto.TwalkPath{Dir: 1, Names: []string{"out", "..", "secret", "file"}},
 		&proto.TwalkPath{Dir: 1, Names: []string{"l", "file"}},
+		&proto.TwalkOpen{Dir: 1, Names: []string{"out", "file"}},
 		&proto.Tcreate{Dir: 1, Name: "n", Flags: unix.O_RDWR, Mode: 0644, UID: proto.NoID, GID: proto.NoID},
 		&proto.Tmkdir{Dir: 1, Name: "d", Mode: 0755, UID: proto.NoID, GID: proto.NoID},
 		&proto.Tmknod{Dir: 1, Name: "p", Mode: unix.S_IFIFO | 0600, UID: proto.NoID, GID: proto.NoID},

@@ -397,6 +397,8 @@ func (c *conn) handle(m proto.Message) proto.Message {
 		h = m.Dir
 	case *proto.TwalkPath:
 		h = m.Dir
+	case *proto.TwalkOpen:
+		h = m.Dir
 	case *proto.Tstat:
 		h = m.Node
 	case *proto.Topen:
@@ -430,7 +432,9 @@ func (c *conn) handle(m proto.Message) proto.Message {
 		}
 		return &proto.Rwalk{Node: proto.Handle(c.nodes.add(child)), Attr: attr}
 	case *proto.TwalkPath:
-		return c.walkPath(n, m.Names)
+		return c.walkPath(n, m.Names, false)
+	case *proto.TwalkOpen:
+		return c.walkPath(n, m.Names, true)
 	case *proto.Tstat:
 		var st unix.Stat_t
 		if err := fstat(n.fd, &st); err != nil {

@@ -15,7 +15,11 @@ import (
 // a non-directory (a symlink is returned, with its target, never
 // followed), at the first failure (an Rerror for names[0], else the
 // errno in the response), or when the response is full.
-func (c *conn) walkPath(dir *node, names []string) proto.Message {
+//
+// With open (TwalkOpen), a last regular file reached by walking every
+// name is opened for reading as Topen opens it, and the answer is an
+// RwalkOpen donating that fd.
+func (c *conn) walkPath(dir *node, names []string, open bool) proto.Message {
 	r := &proto.RwalkPath{}
 	size := proto.RwalkPathOverhead
 	cur := dir
@@ -54,6 +58,11 @@ func (c *conn) walkPath(dir *node, names []string) proto.Message {
 		cur = child
 		if child.mode != unix.S_IFDIR {
 			break
+		}
+	}
+	if open && len(r.Steps) == len(names) && cur.mode == unix.S_IFREG {
+		if fd, err := openFile(cur, unix.O_RDONLY, true); err == nil {
+			return &proto.RwalkOpen{Steps: r.Steps, FD: fd}
 		}
 	}
 	return r

@@ -208,3 +208,59 @@ func TestWalkPathReleasesFDs(t *testing.T) {
 		t.Errorf("%d fds open after closing every handle, %d before", after, before)
 	}
 }
+
+func TestWalkPathOpen(t *testing.T) {
+	dir := makeTree(t, false)
+	c := serve(t, dir)
+	root, _, err := c.Attach()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path    string
+		steps   int
+		content string // what the donated fd reads; "" for no fd
+		wantErr error
+	}{
+		{"dir/inner", 2, "inner", nil},
+		{"file", 1, fileContent, nil},
+		{"dir", 1, "", nil},
+		{"lnk", 1, "", nil},     // a symlink is not followed, not opened
+		{"esc/etc", 1, "", nil}, // stopped at the symlink
+		{"file/x", 1, "", nil},  // stopped before the last name
+		{"fifo", 1, "", nil},    // never opened
+		{"dir/nope", 1, "", unix.ENOENT},
+		{"nope", 0, "", unix.ENOENT},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			steps, fd, err := c.WalkPathOpen(root, strings.Split(tt.path, "/"))
+			for _, s := range steps {
+				defer c.Close(s.Node)
+			}
+			if fd >= 0 {
+				defer unix.Close(fd)
+			}
+			if err != tt.wantErr || len(steps) != tt.steps {
+				t.Fatalf("WalkPathOpen = %d steps, %v; want %d, %v", len(steps), err, tt.steps, tt.wantErr)
+			}
+			if tt.content == "" {
+				if fd >= 0 {
+					t.Errorf("fd %d donated, want none", fd)
+				}
+				return
+			}
+			if fd < 0 {
+				t.Fatal("no fd donated")
+			}
+			buf := make([]byte, 64)
+			n, _ := unix.Pread(fd, buf, 0)
+			if string(buf[:n]) != tt.content {
+				t.Errorf("fd reads %q, want %q", buf[:n], tt.content)
+			}
+			if _, err := unix.Write(fd, []byte("x")); err != unix.EBADF {
+				t.Errorf("write to the donated fd = %v, want EBADF (read-only)", err)
+			}
+		})
+	}
+}

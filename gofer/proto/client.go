@@ -129,6 +129,11 @@ func closeMessageFD(m Message) {
 // call sends req and waits for its response, which must have type want or
 // be Rerror.
 func (c *Client) call(req Message, want MsgType) (Message, error) {
+	return c.callEither(req, want, want)
+}
+
+// callEither is call for a request with two possible responses.
+func (c *Client) callEither(req Message, want, alt MsgType) (Message, error) {
 	ch := resultChans.Get().(chan result)
 	c.mu.Lock()
 	if c.dead != nil {
@@ -172,7 +177,7 @@ func (c *Client) call(req Message, want MsgType) (Message, error) {
 	case *Rerror:
 		return nil, unix.Errno(m.Errno)
 	default:
-		if m.Type() != want {
+		if m.Type() != want && m.Type() != alt {
 			closeMessageFD(m)
 			return nil, eio("%v answered with %v", req.Type(), m.Type())
 		}

@@ -59,6 +59,8 @@ func FuzzTwalk(f *testing.F)     { fuzzType(f, MsgTwalk) }
 func FuzzRwalk(f *testing.F)     { fuzzType(f, MsgRwalk) }
 func FuzzTwalkPath(f *testing.F) { fuzzType(f, MsgTwalkPath) }
 func FuzzRwalkPath(f *testing.F) { fuzzType(f, MsgRwalkPath) }
+func FuzzTwalkOpen(f *testing.F) { fuzzType(f, MsgTwalkOpen) }
+func FuzzRwalkOpen(f *testing.F) { fuzzType(f, MsgRwalkOpen) }
 func FuzzTstat(f *testing.F)     { fuzzType(f, MsgTstat) }
 func FuzzRstat(f *testing.F)     { fuzzType(f, MsgRstat) }
 func FuzzTopen(f *testing.F)     { fuzzType(f, MsgTopen) }

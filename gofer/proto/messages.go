@@ -286,6 +286,10 @@ func newMessage(t MsgType) Message {
 		return &TwalkPath{}
 	case MsgRwalkPath:
 		return &RwalkPath{}
+	case MsgTwalkOpen:
+		return &TwalkOpen{}
+	case MsgRwalkOpen:
+		return &RwalkOpen{FD: -1}
 	}
 	return newWriteMessage(t)
 }

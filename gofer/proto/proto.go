@@ -4,7 +4,7 @@
 // Transport: a connected unix SOCK_SEQPACKET socket. Every message is one
 // datagram of at most MaxMessage bytes; a host file descriptor rides along
 // as SCM_RIGHTS ancillary data on the messages that donate one (Ropen,
-// Rdup, Rcreate, Rbind, Rconnect, Rtmpfile) and on no other message.
+// Rdup, Rcreate, Rbind, Rconnect, Rtmpfile, RwalkOpen) and on no other message.
 //
 // Encoding: little endian, fixed-width integers; a string is a uint16 length
 // followed by its bytes. Every datagram starts with a 5-byte header: a
@@ -21,6 +21,8 @@
 //	Twalk{Dir, Name}          -> Rwalk{Node, Attr}     one component, no symlink following
 //	TwalkPath{Dir, Names}     -> RwalkPath{Steps, Errno}  several in a row, each step
 //	                             a handle, attributes and a symlink's target
+//	TwalkOpen{Dir, Names}     -> RwalkOpen{Steps} + fd, or RwalkPath  TwalkPath that also
+//	                             opens a last regular file for reading
 //	Tstat{Node}               -> Rstat{Attr}           lstat semantics
 //	Topen{Node, Flags}        -> Ropen + fd            a host fd the caller owns
 //	Treadlink{Node}           -> Rreadlink{Target}
@@ -238,6 +240,8 @@ const (
 	// Several components walked at once (walkpath.go).
 	MsgTwalkPath MsgType = 62
 	MsgRwalkPath MsgType = 63
+	MsgTwalkOpen MsgType = 64
+	MsgRwalkOpen MsgType = 65 // or RwalkPath (walkpath.go)
 )
 
 var msgNames = map[MsgType]string{
@@ -258,6 +262,7 @@ var msgNames = map[MsgType]string{
 	MsgTbind: "Tbind", MsgRbind: "Rbind", MsgTconnect: "Tconnect", MsgRconnect: "Rconnect",
 	MsgTtmpfile: "Ttmpfile", MsgRtmpfile: "Rtmpfile",
 	MsgTwalkPath: "TwalkPath", MsgRwalkPath: "RwalkPath",
+	MsgTwalkOpen: "TwalkOpen", MsgRwalkOpen: "RwalkOpen",
 }
 
 func (t MsgType) String() string {

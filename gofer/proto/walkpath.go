@@ -34,8 +34,51 @@ type RwalkPath struct {
 	Errno uint32
 }
 
+// TwalkOpen is TwalkPath for a caller about to open the last file for
+// reading: when every name was walked and the last is a regular file,
+// the server opens it read-only (as Topen would) and answers RwalkOpen,
+// which donates the fd; otherwise it answers RwalkPath (or Rerror) as
+// for a TwalkPath.
+type TwalkOpen struct {
+	Dir   Handle
+	Names []string
+}
+
+// RwalkOpen is an RwalkPath that walked every name, the last a regular
+// file, plus a host fd of that file opened read-only. FD travels as
+// SCM_RIGHTS and belongs to the receiver.
+type RwalkOpen struct {
+	Steps []WalkStep
+	FD    int
+}
+
 func (*TwalkPath) Type() MsgType { return MsgTwalkPath }
 func (*RwalkPath) Type() MsgType { return MsgRwalkPath }
+func (*TwalkOpen) Type() MsgType { return MsgTwalkOpen }
+func (*RwalkOpen) Type() MsgType { return MsgRwalkOpen }
+
+func (m *RwalkOpen) fdPtr() *int { return &m.FD }
+
+func (m *TwalkOpen) encode(e *encoder) { (*TwalkPath)(m).encode(e) }
+func (m *TwalkOpen) decode(d *decoder) { (*TwalkPath)(m).decode(d) }
+
+func (m *RwalkOpen) encode(e *encoder) {
+	r := RwalkPath{Steps: m.Steps}
+	r.encode(e)
+}
+
+func (m *RwalkOpen) decode(d *decoder) {
+	var r RwalkPath
+	r.decode(d)
+	if d.err != nil {
+		return
+	}
+	if r.Errno != 0 || r.Steps[len(r.Steps)-1].Attr.Mode&unix.S_IFMT != unix.S_IFREG {
+		d.fail(errBadValue)
+		return
+	}
+	m.Steps = r.Steps
+}
 
 func (m *TwalkPath) encode(e *encoder) {
 	e.u64(uint64(m.Dir))
@@ -156,37 +199,83 @@ func validStepTarget(s *WalkStep) bool {
 // Names past MaxWalkNames, or from the first that is not a single
 // component, are not walked; a bad names[0] fails as Walk's name does.
 func (c *Client) WalkPath(dir Handle, names []string) ([]WalkStep, error) {
-	if len(names) == 0 {
-		return nil, unix.EINVAL
+	if err := checkWalkNames(&names); err != nil {
+		return nil, err
 	}
-	if len(names[0]) > NameMax {
-		return nil, unix.ENAMETOOLONG
+	steps, _, err := c.walkPath(dir, names, false)
+	return steps, err
+}
+
+// WalkPathOpen is WalkPath for a caller about to open the last file for
+// reading (see TwalkOpen): when every name was walked and the last is a
+// regular file, fd is a host fd of it opened read-only, which the caller
+// owns; otherwise fd is -1.
+func (c *Client) WalkPathOpen(dir Handle, names []string) (steps []WalkStep, fd int, err error) {
+	if err := checkWalkNames(&names); err != nil {
+		return nil, -1, err
 	}
-	if len(names) > MaxWalkNames {
-		names = names[:MaxWalkNames]
+	return c.walkPath(dir, names, true)
+}
+
+// checkWalkNames applies WalkPath's rules to names: errors for a bad
+// first name, else the list cut before a bad one or past MaxWalkNames.
+func checkWalkNames(names *[]string) error {
+	ns := *names
+	if len(ns) == 0 {
+		return unix.EINVAL
 	}
-	for i, n := range names {
+	if len(ns[0]) > NameMax {
+		return unix.ENAMETOOLONG
+	}
+	if len(ns) > MaxWalkNames {
+		ns = ns[:MaxWalkNames]
+	}
+	for i, n := range ns {
 		if !ValidName(n) {
 			if i == 0 {
-				return nil, unix.EINVAL
+				return unix.EINVAL
 			}
-			names = names[:i]
+			ns = ns[:i]
 			break
 		}
 	}
-	m, err := c.call(&TwalkPath{Dir: dir, Names: names}, MsgRwalkPath)
-	if err != nil {
-		return nil, err
+	*names = ns
+	return nil
+}
+
+func (c *Client) walkPath(dir Handle, names []string, open bool) ([]WalkStep, int, error) {
+	var req Message = &TwalkPath{Dir: dir, Names: names}
+	if open {
+		req = &TwalkOpen{Dir: dir, Names: names}
 	}
-	r := m.(*RwalkPath)
-	if len(r.Steps) > len(names) {
-		for _, s := range r.Steps {
+	m, err := c.callEither(req, MsgRwalkPath, MsgRwalkOpen)
+	if err != nil {
+		return nil, -1, err
+	}
+	var steps []WalkStep
+	var errno uint32
+	fd := -1
+	switch r := m.(type) {
+	case *RwalkPath:
+		steps, errno = r.Steps, r.Errno
+	case *RwalkOpen:
+		steps, fd = r.Steps, r.FD
+		if !open || len(steps) != len(names) {
+			unix.Close(fd)
+			fd = -1
+		}
+	}
+	if len(steps) > len(names) {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		for _, s := range steps {
 			go c.Close(s.Node)
 		}
-		return nil, eio("walk of %d names answered with %d steps", len(names), len(r.Steps))
+		return nil, -1, eio("walk of %d names answered with %d steps", len(names), len(steps))
 	}
-	if r.Errno != 0 && len(r.Steps) < len(names) {
-		return r.Steps, unix.Errno(r.Errno)
+	if errno != 0 && len(steps) < len(names) {
+		return steps, -1, unix.Errno(errno)
 	}
-	return r.Steps, nil
+	return steps, fd, nil
 }

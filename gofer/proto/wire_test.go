@@ -41,6 +41,8 @@ func sampleMessages() []Message {
 			{Node: 3, Attr: sampleLinkAttr, Target: "../lib/x86_64-linux-gnu/libc.so.6"},
 		}},
 		&RwalkPath{Steps: []WalkStep{{Node: 4, Attr: sampleDirAttr}}, Errno: uint32(unix.ENOENT)},
+		&TwalkOpen{Dir: 1, Names: []string{"etc", "ld.so.cache"}},
+		&RwalkOpen{Steps: []WalkStep{{Node: 5, Attr: sampleDirAttr}, {Node: 6, Attr: sampleAttr}}, FD: -1},
 		&Tstat{Node: 3},
 		&Rstat{Attr: sampleAttr},
 		&Topen{Node: 4, Flags: unix.O_RDONLY | unix.O_CLOEXEC},

@@ -39,6 +39,7 @@ func open(ctx Context, l Lookup, opts OpenOptions) (*FileDescription, error) {
 		return openCreate(ctx, &l, flags, opts.Mode)
 	}
 	l.FollowFinal = flags&unix.O_NOFOLLOW == 0
+	l.OpenHint = flags&unix.O_ACCMODE == unix.O_RDONLY && flags&(unix.O_PATH|unix.O_DIRECTORY|unix.O_TRUNC) == 0
 	vd, err := Resolve(ctx, &l)
 	if err != nil {
 		return nil, err

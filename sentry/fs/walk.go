@@ -31,6 +31,10 @@ type Lookup struct {
 	EmptyPath bool
 	// Resolve holds openat2's RESOLVE_* flags.
 	Resolve uint64
+	// OpenHint says the caller means to open the result for reading: a
+	// file system that looks up runs of names may open the last file
+	// along with the lookup (PathLookupDir).
+	OpenHint bool
 }
 
 type resolver struct {
@@ -45,13 +49,15 @@ type resolver struct {
 	// miss is a name found missing while looking up a run of
 	// components (walkpath.go).
 	miss pathMiss
+	// openHint is Lookup.OpenHint.
+	openHint bool
 }
 
 func newResolver(ctx Context, l *Lookup) (*resolver, error) {
 	if len(l.Path) >= PathMax {
 		return nil, unix.ENAMETOOLONG
 	}
-	r := &resolver{ctx: ctx, root: l.Root, cur: l.Start, flags: l.Resolve}
+	r := &resolver{ctx: ctx, root: l.Root, cur: l.Start, flags: l.Resolve, openHint: l.OpenHint}
 	if l.Resolve&(unix.RESOLVE_BENEATH|unix.RESOLVE_IN_ROOT) != 0 {
 		r.root = l.Start
 		// Scoped lookups never follow magic links.

@@ -14,7 +14,10 @@ type PathLookupDir interface {
 	// none, and err is names[0]'s error; or some, and err is nil when it
 	// stopped after a non-directory, walked every name, or stopped early
 	// for its own reasons, and is names[len(nodes)]'s error otherwise.
-	LookupPath(ctx Context, names []string) ([]Node, error)
+	// With openLast, the caller means to open the last name's file for
+	// reading: the file system may open it along with the lookup, so
+	// that the node's next open is cheaper.
+	LookupPath(ctx Context, names []string, openLast bool) ([]Node, error)
 }
 
 // maxPathRun bounds the components looked up in one LookupPath.
@@ -29,27 +32,34 @@ type pathMiss struct {
 
 // pathRun returns name followed by the ordinary components at the start
 // of rest (up to the first ".", "..", over-long name or the end), and
-// without the path's last component when withLast is false.
-func pathRun(name, rest string, withLast bool) []string {
-	names := []string{name}
+// without the path's last component when withLast is false. toEnd says
+// the run ends with the path's last component (not followed by a
+// slash).
+func pathRun(name, rest string, withLast bool) (names []string, toEnd bool) {
+	names = []string{name}
+	if withLast && rest == "" {
+		return names, true
+	}
 	for len(names) < maxPathRun {
-		n, after, isLast, _ := next(rest)
+		n, after, isLast, trailing := next(rest)
 		if n == "" || n == "." || n == ".." || len(n) > NameMax || (isLast && !withLast) {
 			break
 		}
 		names = append(names, n)
 		rest = after
 		if isLast {
-			break
+			return names, !trailing
 		}
 	}
-	return names
+	return names, false
 }
 
 // lookup returns the child name of r.cur. When the child is not cached
 // and r.cur's directory can look up several components at once, it
 // looks up name and the run of components after it in rest together and
-// caches them all, so that the steps that follow find them.
+// caches them all, so that the steps that follow find them; for an
+// OpenHint lookup whose run ends the path, even a single name goes that
+// way, so that the file system may open the file with the lookup.
 func (r *resolver) lookup(name, rest string) (*Dentry, error) {
 	d := r.cur.Dentry
 	if r.miss.dir == d && r.miss.name == name {
@@ -62,22 +72,23 @@ func (r *resolver) lookup(name, rest string) (*Dentry, error) {
 	if _, uncached := d.node.(UncachedDir); uncached || d.cachedChild(name) != nil {
 		return d.Lookup(r.ctx, name)
 	}
-	names := pathRun(name, rest, !r.parentOnly)
-	if len(names) < 2 {
+	names, toEnd := pathRun(name, rest, !r.parentOnly)
+	open := r.openHint && toEnd
+	if len(names) < 2 && !open {
 		return d.Lookup(r.ctx, name)
 	}
-	return d.lookupPath(r.ctx, pd, names, &r.miss)
+	return d.lookupPath(r.ctx, pd, names, open, &r.miss)
 }
 
 // lookupPath looks up the run names from d with pd.LookupPath and caches
 // every dentry found, as a chain of new children under d. It returns the
 // dentry of names[0]. A name found missing after the first is recorded
 // in miss.
-func (d *Dentry) lookupPath(ctx Context, pd PathLookupDir, names []string, miss *pathMiss) (*Dentry, error) {
+func (d *Dentry) lookupPath(ctx Context, pd PathLookupDir, names []string, openLast bool, miss *pathMiss) (*Dentry, error) {
 	d.mu.Lock()
 	gen := d.gen
 	d.mu.Unlock()
-	nodes, err := pd.LookupPath(ctx, names)
+	nodes, err := pd.LookupPath(ctx, names, openLast)
 	if len(nodes) == 0 {
 		if err == nil {
 			err = unix.EIO

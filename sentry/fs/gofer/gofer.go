@@ -317,14 +317,34 @@ func (d dirNode) Lookup(_ fs.Context, name string) (fs.Node, error) {
 // LookupPath implements fs.PathLookupDir: one gofer round trip for the
 // whole run. A bind mount's file system (shared) walks only the first
 // name: each cached child would be checked with the gofer again anyway.
-func (d dirNode) LookupPath(_ fs.Context, names []string) ([]fs.Node, error) {
+//
+// With openLast, the gofer opens a last regular file along with the walk
+// (WalkPathOpen) and its node keeps the fd for the open that follows.
+func (d dirNode) LookupPath(_ fs.Context, names []string, openLast bool) ([]fs.Node, error) {
 	if d.fs.shared {
+		if len(names) > 1 {
+			openLast = false
+		}
 		names = names[:1]
 	}
-	steps, err := d.fs.client.WalkPath(d.h, names)
+	var steps []proto.WalkStep
+	fd := -1
+	var err error
+	if openLast {
+		steps, fd, err = d.fs.client.WalkPathOpen(d.h, names)
+	} else {
+		steps, err = d.fs.client.WalkPath(d.h, names)
+	}
 	nodes := make([]fs.Node, len(steps))
 	for i := range steps {
 		nodes[i] = d.fs.stepNode(&steps[i])
+	}
+	if fd >= 0 {
+		if n, ok := nodes[len(nodes)-1].(*node); ok {
+			n.keepFD(fd, false)
+		} else {
+			unix.Close(fd)
+		}
 	}
 	return nodes, errno(err)
 }
@@ -458,7 +478,10 @@ func (n *node) openHost(write bool) (int, bool, error) {
 
 // keepHostFD makes fd (read-write) the host fd of a node no file has open
 // yet, as an idle one (or closes it if too many are kept).
-func (n *node) keepHostFD(fd int) {
+func (n *node) keepHostFD(fd int) { n.keepFD(fd, true) }
+
+// keepFD is keepHostFD for an fd opened read-write (rw) or read-only.
+func (n *node) keepFD(fd int, rw bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.hostFD >= 0 {
@@ -470,7 +493,7 @@ func (n *node) keepHostFD(fd int) {
 		unix.Close(fd)
 		return
 	}
-	n.setHostFD(fd, true)
+	n.setHostFD(fd, rw)
 }
 
 func (n *node) release() {

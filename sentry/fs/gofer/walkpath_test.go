@@ -3,6 +3,8 @@ package gofer
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -118,4 +120,80 @@ func TestLookupPath(t *testing.T) {
 			t.Errorf("user again, cached = %v, want EACCES", err)
 		}
 	})
+}
+
+// readFDsOn counts this process's fds open for reading (not O_PATH) on
+// the host file path.
+func readFDsOn(t *testing.T, path string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err != nil || target != path {
+			continue
+		}
+		info, err := os.ReadFile(filepath.Join("/proc/self/fdinfo", e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if f, ok := strings.CutPrefix(line, "flags:"); ok {
+				if flags, _ := strconv.ParseUint(strings.TrimSpace(f), 8, 64); flags&unix.O_PATH == 0 {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestLookupPathOpenHint checks that a lookup for an open (OpenHint) gets
+// the file's host fd with the walk, and one without does not.
+func TestLookupPathOpenHint(t *testing.T) {
+	tests := []struct {
+		name string
+		path string
+		hint bool
+		want int // read fds on the file afterwards
+	}{
+		{"run with hint", "/a/../etc/hello", true, 1},
+		{"single name with hint", "/etc/hello", true, 1},
+		{"through a symlink with hint", "/etc/rel", true, 1},
+		{"no hint", "/etc/hello", false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A tree of its own: fds kept by earlier cases' nodes
+			// close whenever those become garbage.
+			dir := makeTree(t)
+			if err := os.MkdirAll(filepath.Join(dir, "a/b"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			host := filepath.Join(dir, "etc/hello")
+			root := serve(t, dir)
+			ctx := fstest.NewContext()
+			// /etc is cached first, so "single name" walks one name.
+			if _, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: "/etc"}); err != nil {
+				t.Fatal(err)
+			}
+			before := readFDsOn(t, host)
+			if _, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: tt.path, FollowFinal: true, OpenHint: tt.hint}); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFDsOn(t, host) - before; got != tt.want {
+				t.Errorf("%d read fds on the file after the lookup, want %d", got, tt.want)
+			}
+			f, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: tt.path}, fs.OpenOptions{Flags: unix.O_RDONLY})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.DecRef()
+			if got := readFDsOn(t, host) - before; got != 1 {
+				t.Errorf("%d read fds on the file once open, want 1 (the lookup's reused)", got)
+			}
+		})
+	}
 }

@@ -298,7 +298,10 @@ func (d dirNode) lookupWith(ctx fs.Context, name string, lower func(ld fs.DirNod
 // layer as Lookup merges it. The walk stops where the lower run no longer
 // shows through (a component that is upper-only, opaque or not a
 // directory), leaving the rest to single lookups.
-func (d dirNode) LookupPath(ctx fs.Context, names []string) ([]fs.Node, error) {
+//
+// openLast is passed on to the lower layer: the last name's file, if it
+// comes from there, is what an open would open.
+func (d dirNode) LookupPath(ctx fs.Context, names []string, openLast bool) ([]fs.Node, error) {
 	ld := d.lowerDir(ctx)
 	lpd, ok := ld.(fs.PathLookupDir)
 	if !ok {
@@ -320,7 +323,7 @@ func (d dirNode) LookupPath(ctx fs.Context, names []string) ([]fs.Node, error) {
 			if i == 0 && !fetched {
 				// Only now: an upper whiteout needs no lower lookup.
 				fetched = true
-				lowers, lerr = lpd.LookupPath(ctx, names)
+				lowers, lerr = lpd.LookupPath(ctx, names, openLast)
 			}
 			if fetched && (i == 0 && cld == ld || i > 0 && i-1 < len(lowers) && fs.Node(cld) == lowers[i-1]) {
 				if i < len(lowers) {
