@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // treeMu is held for every change of a mount tree or of propagation, in
@@ -57,6 +59,17 @@ type Mount struct {
 	group      *peerGroup
 	master     *peerGroup
 	unbindable bool
+
+	// locked is set on the mounts of a copy made for a new user
+	// namespace (Linux's MNT_LOCKED): they cannot be unmounted or moved
+	// alone, nor their flags in lockedFlags cleared. Set before the
+	// namespace is used, read without locks.
+	locked      bool
+	lockedFlags MountFlags
+	// fsOwner is the user namespace that owned the mount namespace the
+	// file system was first mounted in (nil: the initial): a remount of
+	// the file system needs CAP_SYS_ADMIN there. Set at creation.
+	fsOwner *auth.UserNamespace
 }
 
 // Filesystem returns the mounted file system.
@@ -72,6 +85,10 @@ func (m *Mount) Parent() (*Mount, *Dentry) {
 	defer m.ns.mu.RUnlock()
 	return m.parent, m.mountpoint
 }
+
+// FilesystemOwner returns the user namespace whose CAP_SYS_ADMIN a
+// remount of m's file system needs (nil: the initial).
+func (m *Mount) FilesystemOwner() *auth.UserNamespace { return m.fsOwner }
 
 // Flags returns the mount flags.
 func (m *Mount) Flags() MountFlags { return *m.flags.Load() }
@@ -119,6 +136,8 @@ type MountNamespace struct {
 	// origin is the namespace this one was copied from, through any
 	// number of copies (itself if made by NewMountNamespace).
 	origin *MountNamespace
+	// owner is the user namespace that owns it (nil: the initial).
+	owner *auth.UserNamespace
 	// refs counts the holders; inode is the nsfs inode number (0 until
 	// the kernel names it).
 	refs  atomic.Int64
@@ -214,7 +233,10 @@ func (ns *MountNamespace) mountLocked(at VirtualDentry, f *Filesystem, root *Den
 		ns.mu.Unlock()
 		return nil, unix.EINVAL
 	}
-	m := &Mount{ns: ns, fs: f, root: root, id: ns.ids.mountID()}
+	m := &Mount{ns: ns, fs: f, root: root, id: ns.ids.mountID(), fsOwner: ns.owner}
+	if src != nil {
+		m.fsOwner = src.fsOwner
+	}
 	m.flags.Store(&flags)
 	ns.attachLocked(m, at)
 	ns.all = append(ns.all, m)

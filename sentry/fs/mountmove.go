@@ -78,7 +78,7 @@ func (ns *MountNamespace) Move(ctx Context, src, at VirtualDentry) error {
 	defer treeMu.Unlock()
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
-	if m.ns != ns || at.Mount == nil || at.Mount.ns != ns {
+	if m.ns != ns || at.Mount == nil || at.Mount.ns != ns || m.locked {
 		return unix.EINVAL
 	}
 	if srcSt.IsDir() != atSt.IsDir() {
@@ -130,6 +130,9 @@ func (ns *MountNamespace) PivotRoot(root, newRoot, putOld VirtualDentry) error {
 	// the new and the old root are not shared.
 	if oldMnt.group != nil || (newMnt.parent != nil && newMnt.parent.group != nil) ||
 		(rootMnt.parent != nil && rootMnt.parent.group != nil) {
+		return unix.EINVAL
+	}
+	if newMnt.locked {
 		return unix.EINVAL
 	}
 	if newRoot.Dentry.IsDead() {

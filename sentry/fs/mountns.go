@@ -1,30 +1,50 @@
 package fs
 
+import "github.com/moat-sandbox/moat/sentry/kernel/auth"
+
 // Mount namespaces as objects: copying one (clone and unshare with
 // CLONE_NEWNS), naming it (its nsfs inode) and releasing it when its last
 // holder goes.
 
-// Copy returns a new namespace holding a copy of every mount of ns, with
-// the same file systems, roots and flags, in the same places, with one
-// reference (the caller's), and a function that maps a position in ns to
-// the same position in the copy (positions on mounts of no namespace,
-// or detached, map to themselves), for moving a task's root and working
+// Copy returns a new namespace owned by user namespace owner (nil: the
+// initial) holding a copy of every mount of ns, with the same file
+// systems, roots and flags, in the same places, with one reference (the
+// caller's), and a function that maps a position in ns to the same
+// position in the copy (positions on mounts of no namespace, or
+// detached, map to themselves), for moving a task's root and working
 // directory, as Linux's copy_mnt_ns. The copies of shared mounts are
 // peers of the originals, the copies of slaves slaves of the same
-// masters; unbindable mounts are copied and stay unbindable.
-func (ns *MountNamespace) Copy() (*MountNamespace, func(VirtualDentry) VirtualDentry) {
+// masters; unbindable mounts are copied and stay unbindable. For an
+// owner other than ns's (a new user namespace), as Linux: the copies of
+// shared mounts are their slaves instead, and every copy is locked (not
+// unmounted or moved alone, its read-only, nosuid, nodev and noexec
+// flags kept).
+func (ns *MountNamespace) Copy(owner *auth.UserNamespace) (*MountNamespace, func(VirtualDentry) VirtualDentry) {
 	treeMu.Lock()
 	defer treeMu.Unlock()
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
-	nns := &MountNamespace{ids: ns.ids, origin: ns.origin, mounts: make(map[mountKey]*Mount, len(ns.mounts))}
+	nns := &MountNamespace{ids: ns.ids, origin: ns.origin, owner: owner, mounts: make(map[mountKey]*Mount, len(ns.mounts))}
 	nns.refs.Store(1)
+	lessPrivileged := owner != ns.owner
 	copies := make(map[*Mount]*Mount, len(ns.all))
 	nns.all = make([]*Mount, 0, len(ns.all))
 	for _, m := range ns.all {
-		c := &Mount{ns: nns, fs: m.fs, root: m.root, mountpoint: m.mountpoint, id: ns.ids.mountID()}
-		c.flags.Store(m.flags.Load())
-		c.copyPropagation(m)
+		c := &Mount{ns: nns, fs: m.fs, root: m.root, mountpoint: m.mountpoint, id: ns.ids.mountID(), fsOwner: m.fsOwner}
+		flags := m.flags.Load()
+		c.flags.Store(flags)
+		if lessPrivileged {
+			c.locked = true
+			c.lockedFlags = *flags
+			if m.group != nil {
+				c.joinMaster(m.group)
+			} else {
+				c.joinMaster(m.master)
+			}
+		} else {
+			c.copyPropagation(m)
+			c.locked, c.lockedFlags = m.locked, m.lockedFlags
+		}
 		c.unbindable = m.unbindable
 		copies[m] = c
 		nns.all = append(nns.all, c)
@@ -54,6 +74,9 @@ func (ns *MountNamespace) Copy() (*MountNamespace, func(VirtualDentry) VirtualDe
 // what a lookup of "/" from the namespace's root finds (setns moves a
 // task there).
 func (ns *MountNamespace) TopRoot() VirtualDentry { return followMounts(ns.Root()) }
+
+// Owner returns the user namespace that owns ns (nil: the initial).
+func (ns *MountNamespace) Owner() *auth.UserNamespace { return ns.owner }
 
 // Origin returns the namespace ns was copied from, through any number of
 // copies: itself if it is no copy (a container's own, which tells the

@@ -76,7 +76,7 @@ func TestCopyHasEveryMount(t *testing.T) {
 	stacked := w.mountNew(w.ns, "/b")
 	cwd := w.at(w.ns, "/a")
 
-	c, translate := w.ns.Copy()
+	c, translate := w.ns.Copy(nil)
 	defer c.DecRef()
 	if got, want := paths(c), paths(w.ns); len(got) != len(want) {
 		t.Fatalf("copy's mounts %v, want %v", got, want)
@@ -122,7 +122,7 @@ func TestCopyHasEveryMount(t *testing.T) {
 
 func TestReleaseTakesMountsDown(t *testing.T) {
 	w := newNSWorld(t, "/a")
-	c, _ := w.ns.Copy()
+	c, _ := w.ns.Copy(nil)
 	m := w.mountNew(c, "/a")
 	if !c.TryIncRef() {
 		t.Fatal("TryIncRef of a live namespace failed")
@@ -214,14 +214,14 @@ func TestMountEventsPropagate(t *testing.T) {
 	if err := w.ns.SetPropagation(p, unix.MS_SHARED, false); err != nil {
 		t.Fatal(err)
 	}
-	peer, _ := w.ns.Copy()
+	peer, _ := w.ns.Copy(nil)
 	defer peer.DecRef()
-	slave, _ := w.ns.Copy()
+	slave, _ := w.ns.Copy(nil)
 	defer slave.DecRef()
 	if err := slave.SetPropagation(w.mountOf(slave, "/p"), unix.MS_SLAVE, false); err != nil {
 		t.Fatal(err)
 	}
-	private, _ := w.ns.Copy()
+	private, _ := w.ns.Copy(nil)
 	defer private.DecRef()
 	if err := private.SetPropagation(w.mountOf(private, "/p"), unix.MS_PRIVATE, false); err != nil {
 		t.Fatal(err)

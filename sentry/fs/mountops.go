@@ -13,6 +13,19 @@ func (m *Mount) SetFlags(flags MountFlags) {
 	m.flags.Store(&flags)
 }
 
+// Remount replaces m's per-mount flags as mount(MS_REMOUNT) does: EPERM
+// if that would clear a flag locked when m was copied into a new user
+// namespace.
+func (m *Mount) Remount(flags MountFlags) error {
+	l := m.lockedFlags
+	if (l.ReadOnly && !flags.ReadOnly) || (l.NoSUID && !flags.NoSUID) ||
+		(l.NoDev && !flags.NoDev) || (l.NoExec && !flags.NoExec) {
+		return unix.EPERM
+	}
+	m.SetFlags(flags)
+	return nil
+}
+
 // isUnder reports whether d is root or below it in their file system's
 // tree.
 func isUnder(d, root *Dentry) bool {
@@ -137,7 +150,7 @@ func (ns *MountNamespace) Umount(m *Mount, detach bool) error {
 //
 // Preconditions: ns.mu is held for writing.
 func (ns *MountNamespace) umountLocked(m *Mount, detach bool) ([]*Mount, error) {
-	if m.ns != ns {
+	if m.ns != ns || m.locked {
 		return nil, unix.EINVAL
 	}
 	if m == ns.root {

@@ -212,7 +212,7 @@ func (m *Mount) copyAt(r *Mount, point *Dentry, into, master *peerGroup) *Mount 
 		return nil
 	}
 	ns := r.ns
-	c := &Mount{ns: ns, fs: m.fs, root: m.root, id: ns.ids.mountID()}
+	c := &Mount{ns: ns, fs: m.fs, root: m.root, id: ns.ids.mountID(), fsOwner: m.fsOwner}
 	c.flags.Store(m.flags.Load())
 	ns.mu.Lock()
 	if ns.dead {

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/sentry/fs"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // Mount namespaces. Each task holds a reference on its mount namespace
@@ -56,10 +57,15 @@ func (t *Task) setInitialMountNamespace(root fs.VirtualDentry) {
 	}
 }
 
-// inheritMountNamespace gives nt, made by t's clone with flags, t's mount
-// namespace or, with CLONE_NEWNS, a copy of it, moving nt's root and
-// working directory (in fsc, nt's own) onto the copy.
+// inheritMountNamespace gives nt, made by t's clone with flags, its share
+// of fsc (t's with CLONE_FS, else a fork) and t's mount namespace or,
+// with CLONE_NEWNS, a copy of it, moving nt's root and working directory
+// (in fsc, nt's own then) onto the copy. Clone calls it once nothing can
+// fail any more.
 func (nt *Task) inheritMountNamespace(t *Task, fsc *fs.FSContext, flags uint64) {
+	if flags&unix.CLONE_FS != 0 {
+		fsc.Share()
+	}
 	ns := t.MountNamespace()
 	if ns == nil {
 		return
@@ -69,22 +75,23 @@ func (nt *Task) inheritMountNamespace(t *Task, fsc *fs.FSContext, flags uint64) 
 		nt.mntns.Store(ns)
 		return
 	}
-	nns, translate := ns.Copy()
+	nns, translate := ns.Copy(nt.UserNamespace())
 	root, cwd := fsc.RootAndCwd()
 	fsc.SetRoot(translate(root))
 	fsc.SetCwd(translate(cwd))
 	nt.mntns.Store(nns)
 }
 
-// unshareMountNamespace gives t a copy of its mount namespace with its
+// unshareMountNamespace gives t a copy of its mount namespace, owned by
+// user namespace owner (t's, or the one unshare makes with it), with its
 // root and working directory moved onto the copy (unshare(CLONE_NEWNS),
 // which unshares the fs context too: the caller made t's its own).
-func (t *Task) unshareMountNamespace() {
+func (t *Task) unshareMountNamespace(owner *auth.UserNamespace) {
 	ns := t.MountNamespace()
 	if ns == nil {
 		return
 	}
-	nns, translate := ns.Copy()
+	nns, translate := ns.Copy(owner)
 	fsc := t.FSContext()
 	root, cwd := fsc.RootAndCwd()
 	fsc.SetRoot(translate(root))
@@ -96,7 +103,8 @@ func (t *Task) unshareMountNamespace() {
 
 // joinMountNamespace implements setns(2) with a mount namespace file, as
 // Linux's mntns_install: EINVAL while the fs context is shared with
-// another task, EPERM without CAP_SYS_ADMIN and CAP_SYS_CHROOT; root and
+// another task, EPERM without CAP_SYS_ADMIN over the namespace and
+// CAP_SYS_ADMIN and CAP_SYS_CHROOT in one's own user namespace; root and
 // working directory move to the namespace's root (the top mount there).
 func (t *Task) joinMountNamespace(ns any) error {
 	mns, ok := ns.(*fs.MountNamespace)
@@ -108,7 +116,8 @@ func (t *Task) joinMountNamespace(ns any) error {
 		return errEINVAL
 	}
 	c := t.Credentials()
-	if !c.HasCapability(unix.CAP_SYS_ADMIN) || !c.HasCapability(unix.CAP_SYS_CHROOT) {
+	if !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, mns.Owner()) || !c.HasOwnCapability(unix.CAP_SYS_CHROOT) ||
+		!c.HasOwnCapability(unix.CAP_SYS_ADMIN) {
 		return errEPERM
 	}
 	if !mns.TryIncRef() {
@@ -131,6 +140,16 @@ func (t *Task) mountNamespaceForProc() (uint64, any, bool) {
 		return 0, nil, false
 	}
 	return t.k.mountNSInode(ns), ns, true
+}
+
+// CanMount reports whether t may change mount trees of its mount
+// namespace: CAP_SYS_ADMIN over the user namespace that owns it.
+func (t *Task) CanMount() bool {
+	ns := t.MountNamespace()
+	if ns == nil {
+		return t.Credentials().HasCapability(unix.CAP_SYS_ADMIN)
+	}
+	return t.Credentials().HasCapabilityIn(unix.CAP_SYS_ADMIN, ns.Owner())
 }
 
 // releaseFS drops t's share of its fs context and its mount namespace

@@ -97,8 +97,6 @@ func (t *Task) Clone(o CloneOptions) (ThreadID, error) {
 	fsc := t.FSContext()
 	if f&unix.CLONE_FS == 0 {
 		fsc = fsc.Fork()
-	} else {
-		fsc.Share()
 	}
 
 	// The FP state of the child starts as the parent's.

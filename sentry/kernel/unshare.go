@@ -83,7 +83,7 @@ func (t *Task) Unshare(flags uint64) error {
 		old.Release()
 	}
 	if flags&unix.CLONE_NEWNS != 0 {
-		t.unshareMountNamespace()
+		t.unshareMountNamespace(creds.UserNamespace)
 	}
 	if flags&unix.CLONE_FILES != 0 {
 		if old := t.FDTable(); old != nil {

@@ -642,6 +642,54 @@ static void private_copy_isolated(void)
 	sync_close(&s);
 }
 
+/* A mount namespace made with a new user namespace: its copies of shared
+ * mounts are slaves (until the masters' namespace goes), its mounts are
+ * locked (no unmount alone, no clearing
+ * of read-only), new tmpfs mounts work, proc needs the PID namespace's
+ * owner and sysfs is refused. */
+static void user_ns_copy_is_locked(void)
+{
+	ENTER();
+	CHECK_SYS(mkdir("p", 0755));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		int shared, master, unb;
+		CHILD_CHECK(unshare(CLONE_NEWNS) == 0);
+		CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+		CHILD_CHECK(mount("none", "p", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(mkdir("p/d", 0755) == 0);
+		CHILD_CHECK(mount("none", "p/d", "tmpfs", MS_RDONLY, NULL) == 0);
+		CHILD_CHECK(mount(NULL, "p", NULL, MS_SHARED, NULL) == 0);
+		CHILD_CHECK(prop(0, "p", &shared, &master, &unb) == 0);
+		int group = shared;
+		/* The first namespace stays while a descriptor names it. */
+		int first = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+		CHILD_CHECK(first >= 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+		CHILD_CHECK(prop(0, "p", &shared, &master, &unb) == 0);
+		CHILD_CHECK(shared == 0 && master == group);
+		/* Its going takes the master's peer group away: private. */
+		CHILD_CHECK(close(first) == 0);
+		CHILD_CHECK(prop(0, "p", &shared, &master, &unb) == 0);
+		CHILD_CHECK(shared == 0 && master == 0);
+		CHILD_ERR(umount2("p/d", 0), EINVAL);
+		CHILD_ERR(umount2("p/d", MNT_DETACH), EINVAL);
+		/* The tmpfs is the parent user namespace's to remount; the
+		 * mount's flags are ours, the locked ones kept. */
+		CHILD_ERR(mount(NULL, "p/d", NULL, MS_REMOUNT | MS_RDONLY, NULL), EPERM);
+		CHILD_ERR(mount(NULL, "p/d", NULL, MS_REMOUNT | MS_BIND, NULL), EPERM);
+		CHILD_CHECK(mount(NULL, "p/d", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID, NULL) == 0);
+		CHILD_ERR(mount("none", "p", "proc", 0, NULL), EPERM);
+		CHILD_ERR(mount("none", "p", "sysfs", 0, NULL), EPERM);
+		/* Its own mounts are its to change. */
+		CHILD_CHECK(mount("none", "p", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(mount(NULL, "p", NULL, MS_REMOUNT | MS_RDONLY, NULL) == 0);
+		CHILD_CHECK(umount2("p", 0) == 0);
+		_exit(0);
+	}
+	CHECK_SYS(wait_ok(pid));
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_hides_new_mounts),
 	MT_CASE(unshare_copies_the_tree),
@@ -656,6 +704,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(propagation_fields),
 	MT_CASE(shared_propagation),
 	MT_CASE(private_copy_isolated),
+	MT_CASE(user_ns_copy_is_locked),
 };
 
 MT_MAIN(cases)

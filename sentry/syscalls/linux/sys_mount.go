@@ -26,6 +26,27 @@ func mountFlagsOf(flags uint64) fs.MountFlags {
 	}
 }
 
+// userNSMountable are the file system types a mount namespace owned by a
+// user namespace other than the initial one may get new instances of
+// (Linux's FS_USERNS_MOUNT); proc also needs CAP_SYS_ADMIN over the
+// owner of the caller's PID namespace.
+var userNSMountable = map[string]bool{"tmpfs": true, "proc": true, "devpts": true, "mqueue": true}
+
+// userNSMountAllowed is EPERM for a new instance of fstype that a user
+// namespace's mount namespace may not have.
+func userNSMountAllowed(t *kernel.Task, ns *fs.MountNamespace, fstype string) error {
+	if ns == nil || ns.Owner() == nil {
+		return nil
+	}
+	if !userNSMountable[fstype] {
+		return unix.EPERM
+	}
+	if fstype == "proc" && !t.Credentials().HasCapabilityIn(unix.CAP_SYS_ADMIN, t.PIDNamespace().Owner()) {
+		return unix.EPERM
+	}
+	return nil
+}
+
 // copyInOptionalString copies in the string at addr, "" for NULL.
 func copyInOptionalString(t *kernel.Task, addr uintptr, max int) (string, error) {
 	if addr == 0 {
@@ -60,7 +81,7 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+	if !t.CanMount() {
 		return 0, unix.EPERM
 	}
 	ns := t.MountNamespace()
@@ -73,13 +94,16 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		if m.Namespace() != ns {
 			return 0, unix.EINVAL
 		}
+		if flags&unix.MS_BIND == 0 && !t.Credentials().HasCapabilityIn(unix.CAP_SYS_ADMIN, m.FilesystemOwner()) {
+			// The file system's own options: its owner's to change.
+			return 0, unix.EPERM
+		}
 		nf := mountFlagsOf(flags)
 		if flags&unix.MS_BIND == 0 && !nf.ReadOnly && m.Filesystem().ReadOnly() {
 			// A file system made read-only cannot become writable.
 			return 0, unix.EACCES
 		}
-		m.SetFlags(nf)
-		return 0, nil
+		return 0, m.Remount(nf)
 	case flags&unix.MS_BIND != 0:
 		src, err := vfsResolve(t, unix.AT_FDCWD, sourceAddr, false, true)
 		if err != nil {
@@ -118,6 +142,9 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if !ok {
 		return 0, unix.ENODEV
 	}
+	if err := userNSMountAllowed(t, ns, fstype); err != nil {
+		return 0, err
+	}
 	f, err := newFS(t, source, flags&unix.MS_RDONLY != 0, data)
 	if err != nil {
 		return 0, err
@@ -140,7 +167,7 @@ func Umount2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+	if !t.CanMount() {
 		return 0, unix.EPERM
 	}
 	m, err := fs.MountAt(vd)
@@ -161,7 +188,7 @@ func Umount2(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 // every task whose root or working directory was the old root moves to
 // the new one.
 func PivotRoot(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
-	if !t.Credentials().HasCapability(unix.CAP_SYS_ADMIN) {
+	if !t.CanMount() {
 		return 0, unix.EPERM
 	}
 	newRoot, err := vfsResolve(t, unix.AT_FDCWD, a[0].Pointer(), false, true)
