@@ -36,3 +36,28 @@ func TestUnshareMountNamespace(t *testing.T) {
 		},
 	})
 }
+
+// rootlessMountScript is `unshare -r -m` as an unprivileged user: in a
+// user namespace of its own it may mount a tmpfs, not unmount what it
+// inherited (locked), and nothing shows outside.
+const rootlessMountScript = `b=/bin/busybox
+$b mkdir -p /dev/shm/um
+$b unshare -r -m $b sh -c "$b mount -t tmpfs x /dev/shm/um && echo in > /dev/shm/um/f && $b cat /dev/shm/um/f; $b umount /proc 2>/dev/null || echo locked; $b mount -t sysfs s /dev/shm/um 2>/dev/null || echo no sysfs"
+$b ls /dev/shm/um | $b wc -l
+`
+
+// TestUnshareRootlessMount runs busybox's unshare -r -m as user 1000,
+// natively and sandboxed, and compares the output.
+func TestUnshareRootlessMount(t *testing.T) {
+	want := "in\nlocked\nno sysfs\n0\n"
+	runProgram(t, program{
+		name:  "busybox_unshare_rootless_mount",
+		needs: "/usr/bin/setpriv",
+		argv:  []string{"/usr/bin/setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/bin/busybox", "sh", "-c", rootlessMountScript},
+		check: func(t *testing.T, out string) {
+			if out != want {
+				t.Errorf("native output %q, want %q", out, want)
+			}
+		},
+	})
+}
