@@ -228,7 +228,7 @@ func Load(cfg Config) (*Sandbox, error) {
 	k, err := kernel.New(kernel.Config{
 		Platform: plat,
 		MemFile:  mf,
-		Syscalls: linux.AMD64,
+		Syscalls: linux.AMD64(),
 		Log:      log,
 		Strace:   strace,
 		MountNS:  mns,

@@ -69,8 +69,8 @@ const (
 // syscallNumbers maps the amd64 table's names to numbers, built on first
 // use (only containers with a seccomp profile need it).
 var syscallNumbers = sync.OnceValue(func() map[string]uintptr {
-	m := make(map[string]uintptr, len(linux.AMD64.Table))
-	for nr, s := range linux.AMD64.Table {
+	m := make(map[string]uintptr, len(linux.AMD64().Table))
+	for nr, s := range linux.AMD64().Table {
 		if s.Name != "" {
 			m[s.Name] = nr
 		}

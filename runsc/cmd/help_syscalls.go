@@ -49,7 +49,7 @@ type SyscallInfo struct {
 // SyscallTable returns the rows of the table, by number.
 func SyscallTable() []SyscallInfo {
 	var rows []SyscallInfo
-	for n, s := range linux.AMD64.Table {
+	for n, s := range linux.AMD64().Table {
 		r := SyscallInfo{Number: n, Name: s.Name, Support: s.Support.String(), Note: s.Note}
 		if r.Name == "" {
 			r.Name = strace.Name(n)

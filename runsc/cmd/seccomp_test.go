@@ -22,7 +22,7 @@ import (
 func dockerLikeProfile() *specs.LinuxSeccomp {
 	deny := map[string]bool{"mkdir": true, "mkdirat": true, "symlink": true, "symlinkat": true, "clone": true}
 	names := []string{"arm_fadvise64_64", "socketcall", "_llseek"}
-	for _, s := range linux.AMD64.Table {
+	for _, s := range linux.AMD64().Table {
 		if s.Name != "" && !deny[s.Name] {
 			names = append(names, s.Name)
 		}

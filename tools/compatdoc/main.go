@@ -47,7 +47,7 @@ type Row struct {
 // syscalls does (runsc/cmd/help_syscalls.go), without linking all of runsc.
 func linkedTable() []Row {
 	var rows []Row
-	for n, s := range linux.AMD64.Table {
+	for n, s := range linux.AMD64().Table {
 		r := Row{Number: n, Name: s.Name, Support: s.Support.String(), Note: s.Note}
 		if r.Name == "" {
 			r.Name = strace.Name(n)

@@ -11,19 +11,17 @@ import (
 
 // inotifySyscalls are the inotify entries, merged into AMD64 by init as
 // fdKindSyscalls are.
-var inotifySyscalls = map[uintptr]kernel.Syscall{
-	unix.SYS_INOTIFY_INIT:  {Name: "inotify_init", Fn: InotifyInit, Support: kernel.SupportFull},
-	unix.SYS_INOTIFY_INIT1: {Name: "inotify_init1", Fn: InotifyInit1, Support: kernel.SupportFull},
-	unix.SYS_INOTIFY_ADD_WATCH: {Name: "inotify_add_watch", Fn: InotifyAddWatch, Support: kernel.SupportPartial,
-		Note: "IN_DELETE_SELF waits for files opened through the removed name only (not other names, working directories or mappings); IN_UNMOUNT comes when the last mount goes, even while files are open; mmap writes make no events"},
-	unix.SYS_INOTIFY_RM_WATCH: {Name: "inotify_rm_watch", Fn: InotifyRmWatch, Support: kernel.SupportFull},
-}
-
-func init() {
-	for n, s := range inotifySyscalls {
-		AMD64.Table[n] = s
+func inotifySyscalls() map[uintptr]kernel.Syscall {
+	return map[uintptr]kernel.Syscall{
+		unix.SYS_INOTIFY_INIT:  {Name: "inotify_init", Fn: InotifyInit, Support: kernel.SupportFull},
+		unix.SYS_INOTIFY_INIT1: {Name: "inotify_init1", Fn: InotifyInit1, Support: kernel.SupportFull},
+		unix.SYS_INOTIFY_ADD_WATCH: {Name: "inotify_add_watch", Fn: InotifyAddWatch, Support: kernel.SupportPartial,
+			Note: "IN_DELETE_SELF waits for files opened through the removed name only (not other names, working directories or mappings); IN_UNMOUNT comes when the last mount goes, even while files are open; mmap writes make no events"},
+		unix.SYS_INOTIFY_RM_WATCH: {Name: "inotify_rm_watch", Fn: InotifyRmWatch, Support: kernel.SupportFull},
 	}
 }
+
+func init() { tableParts = append(tableParts, inotifySyscalls) }
 
 func inotifyInit(t *kernel.Task, flags uint32) (uintptr, error) {
 	f, err := inotify.New(t, flags)

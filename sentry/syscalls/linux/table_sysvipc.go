@@ -10,22 +10,20 @@ const semUndoNote = "SEM_UNDO adjustments belong to the process: its threads sha
 
 // sysvIPCSyscalls are the System V semaphore (sys_sem.go) and message
 // queue (sys_msg.go) entries, merged into AMD64 by init.
-var sysvIPCSyscalls = map[uintptr]kernel.Syscall{
-	unix.SYS_SEMGET: partial("semget", Semget,
-		"a namespace holds at most 2^20 semaphores (Linux's SEMMNS is 1024000000): ENOSPC past them"),
-	unix.SYS_SEMOP:      partial("semop", Semop, semUndoNote),
-	unix.SYS_SEMTIMEDOP: partial("semtimedop", Semtimedop, semUndoNote),
-	unix.SYS_SEMCTL: partial("semctl", Semctl,
-		"limits are Linux's defaults, fixed (no kernel.sem sysctl)"),
-	unix.SYS_MSGGET: full("msgget", Msgget),
-	unix.SYS_MSGSND: full("msgsnd", Msgsnd),
-	unix.SYS_MSGRCV: full("msgrcv", Msgrcv),
-	unix.SYS_MSGCTL: partial("msgctl", Msgctl,
-		"limits are Linux's defaults, fixed (no kernel.msgmax/msgmnb/msgmni sysctls)"),
-}
-
-func init() {
-	for n, s := range sysvIPCSyscalls {
-		AMD64.Table[n] = s
+func sysvIPCSyscalls() map[uintptr]kernel.Syscall {
+	return map[uintptr]kernel.Syscall{
+		unix.SYS_SEMGET: partial("semget", Semget,
+			"a namespace holds at most 2^20 semaphores (Linux's SEMMNS is 1024000000): ENOSPC past them"),
+		unix.SYS_SEMOP:      partial("semop", Semop, semUndoNote),
+		unix.SYS_SEMTIMEDOP: partial("semtimedop", Semtimedop, semUndoNote),
+		unix.SYS_SEMCTL: partial("semctl", Semctl,
+			"limits are Linux's defaults, fixed (no kernel.sem sysctl)"),
+		unix.SYS_MSGGET: full("msgget", Msgget),
+		unix.SYS_MSGSND: full("msgsnd", Msgsnd),
+		unix.SYS_MSGRCV: full("msgrcv", Msgrcv),
+		unix.SYS_MSGCTL: partial("msgctl", Msgctl,
+			"limits are Linux's defaults, fixed (no kernel.msgmax/msgmnb/msgmni sysctls)"),
 	}
 }
+
+func init() { tableParts = append(tableParts, sysvIPCSyscalls) }
