@@ -10,7 +10,8 @@
  * namespace owns (the initial UTS namespace) are gone, while namespaces
  * made inside are the new namespace's to change; nesting; ns/user files,
  * their ioctls and setns; a chrooted process cannot make one; a child's
- * uid in SIGCHLD's and waitid's siginfo; SysV IPC owners. Results do not depend on the ids the native
+ * uid in SIGCHLD's and waitid's siginfo; SysV IPC owners; SO_PEERCRED and
+ * SCM_CREDENTIALS. Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -26,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -508,6 +510,70 @@ static void ipc_owner_translated(void)
 	});
 }
 
+/* send_creds sends one byte with SCM_CREDENTIALS (pid, uid, gid). */
+static ssize_t send_creds(int fd, pid_t pid, uid_t uid, gid_t gid)
+{
+	struct ucred uc = {pid, uid, gid};
+	char cbuf[CMSG_SPACE(sizeof(uc))];
+	char byte = 'x';
+	struct iovec iov = {&byte, 1};
+	struct msghdr m = {0};
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cbuf;
+	m.msg_controllen = sizeof(cbuf);
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof(uc));
+	memcpy(CMSG_DATA(cm), &uc, sizeof(uc));
+	return sendmsg(fd, &m, 0);
+}
+
+/* recv_creds receives one byte and its credentials into uc. */
+static int recv_creds(int fd, struct ucred *uc)
+{
+	char cbuf[CMSG_SPACE(sizeof(*uc))];
+	char byte;
+	struct iovec iov = {&byte, 1};
+	struct msghdr m = {0};
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cbuf;
+	m.msg_controllen = sizeof(cbuf);
+	if (recvmsg(fd, &m, 0) != 1)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	if (cm == NULL || cm->cmsg_type != SCM_CREDENTIALS)
+		return -1;
+	memcpy(uc, CMSG_DATA(cm), sizeof(*uc));
+	return 0;
+}
+
+static void socket_credentials_translated(void)
+{
+	USER_CHILD({
+		int sv[2];
+		CHILD_CHECK(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0);
+		int on = 1;
+		CHILD_CHECK(setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		/* The peer made the pair as 1000: our root. */
+		struct ucred uc;
+		socklen_t len = sizeof(uc);
+		CHILD_CHECK(getsockopt(sv[0], SOL_SOCKET, SO_PEERCRED, &uc, &len) == 0);
+		CHILD_CHECK(uc.uid == 0 && uc.gid == 0);
+		/* Ids sent are the namespace's; an unmapped one is EINVAL. */
+		CHILD_ERR(send_creds(sv[0], getpid(), 5, 0), EINVAL);
+		CHILD_CHECK(send_creds(sv[0], getpid(), 0, 0) == 1);
+		CHILD_CHECK(recv_creds(sv[1], &uc) == 0 && uc.uid == 0 && uc.gid == 0 && uc.pid == getpid());
+		/* Without them, the sender's own real ids. */
+		CHILD_CHECK(write(sv[0], "y", 1) == 1);
+		CHILD_CHECK(recv_creds(sv[1], &uc) == 0 && uc.uid == 0 && uc.gid == 0);
+	});
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -525,6 +591,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(chrooted_cannot_unshare),
 	MT_CASE(child_uid_in_siginfo),
 	MT_CASE(ipc_owner_translated),
+	MT_CASE(socket_credentials_translated),
 };
 
 MT_MAIN(cases)

@@ -674,7 +674,8 @@ func sendCreds(t *kernel.Task, pid int32, uid, gid uint32) (socket.Credentials, 
 // CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID.
 func checkSendCreds(t *kernel.Task, cr socket.Credentials) error {
 	c := t.Credentials()
-	if cr.PID != t.ThreadGroupID() && !c.HasCapability(unix.CAP_SYS_ADMIN) {
+	// Another pid takes CAP_SYS_ADMIN over the PID namespace's owner.
+	if cr.PID != t.ThreadGroupID() && !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, t.PIDNamespace().Owner()) {
 		return unix.EPERM
 	}
 	if cr.UID != c.RealUID && cr.UID != c.EffectiveUID && cr.UID != c.SavedUID && !c.HasOwnCapability(unix.CAP_SETUID) {
