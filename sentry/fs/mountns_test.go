@@ -266,3 +266,45 @@ func TestMountEventsPropagate(t *testing.T) {
 		t.Error("unmount did not propagate")
 	}
 }
+
+// unmountWatch records IN_UNMOUNT events.
+type unmountWatch struct{ n int }
+
+func (w *unmountWatch) Notify(mask uint32, _ string, _ uint32, _ bool) {
+	if mask&unix.IN_UNMOUNT != 0 {
+		w.n++
+	}
+}
+
+// TestUnmountEventOnlyWhenLastMountGoes: a file system mounted in two
+// namespaces gets IN_UNMOUNT when its last mount goes, whether by an
+// unmount or by the release of the namespace holding it.
+func TestUnmountEventOnlyWhenLastMountGoes(t *testing.T) {
+	for _, last := range []string{"umount", "release"} {
+		t.Run(last, func(t *testing.T) {
+			w := newNSWorld(t, "/a")
+			m := w.mountNew(w.ns, "/a")
+			f := m.Filesystem()
+			watch := &unmountWatch{}
+			if err := f.AddWatch(m.Root().Node(), watch); err != nil {
+				t.Fatal(err)
+			}
+			c, _ := w.ns.Copy(nil)
+			if err := w.ns.Umount(m, false); err != nil {
+				t.Fatal(err)
+			}
+			if watch.n != 0 {
+				t.Fatalf("IN_UNMOUNT while the copy still mounts the file system")
+			}
+			if last == "umount" {
+				if err := c.Umount(w.mountOf(c, "/a"), false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.DecRef()
+			if watch.n != 1 {
+				t.Errorf("%d IN_UNMOUNT events after the last mount went, want 1", watch.n)
+			}
+		})
+	}
+}
