@@ -11,7 +11,7 @@
  * made inside are the new namespace's to change; nesting; ns/user files,
  * their ioctls and setns; a chrooted process cannot make one; a child's
  * uid in SIGCHLD's and waitid's siginfo; SysV IPC owners; SO_PEERCRED and
- * SCM_CREDENTIALS. Results do not depend on the ids the native
+ * SCM_CREDENTIALS; PRIO_USER's uid. Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -29,6 +29,7 @@
 #include <sys/msg.h>
 #include <sys/socket.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -574,6 +575,20 @@ static void socket_credentials_translated(void)
 	});
 }
 
+static void priority_of_user_ids(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		/* PRIO_USER names a uid of the namespace: 0 is us, 5 nobody. */
+		CHILD_CHECK(getpriority(PRIO_USER, 0) == getpriority(PRIO_PROCESS, 0));
+		CHILD_ERR(getpriority(PRIO_USER, 5), ESRCH);
+		CHILD_ERR(setpriority(PRIO_USER, 5, 1), ESRCH);
+		CHILD_CHECK(setpriority(PRIO_USER, 0, 1) == 0);
+		CHILD_CHECK(getpriority(PRIO_PROCESS, 0) == 1);
+	});
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -592,6 +607,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(child_uid_in_siginfo),
 	MT_CASE(ipc_owner_translated),
 	MT_CASE(socket_credentials_translated),
+	MT_CASE(priority_of_user_ids),
 };
 
 MT_MAIN(cases)

@@ -85,8 +85,9 @@ func SchedSetaffinity(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) 
 	if err != nil {
 		return 0, err
 	}
-	c := t.Credentials()
-	if !sameOwner(c, target.Credentials()) && !c.HasCapability(unix.CAP_SYS_NICE) {
+	c, tc := t.Credentials(), target.Credentials()
+	// CAP_SYS_NICE over the target's user namespace.
+	if !sameOwner(c, tc) && !c.HasCapabilityIn(unix.CAP_SYS_NICE, tc.UserNamespace) {
 		return 0, unix.EPERM
 	}
 	mask := make(kernel.CPUSet, len(b)/8)
@@ -532,11 +533,17 @@ func prioKind(t *kernel.Task, which, who int32) (int, uint32, error) {
 	case unix.PRIO_PGRP:
 		return byGroup, 0, nil
 	case unix.PRIO_USER:
-		uid := uint32(who)
+		// who is a uid of the caller's user namespace; one it does not
+		// map names nobody (ESRCH).
+		c := t.Credentials()
+		k, ok := c.UserNamespace.MapToKUID(uint32(who))
 		if who == 0 {
-			uid = uint32(t.Credentials().RealUID)
+			k, ok = c.RealUID, true
 		}
-		return byUser, uid, nil
+		if !ok {
+			return byUser, auth.NoID, nil
+		}
+		return byUser, uint32(k), nil
 	}
 	return 0, 0, unix.EINVAL
 }
@@ -573,7 +580,7 @@ func Setpriority(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	for _, o := range prioTargets(t, kind, who, uid) {
 		oc := o.Credentials()
 		switch {
-		case oc.RealUID != c.EffectiveUID && oc.EffectiveUID != c.EffectiveUID && !c.HasCapability(unix.CAP_SYS_NICE):
+		case oc.RealUID != c.EffectiveUID && oc.EffectiveUID != c.EffectiveUID && !c.HasCapabilityIn(unix.CAP_SYS_NICE, oc.UserNamespace):
 			err = unix.EPERM
 		case nice < o.Nice() && !canNice(t, o, nice):
 			err = unix.EACCES
