@@ -151,6 +151,11 @@ func (ns *MountNamespace) PivotRoot(root, newRoot, putOld VirtualDentry) error {
 		return unix.EINVAL
 	}
 	rootParent, rootPoint := rootMnt.parent, rootMnt.mountpoint
+	if rootMnt.locked {
+		// The lock stays on the root: the old one can go (what
+		// sandboxes in a user namespace do after pivoting).
+		newMnt.locked, rootMnt.locked = true, false
+	}
 	ns.detachLocked(newMnt)
 	ns.detachLocked(rootMnt)
 	ns.attachLocked(rootMnt, putOld)

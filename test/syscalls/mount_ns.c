@@ -690,6 +690,35 @@ static void user_ns_copy_is_locked(void)
 	CHECK_SYS(wait_ok(pid));
 }
 
+/* What bubblewrap does in a user namespace: pivot into a tmpfs of its
+ * own, then unmount the old root, which pivot_root unlocked (the new
+ * root carries the lock). */
+static void user_ns_pivot_then_drop_old_root(void)
+{
+	ENTER();
+	CHECK_SYS(mkdir("r", 0755));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+		/* Root inside is root outside, so files can be made. */
+		CHILD_CHECK(write_file("/proc/self/setgroups", "deny") == 0);
+		CHILD_CHECK(write_file("/proc/self/uid_map", "0 0 1") == 0);
+		CHILD_CHECK(write_file("/proc/self/gid_map", "0 0 1") == 0);
+		CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0);
+		CHILD_CHECK(mount("none", "r", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(mkdir("r/old", 0755) == 0);
+		CHILD_CHECK(syscall(SYS_pivot_root, "r", "r/old") == 0);
+		CHILD_CHECK(chdir("/") == 0);
+		CHILD_CHECK(access("/old/proc/self", F_OK) == 0);
+		CHILD_CHECK(mount("/old", "/old", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+		CHILD_CHECK(umount2("/old", MNT_DETACH) == 0);
+		CHILD_CHECK(access("/old/proc", F_OK) == -1 && errno == ENOENT);
+		_exit(0);
+	}
+	CHECK_SYS(wait_ok(pid));
+	CHECK_SYS(access("/proc/self", F_OK));
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_hides_new_mounts),
 	MT_CASE(unshare_copies_the_tree),
@@ -705,6 +734,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(shared_propagation),
 	MT_CASE(private_copy_isolated),
 	MT_CASE(user_ns_copy_is_locked),
+	MT_CASE(user_ns_pivot_then_drop_old_root),
 };
 
 MT_MAIN(cases)
