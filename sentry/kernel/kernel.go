@@ -55,7 +55,8 @@ type Kernel struct {
 	Log      *slog.Logger
 	// Strace, when not nil, receives one line per system call.
 	Strace io.Writer
-	// MountNS is the sandbox's mount namespace.
+	// MountNS is the root container's mount namespace, the initial one;
+	// each task holds its own (Task.MountNamespace, mntns.go).
 	MountNS *fs.MountNamespace
 
 	// rootUTS and rootIPC are the initial UTS and IPC namespaces
