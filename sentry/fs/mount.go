@@ -47,7 +47,8 @@ type Mount struct {
 	ns   *MountNamespace
 	fs   *Filesystem
 	root *Dentry
-	// parent and mountpoint change (MS_MOVE, pivot_root) under ns.mu.
+	// parent and mountpoint change (MS_MOVE, pivot_root, propagation)
+	// under treeMu and ns.mu: either is enough to read them.
 	parent     *Mount  // nil for the namespace's root mount
 	mountpoint *Dentry // in parent
 	// flags change with remounts, read without locks.
@@ -63,7 +64,9 @@ type Mount struct {
 	// locked is set on the mounts of a copy made for a new user
 	// namespace (Linux's MNT_LOCKED): they cannot be unmounted or moved
 	// alone, nor their flags in lockedFlags cleared. Set before the
-	// namespace is used, read without locks.
+	// namespace is used; pivot_root moves locked (under treeMu and
+	// ns.mu, either of which is enough to read it); lockedFlags never
+	// changes.
 	locked      bool
 	lockedFlags MountFlags
 	// fsOwner is the user namespace that owned the mount namespace the
