@@ -129,8 +129,11 @@ static void write_own_uid_map(void)
 		char buf[256];
 		CHILD_CHECK(strcmp(get("/proc/self/uid_map", buf, sizeof(buf)),
 				   "         0       1000          1\n") == 0);
-		/* Written once. */
+		/* Written once; a page or more is EINVAL before that. */
 		CHILD_ERR(put("/proc/self/uid_map", "0 1000 1\n"), EPERM);
+		static char page[4097];
+		memset(page, ' ', 4096);
+		CHILD_ERR(put("/proc/self/uid_map", page), EINVAL);
 	});
 }
 

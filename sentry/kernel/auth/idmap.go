@@ -126,6 +126,10 @@ func (ns *UserNamespace) writeMap(c *Credentials, data []byte, gid bool) error {
 	if c.UserNamespace != ns && c.UserNamespace != ns.parent {
 		return unix.EPERM
 	}
+	// map_write: a page or more is EINVAL before anything else.
+	if len(data) >= pageSize {
+		return unix.EINVAL
+	}
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	slot, parentMap := &ns.uidMap, ns.parent.UIDMap

@@ -246,6 +246,7 @@ func TestWriteMapRules(t *testing.T) {
 	}{
 		{"own uid", []step{{"uid", "0 1000 1", nil}}, false},
 		{"own uid twice", []step{{"uid", "0 1000 1", nil}, {"uid", "0 1000 1", unix.EPERM}}, false},
+		{"a page after the map", []step{{"uid", "0 1000 1", nil}, {"uid", strings.Repeat(" ", 4096), unix.EINVAL}}, false},
 		{"other uid", []step{{"uid", "0 1001 1", unix.EPERM}}, false},
 		{"two uids", []step{{"uid", "0 1000 2", unix.EPERM}}, false},
 		{"parent root", []step{{"uid", "0 0 1", unix.EPERM}}, false},
