@@ -106,7 +106,7 @@ type execOpener struct {
 
 func (o *execOpener) Open(p string) (loader.File, error) {
 	root, cwd := o.t.FSContext().RootAndCwd()
-	vd, err := fs.Resolve(o.t, &fs.Lookup{Root: root, Start: cwd, Path: p, FollowFinal: true})
+	vd, err := fs.Resolve(o.t, &fs.Lookup{Root: root, Start: cwd, Path: p, FollowFinal: true, OpenHint: true})
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,9 @@ type ExecOptions struct {
 // registers are the new program's and the caller must not set rax.
 func (t *Task) Execve(o ExecOptions) error {
 	root, _ := t.FSContext().RootAndCwd()
-	vd, err := fs.Resolve(t, &fs.Lookup{Root: root, Start: o.Start, Path: o.Path, FollowFinal: !o.NoFollow, EmptyPath: o.EmptyPath})
+	// The file is opened for reading next (openExec): the lookup may
+	// bring its host fd along.
+	vd, err := fs.Resolve(t, &fs.Lookup{Root: root, Start: o.Start, Path: o.Path, FollowFinal: !o.NoFollow, EmptyPath: o.EmptyPath, OpenHint: true})
 	if err != nil {
 		return err
 	}
