@@ -214,10 +214,13 @@ func Load(cfg Config) (*Sandbox, error) {
 	// spec's mount points exist (see below).
 	mns := fs.NewMountNamespace(rootFS, fs.MountFlags{})
 	phase("root mounted")
-	// Init's files come through the gofer while the kernel is built.
-	warmed := make(chan struct{})
+	// The special mount points and init's files come through the gofer
+	// while the kernel is built.
+	warmedPoints, warmed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(warmed)
+		warmMountPoints(kernel.Background(), mns.Root())
+		close(warmedPoints)
 		warmInit(kernel.Background(), mns.Root(), cfg)
 	}()
 
@@ -241,6 +244,7 @@ func Load(cfg Config) (*Sandbox, error) {
 		k.SetDomainname(cfg.Domainname)
 	}
 	phase("kernel")
+	<-warmedPoints
 	if err := mountSpecial(k, mns, log); err != nil {
 		return nil, err
 	}
@@ -409,6 +413,24 @@ func (s *Sandbox) restoreStdio() {
 	}
 }
 
+// specialMountPoints are where mountSpecial mounts the Sentry's own
+// file systems.
+var specialMountPoints = []string{"/dev", "/proc", "/sys"}
+
+// warmMountPoints looks up the special mount points, all at once (each
+// is a gofer round trip), so that mountSpecial finds them cached.
+func warmMountPoints(ctx fs.Context, root fs.VirtualDentry) {
+	var wg sync.WaitGroup
+	for _, p := range specialMountPoints {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true})
+		}()
+	}
+	wg.Wait()
+}
+
 // warmInit looks up and opens, from root, the files starting init will
 // need from the gofer: its executable, the interpreter that loads it (an
 // ELF's PT_INTERP, a script's #! interpreter, and that one's) and
@@ -527,40 +549,26 @@ func mountSpecial(k *kernel.Kernel, mns *fs.MountNamespace, log *slog.Logger) er
 	}, nil)
 	sysFS := sys.New(kernel.NumCPUs())
 	registerFilesystems(k)
-	mounts := []struct {
-		path string
-		f    *fs.Filesystem
-	}{{"/dev", devFS}, {"/proc", procFS}, {"/sys", sysFS}}
-	// Each lookup is a gofer round trip: make them at once (the gofer
-	// serves requests concurrently).
-	type found struct {
-		at  fs.VirtualDentry
-		err error
-	}
-	points := make([]found, len(mounts))
-	var wg sync.WaitGroup
-	for i, m := range mounts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			points[i].at, points[i].err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: m.path, FollowFinal: true})
-		}()
-	}
-	wg.Wait()
-	for i, m := range mounts {
-		at, err := points[i].at, points[i].err
+	// Mounted at specialMountPoints, in order. Each lookup of a cold
+	// tree is a gofer round trip: warmMountPoints makes them at once
+	// (Load has, while it built the kernel; a sub-container's root is
+	// cold), so those below find them cached.
+	warmMountPoints(ctx, root)
+	fss := []*fs.Filesystem{devFS, procFS, sysFS}
+	for i, p := range specialMountPoints {
+		at, err := fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true})
 		if err == unix.ENOENT {
-			if err = mkdirAll(ctx, root, m.path); err == nil {
-				at, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: m.path, FollowFinal: true})
+			if err = mkdirAll(ctx, root, p); err == nil {
+				at, err = fs.Resolve(ctx, &fs.Lookup{Root: root, Start: root, Path: p, FollowFinal: true})
 			}
 		}
 		if err != nil {
-			log.Info("not mounting: no mount point", "path", m.path, "err", err)
+			log.Info("not mounting: no mount point", "path", p, "err", err)
 			continue
 		}
-		noExec := m.path == "/proc" || m.path == "/sys"
-		if _, err := mns.Mount(ctx, at, m.f, fs.MountFlags{NoSUID: true, NoExec: noExec, NoDev: m.path == "/sys"}); err != nil {
-			return fmt.Errorf("mounting %s: %w", m.path, err)
+		noExec := p == "/proc" || p == "/sys"
+		if _, err := mns.Mount(ctx, at, fss[i], fs.MountFlags{NoSUID: true, NoExec: noExec, NoDev: p == "/sys"}); err != nil {
+			return fmt.Errorf("mounting %s: %w", p, err)
 		}
 	}
 	// /dev/shm is a tmpfs (rw,nosuid,nodev), as Linux's container runtimes
