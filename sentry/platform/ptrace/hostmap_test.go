@@ -168,7 +168,14 @@ func TestSpareAddressSpaceParkedThread(t *testing.T) {
 	}
 	// Parked, it blocks every signal a process-wide signal could pick
 	// it for (SIGKILL and SIGSTOP cannot be blocked).
-	if got := sigBlk(t, as.pid, tid); got != "fffffffffffbfeff" {
+	// (The clone returns in the master before the child has run its
+	// rt_sigprocmask: give it the time.)
+	got := sigBlk(t, as.pid, tid)
+	for deadline := time.Now().Add(5 * time.Second); got != "fffffffffffbfeff" && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		got = sigBlk(t, as.pid, tid)
+	}
+	if got != "fffffffffffbfeff" {
 		t.Fatalf("parked thread SigBlk %s", got)
 	}
 	if err := as.MapFile(0x100000, 0, 0x1000, platform.Read|platform.Exec); err != nil {

@@ -201,7 +201,7 @@ func (p *Platform) refill() {
 		// The first context's worker too (systrap).
 		if w, err := p.sys.makeWorker(as); err == nil {
 			as.mu.Lock()
-			as.spareWorker = w
+			as.idle = append(as.idle, w)
 			as.mu.Unlock()
 		}
 	}
@@ -292,8 +292,9 @@ type addressSpace struct {
 	// systrap regions of exited workers until then (retireRegion).
 	reaped  bool
 	retired []int
-	// spareWorker is a systrap worker made ahead of need (refill), or nil.
-	spareWorker *worker
+	// idle are systrap workers no context uses, parked in their handler:
+	// made ahead of need (refill) or left by a released context.
+	idle []*worker
 
 	// stopMu guards stopped, set when Release stops the master; masterDo
 	// holds it for reading so that it never sends to a stopped master.
@@ -474,10 +475,10 @@ func (as *addressSpace) Release() {
 		return
 	}
 	as.dead = true
-	if w := as.spareWorker; w != nil {
-		as.spareWorker = nil
+	for _, w := range as.idle {
 		as.retired = append(as.retired, w.region)
 	}
+	as.idle = nil
 	as.mu.Unlock()
 	// Reaping the leader waits until every other thread of the process has
 	// been reaped by its own tracer, so the master does it without holding

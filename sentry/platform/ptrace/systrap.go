@@ -203,16 +203,36 @@ type frameRef struct {
 	fpMask uint64 // the frame's xfeatures
 }
 
-// newWorker returns as's spare worker if it has one, else makes one.
+// maxIdle bounds the idle workers an address space keeps.
+const maxIdle = 4
+
+// newWorker returns an idle worker of as if it has one, else makes one.
 func (s *systrap) newWorker(as *addressSpace) (*worker, error) {
 	as.mu.Lock()
-	w := as.spareWorker
-	as.spareWorker = nil
+	var w *worker
+	if n := len(as.idle); n > 0 {
+		w = as.idle[n-1]
+		as.idle = as.idle[:n-1]
+	}
 	as.mu.Unlock()
 	if w != nil {
 		return w, nil
 	}
 	return s.makeWorker(as)
+}
+
+// park keeps w, which no context uses, for the next context of its
+// address space: a thread of the same application, whose registers and FP
+// state the kernel sets before it runs. It returns false if w should go.
+func (w *worker) park() bool {
+	as := w.as
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if as.dead || len(as.idle) >= maxIdle || w.comm.loadState() != stateTrapped {
+		return false
+	}
+	as.idle = append(as.idle, w)
+	return true
 }
 
 // makeWorker creates a worker in as and waits for its first trap.
@@ -510,7 +530,9 @@ func (c *trapContext) drop() {
 	c.dropHelper()
 	if c.w != nil {
 		c.live.Store(nil)
-		c.w.release()
+		if !c.w.park() {
+			c.w.release()
+		}
 		c.as, c.w = nil, nil
 	}
 }

@@ -497,3 +497,40 @@ func TestSystrapInt80(t *testing.T) {
 		t.Fatalf("got %v %+v, syscall %d at %#x", r, info, int64(regs.Orig_rax), regs.Rip)
 	}
 }
+
+// benchmarkNewThread measures a new context's life in a live address
+// space: its first system call, a fault and its release (pthread_create's
+// share of the platform).
+func benchmarkNewThread(b *testing.B, newPlat func(int) (*Platform, error)) {
+	fd, _ := unix.MemfdCreate("bench", 0)
+	unix.Ftruncate(fd, 1<<20)
+	// mov byte [0x200000], 1; mov eax, 39; syscall
+	unix.Pwrite(fd, []byte{0xc6, 0x04, 0x25, 0x00, 0x00, 0x20, 0x00, 0x01, 0xb8, 39, 0, 0, 0, 0x0f, 0x05}, 0)
+	p, err := newPlat(fd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	as, _ := p.NewAddressSpace()
+	as.MapFile(0x100000, 0, 0x1000, platform.Read|platform.Exec)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c := p.NewContext()
+		regs := InitialRegisters()
+		regs.Rip = 0x100000
+		r, _, err := c.Switch(as, &regs)
+		if err != nil || r != platform.SwitchFault {
+			b.Fatal(r, err)
+		}
+		as.MapFile(0x200000, 0x1000, 0x1000, platform.Read|platform.Write)
+		if r, _, err := c.Switch(as, &regs); err != nil || r != platform.SwitchSyscall {
+			b.Fatal(r, err)
+		}
+		as.Unmap(0x200000, 0x1000)
+		c.Release()
+	}
+	b.StopTimer()
+	as.Release()
+}
+
+func BenchmarkNewThread(b *testing.B)        { benchmarkNewThread(b, New) }
+func BenchmarkSystrapNewThread(b *testing.B) { benchmarkNewThread(b, NewSystrap) }
