@@ -32,18 +32,6 @@ func (t *Task) newUserNSCreds(c *auth.Credentials) (*auth.Credentials, error) {
 	return c.InUserNamespace(ns), nil
 }
 
-// sharesFSLocked reports whether another task shares t's filesystem
-// context (root, cwd, umask: CLONE_FS). Preconditions: k.mu is held.
-func (t *Task) sharesFSLocked() bool {
-	fsc := t.FSContext()
-	for _, o := range t.k.tasks {
-		if o != t && o.FSContext() == fsc {
-			return true
-		}
-	}
-	return false
-}
-
 // joinUserNamespace implements setns(2) into user namespace ns
 // (userns_install): not one's own, only by a single-threaded process
 // whose filesystem context is its own, with CAP_SYS_ADMIN in ns. The
@@ -55,9 +43,9 @@ func (t *Task) joinUserNamespace(ns *auth.UserNamespace) error {
 	}
 	k := t.k
 	k.mu.Lock()
-	bad := len(t.tg.tasks) > 1 || t.sharesFSLocked()
+	threads := len(t.tg.tasks)
 	k.mu.Unlock()
-	if bad {
+	if threads > 1 || t.FSContext().Shared() {
 		return errEINVAL
 	}
 	if !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, ns) {

@@ -166,8 +166,13 @@ func TestSetnsUser(t *testing.T) {
 	if err := plain.SetNamespace(unix.CLONE_NEWUSER, ns, 0); err != unix.EPERM {
 		t.Errorf("stranger setns: %v, want EPERM", err)
 	}
-	// Its owner can.
+	// Its owner can, unless it shares its filesystem context.
 	owner := newUserNSTestTask(t, plainCreds(1000, 1000))
+	owner.FSContext().Share()
+	if err := owner.SetNamespace(unix.CLONE_NEWUSER, ns, 0); err != unix.EINVAL {
+		t.Errorf("owner setns with a shared fs context: %v, want EINVAL", err)
+	}
+	owner.FSContext().Release()
 	if err := owner.SetNamespace(unix.CLONE_NEWUSER, ns, 0); err != nil {
 		t.Errorf("owner setns: %v", err)
 	}

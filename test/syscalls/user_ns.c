@@ -592,6 +592,51 @@ static void priority_of_user_ids(void)
 	});
 }
 
+static int setns_fd = -1;
+
+/* setns_fs_child is a child sharing its parent's fs context. */
+static int setns_fs_child(void *arg)
+{
+	(void)arg;
+	return setns(setns_fd, CLONE_NEWUSER) == -1 && errno == EINVAL ? 0 : 1;
+}
+
+static void setns_user_needs_own_fs_and_thread(void)
+{
+	int go[2], done[2];
+	CHECK_SYS(pipe(go));
+	CHECK_SYS(pipe(done));
+	USER_CHILD({
+		pid_t p = fork();
+		CHILD_CHECK(p >= 0);
+		if (p == 0) {
+			CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+			CHILD_CHECK(write(go[1], "x", 1) == 1);
+			char c;
+			CHILD_CHECK(read(done[0], &c, 1) == 1);
+			_exit(0);
+		}
+		char c;
+		CHILD_CHECK(read(go[0], &c, 1) == 1);
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", p);
+		setns_fd = open(path, O_RDONLY);
+		CHILD_CHECK(setns_fd >= 0);
+		/* A process sharing its fs context with another cannot. */
+		static char stack[64 * 1024];
+		pid_t q = clone(setns_fs_child, stack + sizeof(stack), CLONE_FS | SIGCHLD, NULL);
+		CHILD_CHECK(q > 0);
+		int st;
+		CHILD_CHECK(waitpid(q, &st, 0) == q && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		/* Nor can a process of two threads. */
+		pthread_t th;
+		CHILD_CHECK(pthread_create(&th, NULL, park, NULL) == 0);
+		CHILD_ERR(setns(setns_fd, CLONE_NEWUSER), EINVAL);
+		CHILD_CHECK(write(done[1], "x", 1) == 1);
+		CHILD_CHECK(waitpid(p, &st, 0) == p);
+	});
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -611,6 +656,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(ipc_owner_translated),
 	MT_CASE(socket_credentials_translated),
 	MT_CASE(priority_of_user_ids),
+	MT_CASE(setns_user_needs_own_fs_and_thread),
 };
 
 MT_MAIN(cases)
