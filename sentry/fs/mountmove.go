@@ -59,7 +59,9 @@ func reachableLocked(vd, root VirtualDentry) bool {
 // Move moves the mount whose root is at src, with the mounts below it,
 // to the position at (mount(2)'s MS_MOVE). EINVAL if src is not a
 // mount's root or differs from at in being a directory; ELOOP if at is
-// inside the moved tree (always so for the namespace's root).
+// inside the moved tree (always so for the namespace's root). Moved
+// below a shared mount, the tree becomes shared and is copied to the
+// receivers of that mount's peer group, as a new mount there would be.
 func (ns *MountNamespace) Move(ctx Context, src, at VirtualDentry) error {
 	srcSt, err := src.Stat(ctx)
 	if err != nil {
@@ -76,37 +78,66 @@ func (ns *MountNamespace) Move(ctx Context, src, at VirtualDentry) error {
 	at = followMounts(at)
 	treeMu.Lock()
 	defer treeMu.Unlock()
+	tree, err := ns.moveLocked(m, at, srcSt.IsDir() != atSt.IsDir())
+	if err != nil {
+		return err
+	}
+	// Parents before children: each copy goes on its parent's copies.
+	for _, c := range tree {
+		c.propagateMount()
+	}
+	return nil
+}
+
+// moveLocked is Move's change of the tree; it returns the mounts moved,
+// parents before children, if they went below a shared mount (nil
+// otherwise).
+//
+// Preconditions: treeMu is held; ns.mu is not.
+func (ns *MountNamespace) moveLocked(m *Mount, at VirtualDentry, kindsDiffer bool) ([]*Mount, error) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	if m.ns != ns || at.Mount == nil || at.Mount.ns != ns || m.locked {
-		return unix.EINVAL
+		return nil, unix.EINVAL
 	}
-	if srcSt.IsDir() != atSt.IsDir() {
-		return unix.EINVAL
+	if kindsDiffer {
+		return nil, unix.EINVAL
 	}
 	// A mount below a shared one does not move, and a tree holding an
 	// unbindable mount does not go below a shared one (do_move_mount).
 	if m.parent != nil && m.parent.group != nil {
-		return unix.EINVAL
+		return nil, unix.EINVAL
 	}
 	if at.Mount.group != nil {
 		for c := range ns.subtreeLocked(m) {
 			if c.unbindable {
-				return unix.EINVAL
+				return nil, unix.EINVAL
 			}
 		}
 	}
 	for p := at.Mount; p != nil; p = p.parent {
 		if p == m {
-			return unix.ELOOP
+			return nil, unix.ELOOP
 		}
 	}
 	if at.Dentry.IsDead() {
-		return unix.ENOENT
+		return nil, unix.ENOENT
 	}
 	ns.detachLocked(m)
 	ns.attachLocked(m, at)
-	return nil
+	if m.parent.group == nil {
+		return nil, nil
+	}
+	// The moved tree, parents before children.
+	tree := []*Mount{m}
+	for i := 0; i < len(tree); i++ {
+		for _, c := range ns.all {
+			if c.parent == tree[i] {
+				tree = append(tree, c)
+			}
+		}
+	}
+	return tree, nil
 }
 
 // PivotRoot implements pivot_root(2) for a task whose root is root:

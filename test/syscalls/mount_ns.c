@@ -719,6 +719,54 @@ static void user_ns_pivot_then_drop_old_root(void)
 	CHECK_SYS(access("/proc/self", F_OK));
 }
 
+/* A tree moved below a shared mount becomes shared and shows in the
+ * peers, its submounts too; a mount below a shared one does not move. */
+static void move_below_shared_propagates(void)
+{
+	ENTER();
+	CHECK_SYS(mkdir("p", 0755));
+	CHECK_SYS(mkdir("q", 0755));
+	struct sync s;
+	CHECK_SYS(sync_init(&s));
+	pid_t top = CHECK_SYS(fork());
+	if (top == 0) {
+		int shared, master, unb;
+		CHILD_CHECK(unshare(CLONE_NEWNS) == 0);
+		CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+		CHILD_CHECK(mount("none", "p", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(mkdir("p/x", 0755) == 0);
+		CHILD_CHECK(mount(NULL, "p", NULL, MS_SHARED, NULL) == 0);
+		CHILD_CHECK(mount("none", "q", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(mkdir("q/sub", 0755) == 0);
+		CHILD_CHECK(write_file("q/f", "moved") == 0);
+		CHILD_CHECK(mount("none", "q/sub", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(write_file("q/sub/g", "below") == 0);
+		pid_t pid = fork();
+		CHILD_CHECK(pid >= 0);
+		if (pid == 0) {
+			CHILD_CHECK(unshare(CLONE_NEWNS) == 0);
+			CHILD_CHECK(step(s.to_parent[1]) == 0);
+			CHILD_CHECK(await(s.to_child[0]) == 0);
+			CHILD_CHECK(access("p/x/f", F_OK) == 0);
+			CHILD_CHECK(access("p/x/sub/g", F_OK) == 0);
+			_exit(0);
+		}
+		CHILD_CHECK(await(s.to_parent[0]) == 0);
+		CHILD_CHECK(mount("q", "p/x", NULL, MS_MOVE, NULL) == 0);
+		CHILD_CHECK(prop(0, "p/x", &shared, &master, &unb) == 0);
+		CHILD_CHECK(shared > 0);
+		CHILD_CHECK(prop(0, "p/x/sub", &shared, &master, &unb) == 0);
+		CHILD_CHECK(shared > 0);
+		CHILD_CHECK(mkdir("q2", 0755) == 0);
+		CHILD_ERR(mount("p/x", "q2", NULL, MS_MOVE, NULL), EINVAL);
+		CHILD_CHECK(step(s.to_child[1]) == 0);
+		CHILD_CHECK(wait_ok(pid) == 0);
+		_exit(0);
+	}
+	CHECK_SYS(wait_ok(top));
+	sync_close(&s);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_hides_new_mounts),
 	MT_CASE(unshare_copies_the_tree),
@@ -735,6 +783,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(private_copy_isolated),
 	MT_CASE(user_ns_copy_is_locked),
 	MT_CASE(user_ns_pivot_then_drop_old_root),
+	MT_CASE(move_below_shared_propagates),
 };
 
 MT_MAIN(cases)
