@@ -19,6 +19,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/nsfs.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -637,6 +638,44 @@ static void setns_user_needs_own_fs_and_thread(void)
 	});
 }
 
+static volatile sig_atomic_t mq_uid = -1;
+
+static void on_mq(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	mq_uid = (int)si->si_uid;
+}
+
+static void mq_notify_uid_translated(void)
+{
+	USER_CHILD({
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		char name[64];
+		snprintf(name, sizeof(name), "/moat-userns-%d", (int)getpid());
+		struct mq_attr attr = {0};
+		attr.mq_maxmsg = 1;
+		attr.mq_msgsize = 8;
+		mqd_t q = mq_open(name, O_CREAT | O_RDWR, 0600, &attr);
+		CHILD_CHECK(q != (mqd_t)-1);
+		mq_unlink(name);
+		struct sigaction sa = {0};
+		sa.sa_sigaction = on_mq;
+		sa.sa_flags = SA_SIGINFO;
+		CHILD_CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+		struct sigevent ev = {0};
+		ev.sigev_notify = SIGEV_SIGNAL;
+		ev.sigev_signo = SIGUSR1;
+		CHILD_CHECK(mq_notify(q, &ev) == 0);
+		CHILD_CHECK(mq_send(q, "m", 1, 0) == 0);
+		for (int i = 0; i < 200 && mq_uid == -1; i++)
+			usleep(10000);
+		/* The sender's uid as the registrant's namespace sees it. */
+		CHILD_CHECK(mq_uid == 0);
+	});
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -657,6 +696,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(socket_credentials_translated),
 	MT_CASE(priority_of_user_ids),
 	MT_CASE(setns_user_needs_own_fs_and_thread),
+	MT_CASE(mq_notify_uid_translated),
 };
 
 MT_MAIN(cases)

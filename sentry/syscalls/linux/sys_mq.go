@@ -12,6 +12,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/mqueue"
 	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/syserror"
 )
 
@@ -283,10 +284,13 @@ func MqNotify(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 		tg := t.ThreadGroup()
 		n = &mqueue.Notification{Notify: notify, Signo: signo, Owner: tg, PID: int32(tg.ID())}
 		if notify == mqueue.SigevSignal && signo != 0 {
+			// The registrant's user namespace, as Linux's notify_user_ns.
+			uns := t.UserNamespace()
 			n.Deliver = func(pid int32, uid uint32) {
 				info := kernel.NewSignalInfo(kernel.Signal(signo), siMesgq)
-				// The sender as the owner's PID namespace numbers it.
-				info.SetPIDUID(tg.PIDFromRoot(pid), uid)
+				// The sender as the owner's PID and user namespaces
+				// number it.
+				info.SetPIDUID(tg.PIDFromRoot(pid), uns.UIDOf(auth.KUID(uid)))
 				info.SetValue(value)
 				tg.SendSignal(info)
 			}
