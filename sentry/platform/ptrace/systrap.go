@@ -595,6 +595,10 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 			// Without one, faults are fixed through the master.
 			c.helper, _ = as.newThread()
 		}
+		if c.helper != nil {
+			// The fix is injected from this thread's CPU.
+			c.helper.follow()
+		}
 		return platform.SwitchFault, &fault, nil
 	default:
 		regs.Orig_rax = ^uint64(0)
