@@ -16,9 +16,11 @@ import (
 // slaves. A slave may be shared too (a member of another group): events
 // then flow on to that group's members and slaves. Copies of a namespace
 // (CLONE_NEWNS) join the groups and masters of the mounts they copy, as a
-// bind mount does; a mount made below a shared mount becomes shared (a
-// new group) and is copied to every receiver of its parent's group where
-// the mountpoint is visible. An unmount below a shared mount takes away
+// bind mount does; a mount made (or moved, with its submounts) below a
+// shared mount becomes shared (a new group) and is copied to every
+// receiver of its parent's group where the mountpoint is visible, under
+// any mount already there. A copy for a new user namespace makes slaves
+// of shared mounts instead (mountns.go). An unmount below a shared mount takes away
 // the matching copies that have no mounts of their own below them.
 //
 // Everything here is guarded by treeMu.
