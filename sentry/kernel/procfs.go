@@ -501,7 +501,8 @@ func (p procTask) SetTimerSlack(ctx fs.Context, ns uint64) error {
 		return unix.ESRCH
 	}
 	if caller, ok := ctx.(*Task); !ok || caller != t {
-		if !ctx.Credentials().HasCapability(unix.CAP_SYS_NICE) {
+		// CAP_SYS_NICE over the target's user namespace.
+		if !ctx.Credentials().HasCapabilityIn(unix.CAP_SYS_NICE, t.UserNamespace()) {
 			return unix.EPERM
 		}
 	}
