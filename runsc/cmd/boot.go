@@ -29,6 +29,9 @@ type Boot struct {
 	// has exited and the stdio descriptors have their flags back, before
 	// the sandbox tears itself down (sandbox.Options.Detach).
 	statusFD int
+	// gomaxprocs, when positive, is the GOMAXPROCS to run with once
+	// confined (sandbox.SetProcs).
+	gomaxprocs int
 	// The descriptors of an OCI container's sandbox (runsc create): see
 	// runsc/sandbox/create.go.
 	specFD, controlFD, syncFD, exitFD int
@@ -42,7 +45,7 @@ func (*Boot) Synopsis() string { return "run the Sentry in a sandbox (internal, 
 
 // Usage implements subcommands.Command.
 func (*Boot) Usage() string {
-	return "boot --gofer-fd N [--status-fd N] [--cwd DIR] [--env K=V]... [--self-test-open] -- CMD [ARG...]\n" +
+	return "boot --gofer-fd N [--status-fd N] [--gomaxprocs N] [--cwd DIR] [--env K=V]... [--self-test-open] -- CMD [ARG...]\n" +
 		"boot --gofer-fd N --spec-fd N --control-fd N --sync-fd N --exit-fd N\n\n" +
 		"Confines this process and runs CMD under the Sentry, its files served\n" +
 		"by the gofer on socket N and its stdio this process's fds 0-2. Exits\n" +
@@ -57,6 +60,7 @@ func (*Boot) Usage() string {
 func (b *Boot) SetFlags(f *flag.FlagSet) {
 	f.IntVar(&b.goferFD, "gofer-fd", -1, "connected socket to the gofer")
 	f.IntVar(&b.statusFD, "status-fd", -1, "pipe on which to report CMD's exit status before tearing down")
+	f.IntVar(&b.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS to set once confined (runsc do starts the sandbox with GOMAXPROCS=1)")
 	f.StringVar(&b.cwd, "cwd", "/", "working directory of CMD")
 	f.Var(&b.env, "env", "NAME=VALUE of CMD's environment (repeatable)")
 	f.BoolVar(&b.readOnly, "read-only", false, "mount the root read-only rather than under a memory-backed overlay")
@@ -85,6 +89,7 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 	if err := sandbox.ConfineSandbox(); err != nil {
 		return fail(conf, log, "boot", err)
 	}
+	sandbox.SetProcs(b.gomaxprocs)
 	status, err := boot.Run(boot.Config{
 		Argv:         f.Args(),
 		Env:          b.env,

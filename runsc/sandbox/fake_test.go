@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,7 @@ import (
 //	cat PATH       read PATH through the gofer and copy it to stdout
 //	whoami         print pid, uid, hostname and namespaces as the sandbox sees them;
 //	               "whoami attach" then attaches to the gofer (a round trip)
+//	procs          print GOMAXPROCS before confinement and after
 //	wait-usr1      print "ready", exit 42 on SIGUSR1
 //	hang           sleep forever
 //	open           open a host path after the filter (must die of SIGSYS)
@@ -107,10 +109,11 @@ func fakeRunsc(args []string) int {
 		sub.Var(&env, "env", "")
 		selfTest := sub.Bool("self-test-open", false, "")
 		statusFD := sub.Int("status-fd", -1, "")
+		procs := sub.Int("gomaxprocs", 0, "")
 		if err := sub.Parse(global.Args()[1:]); err != nil {
 			return 2
 		}
-		status := fakeBoot(conf, log, *fd, *cwd, env, *selfTest, sub.Args())
+		status := fakeBoot(conf, log, *fd, *cwd, env, *selfTest, *procs, sub.Args())
 		if *statusFD >= 0 {
 			ReportStatus(*statusFD, status)
 			// Tear down slowly, as a Sentry with many pages might:
@@ -123,7 +126,7 @@ func fakeRunsc(args []string) int {
 	return 2
 }
 
-func fakeBoot(conf *config.Config, log *slog.Logger, goferFD int, cwd string, env []string, selfTest bool, argv []string) int {
+func fakeBoot(conf *config.Config, log *slog.Logger, goferFD int, cwd string, env []string, selfTest bool, procs int, argv []string) int {
 	// Gather what must be read before the pivot.
 	hostname, _ := os.Hostname()
 	pgrp := unix.Getpgrp()
@@ -132,10 +135,12 @@ func fakeBoot(conf *config.Config, log *slog.Logger, goferFD int, cwd string, en
 		l, _ := os.Readlink("/proc/self/ns/" + ns)
 		nss = append(nss, ns+"="+l)
 	}
+	procsBefore := runtime.GOMAXPROCS(0)
 	if err := ConfineSandbox(); err != nil {
 		fmt.Fprintln(os.Stderr, "fake boot:", err)
 		return ExitInternal
 	}
+	SetProcs(procs)
 	// Signals must be caught before the test is told we are ready.
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, unix.SIGUSR1)
@@ -185,6 +190,9 @@ func fakeBoot(conf *config.Config, log *slog.Logger, goferFD int, cwd string, en
 				return 1
 			}
 		}
+		return 0
+	case "procs":
+		fmt.Printf("before=%d after=%d\n", procsBefore, runtime.GOMAXPROCS(0))
 		return 0
 	case "wait-usr1":
 		fmt.Println("ready")

@@ -14,7 +14,7 @@
 // internal subcommand:
 //
 //	runsc [flags] gofer --root DIR --conn-fd 3 [--bind=ro|rw[,rec]:SOURCE]...
-//	runsc [flags] boot --gofer-fd 3 [--status-fd 4] [--cwd DIR] [--env K=V]... [--volume DEST[:ro]]... -- CMD ARG...
+//	runsc [flags] boot --gofer-fd 3 [--status-fd 4] [--gomaxprocs N] [--cwd DIR] [--env K=V]... [--volume DEST[:ro]]... -- CMD ARG...
 //
 // fd 3 of each is one end of a SOCK_SEQPACKET socket pair; fd 4 of the
 // sandbox, with Options.Detach, a pipe on which it reports the status.
@@ -311,6 +311,10 @@ func Do(ctx context.Context, o Options) (int, error) {
 	if !o.NoUserNS {
 		newUserNS(boot.SysProcAttr, nil, nil)
 	}
+	// The sandbox confines itself with one P (see SetProcs) and then
+	// runs with runsc's GOMAXPROCS.
+	boot.Env = append(os.Environ(), "GOMAXPROCS=1")
+	boot.Args = insertBefore(boot.Args, "--", "--gomaxprocs", strconv.Itoa(runtime.GOMAXPROCS(0)))
 	var statusR, statusW *os.File
 	if o.Detach {
 		// The sandbox reports the application's status on this pipe

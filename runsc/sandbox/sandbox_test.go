@@ -272,6 +272,18 @@ func TestDoSharedNetNS(t *testing.T) {
 	}
 }
 
+// TestDoSandboxProcs checks that the sandbox confines itself with one P
+// and then runs with runsc's GOMAXPROCS (SetProcs).
+func TestDoSandboxProcs(t *testing.T) {
+	status, stdout, stderr, err := run(t, context.Background(), Options{Argv: []string{"procs"}})
+	if err != nil || status != 0 {
+		t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
+	}
+	if want := fmt.Sprintf("before=1 after=%d\n", runtime.GOMAXPROCS(0)); stdout != want {
+		t.Errorf("sandbox reports %q, want %q", stdout, want)
+	}
+}
+
 func TestDoPassesArguments(t *testing.T) {
 	status, stdout, stderr, err := run(t, context.Background(), Options{
 		Cwd:  "/tmp",
