@@ -238,7 +238,11 @@ func (ns *MountNamespace) mountLocked(at VirtualDentry, f *Filesystem, root *Den
 	}
 	m := &Mount{ns: ns, fs: f, root: root, id: ns.ids.mountID(), fsOwner: ns.owner}
 	if src != nil {
+		// A bind copy keeps the flags its source has locked (Linux's
+		// clone_mnt copies MNT_LOCK_*); BindMountRec locks the copies
+		// below the top as their sources are.
 		m.fsOwner = src.fsOwner
+		m.lockedFlags = src.lockedFlags
 	}
 	m.flags.Store(&flags)
 	ns.attachLocked(m, at)

@@ -57,6 +57,15 @@ func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags
 		return nil, unix.EINVAL
 	}
 	all := ns.Mounts()
+	if !rec {
+		// A bind of src alone must not uncover what a locked mount
+		// below it hides (Linux's has_locked_children: EINVAL).
+		for _, c := range all {
+			if parent, point := c.Parent(); parent == src.Mount && c.locked && isUnder(point, src.Dentry) {
+				return nil, unix.EINVAL
+			}
+		}
+	}
 	top, err := ns.mountLocked(at, src.Dentry.fs, src.Dentry, flags, src.Mount)
 	if err != nil || !rec {
 		return top, err
@@ -80,6 +89,11 @@ func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags
 			if err != nil {
 				return top, err
 			}
+			// Below the top, a copy of a locked mount is locked (the top
+			// itself is not: Linux's __do_loopback clears MNT_LOCKED).
+			ns.mu.Lock()
+			cc.locked = c.locked
+			ns.mu.Unlock()
 			copies[c] = cc
 			added = true
 		}

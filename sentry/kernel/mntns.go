@@ -22,6 +22,11 @@ import (
 // made before namespaces were per task and in tests).
 type mountNSRef struct {
 	mntns atomic.Pointer[fs.MountNamespace]
+	// mntnsGone is set once the task gave its reference back as it
+	// exited: it has no mount namespace from then on, and
+	// /proc/[pid]/ns/mnt is ENOENT (MountNamespace's fallback to the
+	// kernel's must not name another container's namespace).
+	mntnsGone atomic.Bool
 }
 
 // MountNamespace returns t's mount namespace.
@@ -133,8 +138,12 @@ func (t *Task) joinMountNamespace(ns any) error {
 }
 
 // mountNamespaceForProc is /proc/[pid]/ns/mnt's namespace: its inode and
-// object (false when the kernel has none, in tests).
+// object (false when the kernel has none, in tests; inode 0, which reads
+// ENOENT, once the task has exited, as Linux).
 func (t *Task) mountNamespaceForProc() (uint64, any, bool) {
+	if t.mntnsGone.Load() {
+		return 0, nil, true
+	}
 	ns := t.MountNamespace()
 	if ns == nil {
 		return 0, nil, false
@@ -158,6 +167,7 @@ func (t *Task) releaseFS() {
 	if fsc := t.FSContext(); fsc != nil {
 		fsc.Release()
 	}
+	t.mntnsGone.Store(true)
 	if ns := t.mntns.Swap(nil); ns != nil {
 		ns.DecRef()
 	}

@@ -12,6 +12,7 @@
  * /dev/shm. */
 #include "moattest.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <pthread.h>
@@ -767,6 +768,81 @@ static void move_below_shared_propagates(void)
 	sync_close(&s);
 }
 
+/* Binds in a user namespace's copy keep its locks: a bind of a read-only
+ * locked mount cannot be remounted writable, a bind of a mount alone
+ * cannot uncover what a locked mount below it hides (EINVAL), and in a
+ * recursive bind the copies below the top stay locked. */
+static void user_ns_bind_keeps_locks(void)
+{
+	ENTER();
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(unshare(CLONE_NEWNS) == 0);
+		CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+		CHILD_CHECK(mkdir("p", 0755) == 0);
+		CHILD_CHECK(mount("none", "p", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(mkdir("p/ro", 0755) == 0);
+		CHILD_CHECK(mkdir("p/x", 0755) == 0);
+		CHILD_CHECK(mkdir("p/y", 0755) == 0);
+		CHILD_CHECK(mkdir("p/cov", 0755) == 0);
+		CHILD_CHECK(mkdir("p/cov/hidden", 0755) == 0);
+		CHILD_CHECK(write_file("p/cov/hidden/file", "secret") == 0);
+		CHILD_CHECK(mount("none", "p/ro", "tmpfs", MS_RDONLY, NULL) == 0);
+		CHILD_CHECK(mount("none", "p/cov/hidden", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+		CHILD_CHECK(mount("p/ro", "p/x", NULL, MS_BIND, NULL) == 0);
+		CHILD_ERR(mount(NULL, "p/x", NULL, MS_REMOUNT | MS_BIND, NULL), EPERM);
+		CHILD_ERR(mount("p/cov", "p/y", NULL, MS_BIND, NULL), EINVAL);
+		CHILD_CHECK(mount("p/cov", "p/y", NULL, MS_BIND | MS_REC, NULL) == 0);
+		CHILD_ERR(umount2("p/y/hidden", 0), EINVAL);
+		CHILD_ERR(access("p/y/hidden/file", F_OK), ENOENT);
+		/* The top of the recursive bind is not locked. */
+		CHILD_CHECK(umount2("p/y", MNT_DETACH) == 0);
+		_exit(0);
+	}
+	CHECK_SYS(wait_ok(pid));
+}
+
+/* Once the main thread has exited, /proc/self/ns/mnt (the main thread's)
+ * names no namespace: ENOENT, as Linux, rather than some other one that
+ * setns could join. */
+static void *ns_after_leader_exit(void *arg)
+{
+	(void)arg;
+	char buf[128];
+	int gone = 0;
+	for (int i = 0; i < 500 && !gone; i++) {
+		if (readlink("/proc/self/ns/mnt", buf, sizeof buf) < 0)
+			gone = 1;
+		else
+			usleep(10000);
+	}
+	if (!gone)
+		_exit(10); /* the link still names a namespace after 5 s */
+	if (errno != ENOENT)
+		_exit(11);
+	int fd = open("/proc/self/ns/mnt", O_RDONLY);
+	if (fd >= 0)
+		_exit(setns(fd, CLONE_NEWNS) == 0 ? 12 : 13);
+	_exit(errno == ENOENT ? 0 : 14);
+}
+
+static void ns_mnt_gone_with_leader(void)
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) < 0)
+			_exit(20);
+		pthread_t th;
+		if (pthread_create(&th, NULL, ns_after_leader_exit, NULL) != 0)
+			_exit(21);
+		pthread_exit(NULL);
+	}
+	int st = mt_wait(pid);
+	CHECK_EXITED(st, 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_hides_new_mounts),
 	MT_CASE(unshare_copies_the_tree),
@@ -784,6 +860,8 @@ static const struct mt_case cases[] = {
 	MT_CASE(user_ns_copy_is_locked),
 	MT_CASE(user_ns_pivot_then_drop_old_root),
 	MT_CASE(move_below_shared_propagates),
+	MT_CASE(ns_mnt_gone_with_leader),
+	MT_CASE(user_ns_bind_keeps_locks),
 };
 
 MT_MAIN(cases)
