@@ -43,6 +43,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/sys"
 	"github.com/moat-sandbox/moat/sentry/fs/tmpfs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/loader"
 	"github.com/moat-sandbox/moat/sentry/mm"
 	"github.com/moat-sandbox/moat/sentry/platform/ptrace"
@@ -502,6 +503,11 @@ func registerFilesystems(k *kernel.Kernel) {
 		if err != nil {
 			return nil, err
 		}
+		uid, gid, err := mounterIDs(ctx, uint32(opts.UID), uint32(opts.GID), opts.SetUID, opts.SetGID)
+		if err != nil {
+			return nil, err
+		}
+		opts.UID, opts.GID = uid, gid
 		return tmpfs.New(k.MemFile, opts, ctx.Credentials()), nil
 	})
 	k.RegisterFilesystem("proc", func(ctx fs.Context, _ string, _ bool, _ string) (*fs.Filesystem, error) {
@@ -516,6 +522,33 @@ func registerFilesystems(k *kernel.Kernel) {
 		return sys.New(kernel.NumCPUs()), nil
 	})
 	linux.RegisterMqueue(k)
+}
+
+// mounterIDs maps mount options' uid= and gid= (when set) from the
+// mounter's user namespace to global ids, as Linux's tmpfs and devpts
+// read them: an id with no mapping there is EINVAL. Unset ones pass
+// through unchanged.
+func mounterIDs(ctx fs.Context, uid, gid uint32, setUID, setGID bool) (auth.KUID, auth.KGID, error) {
+	var ns *auth.UserNamespace
+	if c := ctx.Credentials(); c != nil {
+		ns = c.UserNamespace
+	}
+	kuid, kgid := auth.KUID(uid), auth.KGID(gid)
+	if setUID {
+		k, ok := ns.MapToKUID(uid)
+		if !ok {
+			return 0, 0, unix.EINVAL
+		}
+		kuid = k
+	}
+	if setGID {
+		k, ok := ns.MapToKGID(gid)
+		if !ok {
+			return 0, 0, unix.EINVAL
+		}
+		kgid = k
+	}
+	return kuid, kgid, nil
 }
 
 // mountRoot returns the container's root file system: the gofer's tree,

@@ -38,11 +38,16 @@ var bootMounts = map[string]string{
 // registerSpecFilesystems makes devpts mountable (by spec mounts and
 // mount(2)), with its mount options.
 func registerSpecFilesystems(k *kernel.Kernel) {
-	k.RegisterFilesystem(devpts.FSType, func(_ fs.Context, _ string, _ bool, data string) (*fs.Filesystem, error) {
+	k.RegisterFilesystem(devpts.FSType, func(ctx fs.Context, _ string, _ bool, data string) (*fs.Filesystem, error) {
 		o, err := devpts.ParseOptions(data, devpts.DefaultOptions())
 		if err != nil {
 			return nil, err
 		}
+		uid, gid, err := mounterIDs(ctx, o.UID, o.GID, o.SetUID, o.SetGID)
+		if err != nil {
+			return nil, err
+		}
+		o.UID, o.GID = uint32(uid), uint32(gid)
 		f, _ := devpts.NewFilesystem(nil, o)
 		return f, nil
 	})

@@ -803,6 +803,40 @@ static void user_ns_bind_keeps_locks(void)
 	CHECK_SYS(wait_ok(pid));
 }
 
+/* tmpfs's uid= and gid= are ids of the mounter's user namespace: in a
+ * namespace mapping its 0 to 1000 outside, uid=0 makes a root directory
+ * the namespace sees as its root's, and an unmapped id is EINVAL. */
+static void user_ns_tmpfs_owner_ids(void)
+{
+	ENTER();
+	CHECK_SYS(mkdir("t", 0777));
+	struct sync sy;
+	CHECK_SYS(sync_init(&sy));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+		CHILD_CHECK(step(sy.to_parent[1]) == 0);
+		CHILD_CHECK(await(sy.to_child[0]) == 0);
+		CHILD_CHECK(mount("none", "t", "tmpfs", 0, "uid=0,gid=0") == 0);
+		struct stat st;
+		CHILD_CHECK(stat("t", &st) == 0);
+		CHILD_CHECK(st.st_uid == 0 && st.st_gid == 0);
+		CHILD_CHECK(umount2("t", 0) == 0);
+		CHILD_ERR(mount("none", "t", "tmpfs", 0, "uid=5"), EINVAL);
+		CHILD_ERR(mount("none", "t", "tmpfs", 0, "gid=5"), EINVAL);
+		_exit(0);
+	}
+	CHECK_SYS(await(sy.to_parent[0]));
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+	CHECK_SYS(write_file(path, "0 1000 1"));
+	snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
+	CHECK_SYS(write_file(path, "0 1000 1"));
+	CHECK_SYS(step(sy.to_child[1]));
+	CHECK_SYS(wait_ok(pid));
+	sync_close(&sy);
+}
+
 /* Once the main thread has exited, /proc/self/ns/mnt (the main thread's)
  * names no namespace: ENOENT, as Linux, rather than some other one that
  * setns could join. */
@@ -862,6 +896,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(move_below_shared_propagates),
 	MT_CASE(ns_mnt_gone_with_leader),
 	MT_CASE(user_ns_bind_keeps_locks),
+	MT_CASE(user_ns_tmpfs_owner_ids),
 };
 
 MT_MAIN(cases)
