@@ -32,7 +32,8 @@
 //
 // Every traced thread has PTRACE_O_EXITKILL, and every stub process dies
 // with the template (PR_SET_PDEATHSIG), so no stub outlives the Sentry. The
-// stubs close every descriptor except the memory file.
+// stubs close every descriptor except the memory file (and, in systrap
+// mode, the file of the workers' regions).
 //
 // Systrap mode (NewSystrap, systrap.go): the same stub processes and
 // masters, but application threads are untraced worker threads whose

@@ -24,7 +24,9 @@ import (
 //
 // stubInit resets every signal handler to the default, ignores SIGCHLD (so
 // stub processes the template forks are reaped without it waiting), unblocks
-// all signals, makes a process group of its own (setpgid), closes every descriptor but the memory file, unmaps everything but the stub page (the Sentry's image the
+// all signals, makes a process group of its own (setpgid), closes every
+// descriptor but the memory file (and systrap's regions file), unmaps
+// everything but the stub page (the Sentry's image the
 // fork copied), stops itself with SIGSTOP for its tracer, then parks.
 const (
 	stubAddr = 0x7fff_fffe_0000

@@ -41,9 +41,9 @@ package ptrace
 // checks (segments, the alternate stack, the FP state pointer). A hostile
 // application can at worst break or kill its own stub process.
 //
-// Faults are fixed by the master (MapFile from a context with no traced
-// thread), which costs a goroutine handoff and an injected system call
-// more than in ptrace mode.
+// Faults are fixed through a traced helper thread each context gets in
+// its address space at its first fault (that first one goes through the
+// master), so MapFile for a fault costs what it does in ptrace mode.
 
 import (
 	"errors"
@@ -216,6 +216,10 @@ func (s *systrap) newWorker(as *addressSpace) (*worker, error) {
 	}
 	as.mu.Unlock()
 	if w != nil {
+		// The bases it last set may have been changed since by its
+		// previous thread (a jump to the handler's arch_prctl site):
+		// the next Switch sets them again.
+		w.fsBase, w.gsBase = ^uint64(0), ^uint64(0)
 		return w, nil
 	}
 	return s.makeWorker(as)

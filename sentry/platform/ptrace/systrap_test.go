@@ -534,3 +534,26 @@ func benchmarkNewThread(b *testing.B, newPlat func(int) (*Platform, error)) {
 
 func BenchmarkNewThread(b *testing.B)        { benchmarkNewThread(b, New) }
 func BenchmarkSystrapNewThread(b *testing.B) { benchmarkNewThread(b, NewSystrap) }
+
+// A region made ready for a new worker is zero throughout, its alternate
+// stack too: it may have held another process's signal frames (FP and
+// vector registers).
+func TestSystrapRegionCleared(t *testing.T) {
+	p, _ := newSystrapPlatform(t, nil)
+	s := p.sys
+	r, err := s.alloc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := s.slot(r)
+	for i := range slot {
+		slot[i] = 0xa5
+	}
+	s.resetRegion(r)
+	for i := altstackOff; i < len(slot); i++ {
+		if slot[i] != 0 {
+			t.Fatalf("byte %#x of the alternate stack kept %#x after resetRegion", i, slot[i])
+		}
+	}
+	s.free(r)
+}

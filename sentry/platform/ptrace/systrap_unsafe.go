@@ -51,9 +51,13 @@ func (s *systrap) slot(r int) []byte {
 	return s.mem[r*regionSize : (r+1)*regionSize : (r+1)*regionSize]
 }
 
-// resetRegion prepares slot r for a new worker.
+// resetRegion prepares slot r for a new worker. The whole slot is
+// cleared, the alternate stack too: the first frame of a new worker lies
+// 128 bytes lower than later ones, so a region another process used would
+// otherwise show it the end of that process's last signal frame (the top
+// of its xsave area: AVX-512 registers).
 func (s *systrap) resetRegion(r int) {
-	clear(s.slot(r)[:altstackOff])
+	clear(s.slot(r))
 	c := s.comm(r)
 	c.ssSp = uint64(regionAddr(r) + altstackOff)
 	c.ssSize = regionSize - altstackOff
