@@ -442,7 +442,10 @@ func warmMountPoints(ctx fs.Context, root fs.VirtualDentry) {
 // init's own lookups to report.
 func warmInit(ctx fs.Context, root fs.VirtualDentry, cfg Config) {
 	open := func(start fs.VirtualDentry, p string) *fs.FileDescription {
-		f, err := fs.Open(ctx, fs.Lookup{Root: root, Start: start, Path: p, FollowFinal: true}, fs.OpenOptions{Flags: unix.O_RDONLY})
+		// O_NONBLOCK: a FIFO there (the Sentry serves named pipes
+		// itself) must not wait for a writer that never comes; the
+		// exec that follows refuses it as Linux does.
+		f, err := fs.Open(ctx, fs.Lookup{Root: root, Start: start, Path: p, FollowFinal: true}, fs.OpenOptions{Flags: unix.O_RDONLY | unix.O_NONBLOCK})
 		if err != nil {
 			return nil
 		}

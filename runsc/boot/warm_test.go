@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -87,6 +88,17 @@ func TestWarmInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := fs.NewMountNamespace(rootFS, fs.MountFlags{}).Root()
+	// A FIFO as the command, or as a script's interpreter: opening it must
+	// not wait for a writer (the Sentry serves named pipes itself).
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := unix.Mkfifo(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "script")
+	if err := os.WriteFile(script, []byte("#!"+fifo+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		cfg  Config
@@ -96,11 +108,22 @@ func TestWarmInit(t *testing.T) {
 		{"HOME given", Config{Argv: []string{"/bin/true"}, Env: []string{"HOME=/x"}}, []string{exe, interp}, []string{"/etc/passwd"}},
 		{"path lookup and HOME", Config{Argv: []string{"true"}, Env: []string{"PATH=/bin"}}, []string{exe, interp, "/etc/passwd"}, nil},
 		{"missing command", Config{Argv: []string{"/nonexistent"}, Env: []string{"HOME=/x"}}, nil, nil},
+		{"FIFO command", Config{Argv: []string{fifo}, Env: []string{"HOME=/x"}}, nil, nil},
+		{"FIFO interpreter", Config{Argv: []string{script}, Env: []string{"HOME=/x"}}, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := openForReading(t)
-			warmInit(kernel.Background(), root, tt.cfg)
+			returned := make(chan struct{})
+			go func() {
+				warmInit(kernel.Background(), root, tt.cfg)
+				close(returned)
+			}()
+			select {
+			case <-returned:
+			case <-time.After(30 * time.Second):
+				t.Fatal("warmInit did not return within 30 s")
+			}
 			after := openForReading(t)
 			for _, p := range tt.want {
 				// A file warmed by an earlier case stays kept.

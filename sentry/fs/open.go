@@ -58,6 +58,11 @@ func openCreate(ctx Context, l *Lookup, flags, mode uint32) (*FileDescription, e
 	if err != nil {
 		return nil, err
 	}
+	// The last component is looked up (or created) on its own, never in a
+	// batched run: a miss recorded there would be stale once another task
+	// creates the file before this one does, and the open would fail with
+	// ENOENT, which Linux never gives an O_CREAT open.
+	r.parentOnly = true
 	path := l.Path
 	for {
 		name, trailing, err := r.walkParent(path)
