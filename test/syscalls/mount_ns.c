@@ -837,6 +837,25 @@ static void user_ns_tmpfs_owner_ids(void)
 	sync_close(&sy);
 }
 
+/* An mqueue instance needs CAP_SYS_ADMIN over the owner of the caller's
+ * IPC namespace: not from a user namespace alone (EPERM), but with an IPC
+ * namespace of its own. */
+static void user_ns_mqueue_needs_own_ipc_ns(void)
+{
+	ENTER();
+	CHECK_SYS(mkdir("q", 0777));
+	pid_t pid = CHECK_SYS(fork());
+	if (pid == 0) {
+		CHILD_CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+		CHILD_ERR(mount("mq", "q", "mqueue", 0, NULL), EPERM);
+		CHILD_CHECK(unshare(CLONE_NEWIPC) == 0);
+		CHILD_CHECK(mount("mq", "q", "mqueue", 0, NULL) == 0);
+		CHILD_CHECK(umount2("q", 0) == 0);
+		_exit(0);
+	}
+	CHECK_SYS(wait_ok(pid));
+}
+
 /* Once the main thread has exited, /proc/self/ns/mnt (the main thread's)
  * names no namespace: ENOENT, as Linux, rather than some other one that
  * setns could join. */
@@ -897,6 +916,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(ns_mnt_gone_with_leader),
 	MT_CASE(user_ns_bind_keeps_locks),
 	MT_CASE(user_ns_tmpfs_owner_ids),
+	MT_CASE(user_ns_mqueue_needs_own_ipc_ns),
 };
 
 MT_MAIN(cases)

@@ -29,7 +29,7 @@ func mountFlagsOf(flags uint64) fs.MountFlags {
 // userNSMountable are the file system types a mount namespace owned by a
 // user namespace other than the initial one may get new instances of
 // (Linux's FS_USERNS_MOUNT); proc also needs CAP_SYS_ADMIN over the
-// owner of the caller's PID namespace.
+// owner of the caller's PID namespace, mqueue over its IPC namespace's.
 var userNSMountable = map[string]bool{"tmpfs": true, "proc": true, "devpts": true, "mqueue": true}
 
 // userNSMountAllowed is EPERM for a new instance of fstype that a user
@@ -42,6 +42,11 @@ func userNSMountAllowed(t *kernel.Task, ns *fs.MountNamespace, fstype string) er
 		return unix.EPERM
 	}
 	if fstype == "proc" && !t.Credentials().HasCapabilityIn(unix.CAP_SYS_ADMIN, t.PIDNamespace().Owner()) {
+		return unix.EPERM
+	}
+	// An mqueue instance shows the caller's IPC namespace's queues
+	// (Linux's mqueue_get_tree: CAP_SYS_ADMIN over its owner).
+	if fstype == "mqueue" && !t.Credentials().HasCapabilityIn(unix.CAP_SYS_ADMIN, t.IPCNamespace().Owner()) {
 		return unix.EPERM
 	}
 	return nil
