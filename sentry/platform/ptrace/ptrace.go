@@ -404,21 +404,23 @@ func (as *addressSpace) Unmap(addr, length uintptr) error {
 }
 
 // newThread creates a thread in the stub process, seized by the calling OS
-// thread.
+// thread. The thread waits to be seized with every signal blocked, as one
+// made ahead of need does: in systrap mode the workers' handlers are the
+// whole stub process's, and an untraced thread with no alternate stack
+// must never run them; its signals are unblocked once it is traced.
 func (as *addressSpace) newThread() (*thread, error) {
 	as.mu.Lock()
 	tid := as.parked
 	as.parked = 0
 	as.mu.Unlock()
-	parked := tid != 0
-	if !parked {
+	if tid == 0 {
 		var err error
-		if tid, err = as.cloneThread(false); err != nil {
+		if tid, err = as.cloneThread(true); err != nil {
 			return nil, err
 		}
 	}
 	t, err := seize(as.pid, tid)
-	if err == nil && parked {
+	if err == nil {
 		err = unblockAll(tid)
 	}
 	if err != nil {
