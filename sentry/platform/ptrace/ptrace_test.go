@@ -19,6 +19,13 @@ var testCode = []byte{
 
 func newTestPlatform(t *testing.T) (*Platform, int) {
 	t.Helper()
+	return newPlatformWith(t, New, testCode)
+}
+
+// newPlatformWith makes a platform with newPlat over a fresh 1 MiB memory
+// file whose first bytes are code.
+func newPlatformWith(t testing.TB, newPlat func(int) (*Platform, error), code []byte) (*Platform, int) {
+	t.Helper()
 	fd, err := unix.MemfdCreate("test-memfile", unix.MFD_CLOEXEC)
 	if err != nil {
 		t.Fatal(err)
@@ -26,10 +33,10 @@ func newTestPlatform(t *testing.T) (*Platform, int) {
 	if err := unix.Ftruncate(fd, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := unix.Pwrite(fd, testCode, 0); err != nil {
+	if _, err := unix.Pwrite(fd, code, 0); err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(fd)
+	p, err := newPlat(fd)
 	if err != nil {
 		t.Fatal(err)
 	}

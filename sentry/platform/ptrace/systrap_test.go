@@ -18,21 +18,7 @@ import (
 
 func newSystrapPlatform(t testing.TB, code []byte) (*Platform, int) {
 	t.Helper()
-	fd, err := unix.MemfdCreate("test-memfile", unix.MFD_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Ftruncate(fd, 1<<20); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := unix.Pwrite(fd, code, 0); err != nil {
-		t.Fatal(err)
-	}
-	p, err := NewSystrap(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, fd
+	return newPlatformWith(t, NewSystrap, code)
 }
 
 func newSystrapAS(t testing.TB, p *Platform) platform.AddressSpace {
