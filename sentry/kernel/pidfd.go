@@ -128,7 +128,7 @@ func (p *PIDFD) Readiness(mask waiter.EventMask) waiter.EventMask {
 	case p.tg.reaped || (p.thread && p.task.exitState == taskDead && p.task != p.tg.leader):
 		// Linux: no task left behind the pid.
 		r = waiter.EventIn | waiter.EventRdNorm | waiter.EventHUp
-	case p.thread && p.task.exitState == taskDead, !p.thread && p.tg.exited:
+	case p.thread && p.task.exitState == taskDead, !p.thread && p.tg.waitableZombieLocked():
 		r = waiter.EventIn | waiter.EventRdNorm
 	}
 	return r & (mask | waiter.EventHUp)

@@ -91,6 +91,7 @@ func TestPIDFDReadinessFollowsExit(t *testing.T) {
 	}
 	k.mu.Lock()
 	child.exitState = taskDead
+	delete(child.tg.tasks, child)
 	child.tg.exited = true
 	k.mu.Unlock()
 	child.tg.notifyPIDFDs()

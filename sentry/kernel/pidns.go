@@ -6,6 +6,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/fs/proc"
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/kernel/shm"
+	"github.com/moat-sandbox/moat/sentry/waiter"
 )
 
 // PID namespaces.
@@ -193,6 +194,11 @@ func (k *Kernel) taskGoneLocked(t *Task) {
 		if n.live == 0 && n.initExitPending {
 			n.initExitPending = false
 			k.signalParentExitLocked(n.init)
+			if n.init.pidfdMade {
+				// init's pidfds become readable only now; Notify must
+				// not run under k.mu (see reapLocked).
+				go n.init.pidfdEvents.Notify(waiter.EventIn | waiter.EventRdNorm)
+			}
 		}
 	}
 }

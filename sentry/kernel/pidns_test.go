@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+	"github.com/moat-sandbox/moat/sentry/kernel/futex"
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
@@ -118,5 +119,33 @@ func TestPIDNamespaceDepthLimit(t *testing.T) {
 	}
 	if _, err := ns.newChildLocked(); err == nil {
 		t.Error("level 33 allowed")
+	}
+}
+
+// TestPIDNamespaceInitWaitsForNamespace checks that an exited init is not
+// waitable while a process of its namespace is still exiting: whoever
+// reaps init must find the namespace empty (Linux's zap_pid_ns_processes).
+func TestPIDNamespaceInitWaitsForNamespace(t *testing.T) {
+	e := newNSTree(t)
+	e.k.mu.Lock()
+	e.k.taskStartedLocked(e.init)
+	e.k.taskStartedLocked(e.kid)
+	e.k.liveTasks += 2
+	e.k.mu.Unlock()
+	e.k.Futexes = futex.NewManager()
+	e.init.pctx = fakePlatform{}.NewContext()
+	e.kid.pctx = fakePlatform{}.NewContext()
+	o := WaitOptions{Exited: true}
+
+	e.init.exit(ExitedWith(7), true)
+	if ready, any := e.root.peekWaitable(o); ready || !any {
+		t.Fatalf("after init's exit, with its child alive: ready %v any %v; want a child, not ready", ready, any)
+	}
+	if !e.kid.ThreadGroup().groupExiting {
+		t.Error("init's exit did not kill the rest of its namespace")
+	}
+	e.kid.exit(KilledBy(SIGKILL, false), true)
+	if ready, _ := e.root.peekWaitable(o); !ready {
+		t.Fatal("init not waitable once its namespace is empty")
 	}
 }

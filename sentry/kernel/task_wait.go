@@ -125,7 +125,7 @@ func (t *Task) peekWaitable(o WaitOptions) (ready, any bool) {
 			continue
 		}
 		any = true
-		if (o.Exited && c.exited && len(c.tasks) == 0) ||
+		if (o.Exited && c.waitableZombieLocked()) ||
 			(o.Stopped && c.stopped && !c.stopReported) ||
 			(o.Continued && c.continued) {
 			return true, true
@@ -145,7 +145,7 @@ func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
 		}
 		any = true
 		switch {
-		case o.Exited && c.exited && len(c.tasks) == 0:
+		case o.Exited && c.waitableZombieLocked():
 			r := &WaitResult{PID: t.pidns.idOfTGLocked(c), UID: c.realUIDIn(t.UserNamespace()), Status: c.status}
 			if c.status.Exited() {
 				r.Code, r.SigStatus = CLD_EXITED, int32(c.status.ExitCode())
@@ -180,4 +180,17 @@ func (t *Task) waitOnce(o WaitOptions) (*WaitResult, bool, error) {
 		}
 	}
 	return nil, any, nil
+}
+
+// waitableZombieLocked reports whether tg's exit can be reported to a
+// waiter: every thread gone and, for the init of a PID namespace, every
+// other process of the namespace too. Linux's exiting init waits in
+// zap_pid_ns_processes before it becomes a zombie, so a parent that reaps
+// it knows the namespace is empty (its descriptors closed).
+// Preconditions: k.mu is held.
+func (tg *ThreadGroup) waitableZombieLocked() bool {
+	if !tg.exited || len(tg.tasks) != 0 {
+		return false
+	}
+	return !(tg.pidns != nil && tg.pidns.init == tg && tg.pidns.initExitPending)
 }
