@@ -61,7 +61,7 @@ func TestUnshareUser(t *testing.T) {
 	if !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, uts.Owner()) || c.HasCapabilityIn(unix.CAP_SYS_ADMIN, rootUTS.Owner()) {
 		t.Error("capability over the UTS namespaces")
 	}
-	if err := ns.WriteUIDMap(c, []byte("0 1000 1")); err != nil {
+	if err := ns.WriteUIDMap(c, c, []byte("0 1000 1")); err != nil {
 		t.Fatalf("uid_map: %v", err)
 	}
 	// setuid maps its argument: 0 is the task's own id, 1 is unmapped.
@@ -94,7 +94,7 @@ func TestUserNSExecCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := plainCreds(1000, 1000).InUserNamespace(ns)
-	if err := ns.WriteUIDMap(c, []byte("0 1000 1")); err != nil {
+	if err := ns.WriteUIDMap(c, c, []byte("0 1000 1")); err != nil {
 		t.Fatal(err)
 	}
 	// uid 1000 is the namespace's root: it keeps its capabilities across

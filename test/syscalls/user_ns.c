@@ -11,7 +11,9 @@
  * made inside are the new namespace's to change; nesting; ns/user files,
  * their ioctls and setns; a chrooted process cannot make one; a child's
  * uid in SIGCHLD's and waitid's siginfo; SysV IPC owners; SO_PEERCRED and
- * SCM_CREDENTIALS; PRIO_USER's uid. Results do not depend on the ids the native
+ * SCM_CREDENTIALS; PRIO_USER's uid; a map file is checked against its
+ * opener as well as its writer and names the namespace of the moment it
+ * was opened (CVE-2013-1959). Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -676,6 +678,163 @@ static void mq_notify_uid_translated(void)
 	});
 }
 
+/* send_two_fds sends a and b in one message on s. */
+static int send_two_fds(int s, int a, int b)
+{
+	char byte = 'f';
+	struct iovec iov = {&byte, 1};
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	int fds[2] = {a, b};
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(s, &mh, 0) == 1 ? 0 : -1;
+}
+
+/* recv_two_fds receives the two descriptors send_two_fds sent. */
+static int recv_two_fds(int s, int *a, int *b)
+{
+	char byte;
+	struct iovec iov = {&byte, 1};
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf)};
+	if (recvmsg(s, &mh, 0) != 1)
+		return -1;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	if (c == NULL || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+		return -1;
+	int fds[2];
+	memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	*a = fds[0];
+	*b = fds[1];
+	return 0;
+}
+
+/* CVE-2013-1959's pattern: an unprivileged process opens its new
+ * namespace's uid_map and gid_map and hands them to a privileged one
+ * (as a setuid program's stdout): the writer's privilege does not count,
+ * the opener's does. Only the opener's own id can be mapped. */
+static void map_opener_needs_privilege_too(void)
+{
+	int sv[2];
+	CHECK_SYS(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv));
+	pid_t p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		close(sv[0]);
+		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
+			    setresuid(1000, 1000, 1000) == 0);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		int u = open("/proc/self/uid_map", O_WRONLY);
+		int g = open("/proc/self/gid_map", O_WRONLY);
+		CHILD_CHECK(u >= 0 && g >= 0);
+		CHILD_CHECK(send_two_fds(sv[1], u, g) == 0);
+		char c;
+		CHILD_CHECK(read(sv[1], &c, 1) == 1);
+		/* Only the opener's own uid was mapped, no gid. */
+		CHILD_CHECK(getuid() == 0 && getgid() == 65534);
+		_exit(0);
+	}
+	close(sv[1]);
+	int u = -1, g = -1;
+	CHECK_SYS(recv_two_fds(sv[0], &u, &g));
+	/* The parent's root: the opener lacked CAP_SETFCAP when it made
+	 * the namespace. */
+	CHECK_ERR(write(u, "0 0 1000\n", 9), EPERM);
+	/* Another id, or a range: the opener has no CAP_SETUID over the
+	 * parent, though the writer has. */
+	CHECK_ERR(write(u, "0 1001 1\n", 9), EPERM);
+	CHECK_ERR(write(u, "0 1000 2\n", 9), EPERM);
+	/* gid_map before setgroups is denied needs CAP_SETGID over the
+	 * parent in the opener too. */
+	CHECK_ERR(write(g, "0 1000 1\n", 9), EPERM);
+	/* The opener's own id is fine, whoever writes it. */
+	CHECK_EQ(write(u, "0 1000 1\n", 9), 9);
+	CHECK_EQ(write(sv[0], "x", 1), 1);
+	int st;
+	CHECK_SYS(waitpid(p, &st, 0));
+	CHECK_EXITED(st, 0);
+}
+
+/* A map file names the namespace its process was in when it was opened:
+ * written after an unshare, it changes the old namespace (already
+ * mapped, or the initial one: EPERM), not the new one. */
+static void map_file_names_open_time_namespace(void)
+{
+	USER_CHILD({
+		int u = open("/proc/self/uid_map", O_WRONLY);
+		CHILD_CHECK(u >= 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_ERR(write(u, "0 1000 1\n", 9), EPERM);
+		CHILD_CHECK(getuid() == 65534);
+		/* A fresh open names the new namespace. */
+		CHILD_CHECK(put("/proc/self/uid_map", "0 1000 1") == 0);
+		CHILD_CHECK(getuid() == 0);
+	});
+}
+
+/* setgroups is checked when opened for writing (CAP_SYS_ADMIN in the
+ * namespace), not when written: a descriptor root opened works in the
+ * hands of a process without that capability. */
+static void setgroups_checked_at_open(void)
+{
+	int go[2], done[2];
+	CHECK_SYS(pipe(go));
+	CHECK_SYS(pipe(done));
+	pid_t p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		close(go[0]);
+		close(done[1]);
+		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
+			    setresuid(1000, 1000, 1000) == 0);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(write(go[1], "x", 1) == 1);
+		char c;
+		CHILD_CHECK(read(done[0], &c, 1) == 1);
+		char buf[64];
+		CHILD_CHECK(strcmp(get("/proc/self/setgroups", buf, sizeof(buf)), "deny\n") == 0);
+		_exit(0);
+	}
+	close(go[1]);
+	close(done[0]);
+	char c;
+	CHECK_EQ(read(go[0], &c, 1), 1);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/setgroups", p);
+	int fd = CHECK_SYS(open(path, O_WRONLY));
+	pid_t w = fork();
+	CHECK(w >= 0);
+	if (w == 0) {
+		/* Neither the owner nor privileged over the namespace. */
+		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(999, 999, 999) == 0 &&
+			    setresuid(999, 999, 999) == 0);
+		CHILD_ERR(open(path, O_WRONLY), EACCES);
+		CHILD_CHECK(write(fd, "deny", 4) == 4);
+		_exit(0);
+	}
+	int st;
+	CHECK_SYS(waitpid(w, &st, 0));
+	CHECK_EXITED(st, 0);
+	CHECK_EQ(write(done[1], "x", 1), 1);
+	CHECK_SYS(waitpid(p, &st, 0));
+	CHECK_EXITED(st, 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -697,6 +856,9 @@ static const struct mt_case cases[] = {
 	MT_CASE(priority_of_user_ids),
 	MT_CASE(setns_user_needs_own_fs_and_thread),
 	MT_CASE(mq_notify_uid_translated),
+	MT_CASE(map_opener_needs_privilege_too),
+	MT_CASE(map_file_names_open_time_namespace),
+	MT_CASE(setgroups_checked_at_open),
 };
 
 MT_MAIN(cases)

@@ -296,40 +296,9 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 	entries["cgroup"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
 		return []byte("0::/\n"), nil
 	}}
-	for _, n := range []string{"uid_map", "gid_map"} {
-		gid := n == "gid_map"
-		entries[n] = &synth.File{Attr: owned(0o644), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
-			ns := taskUserNS(t)
-			reader := readerUserNS(ctx)
-			if ns.IsInitial() && reader.IsInitial() {
-				// The sandbox's namespace shows the container's maps.
-				if st, ok := t.(SettingsTask); ok {
-					return []byte(st.Settings().idMapText(gid)), nil
-				}
-			}
-			return []byte(ns.IDMapText(reader, gid)), nil
-		}, Write: func(ctx fs.Context, data []byte) (int, error) {
-			ns := taskUserNS(t)
-			var err error
-			if gid {
-				err = ns.WriteGIDMap(ctx.Credentials(), data)
-			} else {
-				err = ns.WriteUIDMap(ctx.Credentials(), data)
-			}
-			if err != nil {
-				return 0, err
-			}
-			return len(data), nil
-		}}
-	}
-	entries["setgroups"] = &synth.File{Attr: owned(0o644), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
-		return []byte(taskUserNS(t).SetgroupsText()), nil
-	}, Write: func(ctx fs.Context, data []byte) (int, error) {
-		if err := taskUserNS(t).WriteSetgroups(ctx.Credentials(), data); err != nil {
-			return 0, err
-		}
-		return len(data), nil
-	}}
+	entries["uid_map"] = newIDMapNode(t, uidMapFile, owned(0o644))
+	entries["gid_map"] = newIDMapNode(t, gidMapFile, owned(0o644))
+	entries["setgroups"] = newIDMapNode(t, setgroupsFile, owned(0o644))
 	entries["ns"] = nsDir(owned(0o511), t)
 	static := func(mode uint32, text string, werr error) *synth.File {
 		f := &synth.File{Attr: owned(mode), SizeZero: true, Generate: func(fs.Context) ([]byte, error) { return []byte(text), nil }}

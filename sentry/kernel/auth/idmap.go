@@ -104,26 +104,32 @@ func ParseIDMap(data []byte) ([]IDMapEntry, error) {
 	return m, nil
 }
 
-// WriteUIDMap implements a write of ns's /proc/[pid]/uid_map by a task
-// with credentials c (as writer and opener both).
-func (ns *UserNamespace) WriteUIDMap(c *Credentials, data []byte) error {
-	return ns.writeMap(c, data, false)
+// WriteUIDMap implements a write of ns's /proc/[pid]/uid_map: opener
+// holds the credentials the file was opened with, writer those of the
+// task writing to it. As Linux's map_write, almost every check is of the
+// opener (so that a privileged writer, such as a setuid program handed
+// the descriptor as its stdout, lends nothing to an unprivileged opener:
+// CVE-2013-1959), and a map beyond the opener's own id needs CAP_SETUID
+// over the parent namespace in both.
+func (ns *UserNamespace) WriteUIDMap(opener, writer *Credentials, data []byte) error {
+	return ns.writeMap(opener, writer, data, false)
 }
 
-// WriteGIDMap implements a write of ns's /proc/[pid]/gid_map.
-func (ns *UserNamespace) WriteGIDMap(c *Credentials, data []byte) error {
-	return ns.writeMap(c, data, true)
+// WriteGIDMap implements a write of ns's /proc/[pid]/gid_map, as
+// WriteUIDMap with CAP_SETGID.
+func (ns *UserNamespace) WriteGIDMap(opener, writer *Credentials, data []byte) error {
+	return ns.writeMap(opener, writer, data, true)
 }
 
-// writeMap is map_write: checks in Linux's order, so that the errno of a
-// write failing several ways is Linux's.
-func (ns *UserNamespace) writeMap(c *Credentials, data []byte, gid bool) error {
-	// proc_uid_map_write: the initial map is fixed, and only a task in
-	// the namespace or its parent writes it.
+// writeMap is proc_uid_map_write and map_write: checks in Linux's order,
+// so that the errno of a write failing several ways is Linux's.
+func (ns *UserNamespace) writeMap(opener, writer *Credentials, data []byte, gid bool) error {
+	// proc_uid_map_write: the initial map is fixed, and only a file
+	// opened in the namespace or its parent writes it.
 	if ns == nil {
 		return unix.EPERM
 	}
-	if c.UserNamespace != ns && c.UserNamespace != ns.parent {
+	if opener.UserNamespace != ns && opener.UserNamespace != ns.parent {
 		return unix.EPERM
 	}
 	// map_write: a page or more is EINVAL before anything else.
@@ -141,14 +147,16 @@ func (ns *UserNamespace) writeMap(c *Credentials, data []byte, gid bool) error {
 	if slot.Load() != nil {
 		return unix.EPERM
 	}
-	if !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, ns) {
+	// Adjusting the namespace takes CAP_SYS_ADMIN in it (file_ns_capable:
+	// the opener's).
+	if !opener.HasCapabilityIn(unix.CAP_SYS_ADMIN, ns) {
 		return unix.EPERM
 	}
 	m, err := ParseIDMap(data)
 	if err != nil {
 		return err
 	}
-	if !ns.idMapPermitted(c, m, gid, capSetID) {
+	if !ns.idMapPermitted(opener, writer, m, gid, capSetID) {
 		return unix.EPERM
 	}
 	// The lower ids are the parent's: make them global. Each line must
@@ -170,53 +178,67 @@ func (ns *UserNamespace) writeMap(c *Credentials, data []byte, gid bool) error {
 	return nil
 }
 
-// idMapPermitted is new_idmap_permitted: may c install m?
-func (ns *UserNamespace) idMapPermitted(c *Credentials, m []IDMapEntry, gid bool, capSetID uint) bool {
-	if !gid && !ns.verifyRootMap(c, m) {
+// idMapPermitted is new_idmap_permitted: may a file opened with opener
+// and written by writer install m?
+func (ns *UserNamespace) idMapPermitted(opener, writer *Credentials, m []IDMapEntry, gid bool, capSetID uint) bool {
+	if !gid && !ns.verifyRootMap(opener, m) {
 		return false
 	}
-	// One line of one id, the writer's own euid (or egid, once
-	// setgroups is denied), by the namespace's owner: nothing it could
-	// not do without the namespace.
-	if len(m) == 1 && m[0].Count == 1 && ns.owner == c.EffectiveUID {
+	// One line of one id, the opener's own euid (or egid, once
+	// setgroups is denied), opened by the namespace's owner: nothing it
+	// could not do without the namespace.
+	if len(m) == 1 && m[0].Count == 1 && ns.owner == opener.EffectiveUID {
 		id := m[0].Lower
 		if !gid {
-			if k, ok := ns.parent.MapToKUID(id); ok && k == c.EffectiveUID {
+			if k, ok := ns.parent.MapToKUID(id); ok && k == opener.EffectiveUID {
 				return true
 			}
 		} else if ns.setgroupsDenied.Load() {
-			if k, ok := ns.parent.MapToKGID(id); ok && k == c.EffectiveGID {
+			if k, ok := ns.parent.MapToKGID(id); ok && k == opener.EffectiveGID {
 				return true
 			}
 		}
 	}
-	// Otherwise the writer needs CAP_SETUID (CAP_SETGID) over the parent.
-	return c.HasCapabilityIn(capSetID, ns.parent)
+	// Otherwise the writer and the opener both need CAP_SETUID
+	// (CAP_SETGID) over the parent.
+	return writer.HasCapabilityIn(capSetID, ns.parent) && opener.HasCapabilityIn(capSetID, ns.parent)
 }
 
 // verifyRootMap is verify_root_map: mapping the parent's uid 0 needs
-// CAP_SETFCAP over the parent, which the creator had to hold when it
-// wrote its own namespace's map.
-func (ns *UserNamespace) verifyRootMap(c *Credentials, m []IDMapEntry) bool {
+// the opener to hold CAP_SETFCAP over the parent; for an opener inside
+// the namespace itself, the creator must have held it when it made the
+// namespace.
+func (ns *UserNamespace) verifyRootMap(opener *Credentials, m []IDMapEntry) bool {
 	for _, e := range m {
 		if e.Lower != 0 {
 			continue
 		}
-		if c.UserNamespace == ns {
+		if opener.UserNamespace == ns {
 			return ns.parentCouldSetFCap
 		}
-		return c.HasCapabilityIn(unix.CAP_SETFCAP, ns.parent)
+		return opener.HasCapabilityIn(unix.CAP_SETFCAP, ns.parent)
 	}
 	return true
 }
 
-// WriteSetgroups implements a write of /proc/[pid]/setgroups by a task
-// with credentials c: "allow" or "deny" and spaces. Denying is only
-// possible before gid_map is written, allowing only while not denied.
-func (ns *UserNamespace) WriteSetgroups(c *Credentials, data []byte) error {
-	// Opening the file for writing takes CAP_SYS_ADMIN in ns.
+// SetgroupsOpenForWrite is the check of an open of ns's
+// /proc/[pid]/setgroups for writing by credentials c (Linux's
+// proc_setgroups_open): CAP_SYS_ADMIN in ns, else EACCES.
+func (ns *UserNamespace) SetgroupsOpenForWrite(c *Credentials) error {
 	if !c.HasCapabilityIn(unix.CAP_SYS_ADMIN, ns) {
 		return unix.EACCES
+	}
+	return nil
+}
+
+// WriteSetgroups implements a write of /proc/[pid]/setgroups opened for
+// writing by credentials opener: "allow" or "deny" and spaces. Denying
+// is only possible before gid_map is written, allowing only while not
+// denied. Linux checks the opener when the file is opened, not the
+// writer; the opener's check is repeated here (SetgroupsOpenForWrite).
+func (ns *UserNamespace) WriteSetgroups(opener *Credentials, data []byte) error {
+	if err := ns.SetgroupsOpenForWrite(opener); err != nil {
+		return err
 	}
 	if len(data) >= 8 {
 		return unix.EINVAL

@@ -96,7 +96,7 @@ func FuzzParseIDMap(f *testing.F) {
 			t.Fatal(err)
 		}
 		c := NewRootCredentials()
-		if err := ns.WriteUIDMap(c, data); err != nil {
+		if err := ns.WriteUIDMap(c, c, data); err != nil {
 			t.Fatalf("WriteUIDMap: %v", err)
 		}
 		for _, e := range m {
@@ -132,10 +132,10 @@ func user(ns *UserNamespace, uid KUID, gid KGID) *Credentials {
 func TestTranslation(t *testing.T) {
 	ns := child(t, NewRootCredentials())
 	root := NewRootCredentials()
-	if err := ns.WriteUIDMap(root, []byte("0 1000 10\n100 5000 1\n")); err != nil {
+	if err := ns.WriteUIDMap(root, root, []byte("0 1000 10\n100 5000 1\n")); err != nil {
 		t.Fatal(err)
 	}
-	if err := ns.WriteGIDMap(root, []byte("0 2000 1\n")); err != nil {
+	if err := ns.WriteGIDMap(root, root, []byte("0 2000 1\n")); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -186,11 +186,11 @@ func TestTranslation(t *testing.T) {
 	nested := child(t, &Credentials{EffectiveUID: 1000, EffectiveGID: 2000, UserNamespace: ns})
 	// Mapping the parent's uid 0 takes CAP_SETFCAP there.
 	w := user(ns, 1000, 2000)
-	if err := nested.WriteUIDMap(w, []byte("0 0 1\n")); err != unix.EPERM {
+	if err := nested.WriteUIDMap(w, w, []byte("0 0 1\n")); err != unix.EPERM {
 		t.Fatalf("nested WriteUIDMap without CAP_SETFCAP: %v, want EPERM", err)
 	}
 	w.EffectiveCaps = AllCaps
-	if err := nested.WriteUIDMap(w, []byte("0 0 1\n")); err != nil {
+	if err := nested.WriteUIDMap(w, w, []byte("0 0 1\n")); err != nil {
 		t.Fatalf("nested WriteUIDMap: %v", err)
 	}
 	// A nested map's lower ids are global: the parent's 0 is 1000.
@@ -212,10 +212,10 @@ func TestNewUserNamespace(t *testing.T) {
 		if ns.Level() != i+1 {
 			t.Fatalf("level %d, want %d", ns.Level(), i+1)
 		}
-		if err := ns.WriteUIDMap(c, []byte("0 0 1")); err != nil {
+		if err := ns.WriteUIDMap(c, c, []byte("0 0 1")); err != nil {
 			t.Fatalf("level %d uid_map: %v", i+1, err)
 		}
-		if err := ns.WriteGIDMap(c, []byte("0 0 1")); err != nil {
+		if err := ns.WriteGIDMap(c, c, []byte("0 0 1")); err != nil {
 			t.Fatalf("level %d gid_map: %v", i+1, err)
 		}
 		c = c.InUserNamespace(ns)
@@ -272,9 +272,9 @@ func TestWriteMapRules(t *testing.T) {
 				var err error
 				switch s.what {
 				case "uid":
-					err = ns.WriteUIDMap(w, []byte(s.data))
+					err = ns.WriteUIDMap(w, w, []byte(s.data))
 				case "gid":
-					err = ns.WriteGIDMap(w, []byte(s.data))
+					err = ns.WriteGIDMap(w, w, []byte(s.data))
 				case "setgroups":
 					err = ns.WriteSetgroups(w, []byte(s.data))
 				}
@@ -287,22 +287,82 @@ func TestWriteMapRules(t *testing.T) {
 	// A stranger, in neither the namespace nor its parent, cannot write.
 	ns := child(t, user(nil, uid, gid))
 	other := child(t, NewRootCredentials())
-	if err := ns.WriteUIDMap(NewRootCredentials().InUserNamespace(other), []byte("0 1000 1")); err != unix.EPERM {
+	stranger := NewRootCredentials().InUserNamespace(other)
+	if err := ns.WriteUIDMap(stranger, stranger, []byte("0 1000 1")); err != unix.EPERM {
 		t.Errorf("stranger: %v, want EPERM", err)
 	}
 	// Nor can a task of the parent without capabilities that is not the owner.
-	if err := ns.WriteUIDMap(user(nil, 2000, 2000), []byte("0 2000 1")); err != unix.EPERM {
+	nonOwner := user(nil, 2000, 2000)
+	if err := ns.WriteUIDMap(nonOwner, nonOwner, []byte("0 2000 1")); err != unix.EPERM {
 		t.Errorf("non-owner: %v, want EPERM", err)
 	}
 	// Root of the parent maps anything the parent maps.
 	ns = child(t, user(nil, uid, gid))
-	if err := ns.WriteUIDMap(NewRootCredentials(), []byte("0 100000 65536")); err != nil {
+	root := NewRootCredentials()
+	if err := ns.WriteUIDMap(root, root, []byte("0 100000 65536")); err != nil {
 		t.Errorf("root writes a range: %v", err)
 	}
 	// The initial namespace's maps are fixed.
 	var init *UserNamespace
-	if err := init.WriteUIDMap(NewRootCredentials(), []byte("0 0 1")); err != unix.EPERM {
+	if err := init.WriteUIDMap(root, root, []byte("0 0 1")); err != unix.EPERM {
 		t.Errorf("initial uid_map: %v, want EPERM", err)
+	}
+}
+
+// TestWriteMapOpener checks that a map file's opener, not only its
+// writer, must be entitled to the map (Linux's map_write checks
+// file->f_cred; CVE-2013-1959 was a privileged writer handed a file an
+// unprivileged process opened).
+func TestWriteMapOpener(t *testing.T) {
+	const uid, gid = 1000, 1000
+	root := NewRootCredentials()
+	for _, tc := range []struct {
+		name string
+		// opener and writer: "root" (root of the parent), "creator" (the
+		// unprivileged creator, in the parent), "inside" (the creator
+		// after unshare, in the namespace), "stranger" (root of a sibling
+		// namespace).
+		opener, writer string
+		what           string // uid, gid, setgroups
+		data           string
+		want           error
+	}{
+		{"root both", "root", "root", "uid", "0 0 1000", nil},
+		{"inside opens, root writes parent's root", "inside", "root", "uid", "0 0 1000", unix.EPERM},
+		{"inside opens, root writes another id", "inside", "root", "uid", "0 1001 1", unix.EPERM},
+		{"inside opens, root writes a range", "inside", "root", "uid", "0 1000 2", unix.EPERM},
+		{"creator opens, root writes a range", "creator", "root", "uid", "0 1000 2", unix.EPERM},
+		{"inside opens, root writes the opener's id", "inside", "root", "uid", "0 1000 1", nil},
+		{"inside opens, root writes a gid before deny", "inside", "root", "gid", "0 1000 1", unix.EPERM},
+		{"root opens, inside writes a range", "root", "inside", "uid", "0 1000 2", unix.EPERM},
+		{"root opens, creator writes a range", "root", "creator", "uid", "0 1000 2", unix.EPERM},
+		{"stranger opens, root writes", "stranger", "root", "uid", "0 1000 1", unix.EPERM},
+		{"root opens setgroups, creator writes", "root", "creator", "setgroups", "deny", nil},
+		{"stranger opens setgroups, root writes", "stranger", "root", "setgroups", "deny", unix.EACCES},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			creator := user(nil, uid, gid)
+			ns := child(t, creator)
+			creds := map[string]*Credentials{
+				"root":     root,
+				"creator":  creator,
+				"inside":   creator.InUserNamespace(ns),
+				"stranger": root.InUserNamespace(child(t, root)),
+			}
+			opener, writer := creds[tc.opener], creds[tc.writer]
+			var err error
+			switch tc.what {
+			case "uid":
+				err = ns.WriteUIDMap(opener, writer, []byte(tc.data))
+			case "gid":
+				err = ns.WriteGIDMap(opener, writer, []byte(tc.data))
+			case "setgroups":
+				err = ns.WriteSetgroups(opener, []byte(tc.data))
+			}
+			if err != tc.want {
+				t.Fatalf("%s %q: %v, want %v", tc.what, tc.data, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -310,13 +370,13 @@ func TestHasCapabilityIn(t *testing.T) {
 	creator := user(nil, 1000, 1000)
 	ns := child(t, creator)
 	inside := creator.InUserNamespace(ns)
-	if err := ns.WriteUIDMap(inside, []byte("0 1000 1")); err != nil {
+	if err := ns.WriteUIDMap(inside, inside, []byte("0 1000 1")); err != nil {
 		t.Fatal(err)
 	}
 	if err := ns.WriteSetgroups(inside, []byte("deny")); err != nil {
 		t.Fatal(err)
 	}
-	if err := ns.WriteGIDMap(inside, []byte("0 1000 1")); err != nil {
+	if err := ns.WriteGIDMap(inside, inside, []byte("0 1000 1")); err != nil {
 		t.Fatal(err)
 	}
 	grand := child(t, inside)
