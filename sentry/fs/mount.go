@@ -196,7 +196,7 @@ func (ns *MountNamespace) Mount(ctx Context, at VirtualDentry, f *Filesystem, fl
 	}
 	treeMu.Lock()
 	defer treeMu.Unlock()
-	return ns.mountLocked(at, f, f.root, flags, nil)
+	return ns.mountLocked(at, f, f.root, flags, nil, MountFlags{})
 }
 
 // BindMount attaches the subtree at src at the position at.
@@ -227,16 +227,17 @@ func checkMountpoint(ctx Context, at VirtualDentry, root *Dentry) error {
 // mountLocked makes a mount of root (in f) with flags on top of the
 // mounts at the position at and propagates it to the receivers of its
 // parent (mountprop.go). src, if not nil, is the mount a bind copies:
-// the new mount joins its peer group and master.
+// the new mount joins its peer group and master and keeps its locked
+// flags; otherwise the new mount's locked flags are locked.
 //
 // Preconditions: treeMu is held; ns.mu is not.
-func (ns *MountNamespace) mountLocked(at VirtualDentry, f *Filesystem, root *Dentry, flags MountFlags, src *Mount) (*Mount, error) {
+func (ns *MountNamespace) mountLocked(at VirtualDentry, f *Filesystem, root *Dentry, flags MountFlags, src *Mount, locked MountFlags) (*Mount, error) {
 	ns.mu.Lock()
 	if ns.dead {
 		ns.mu.Unlock()
 		return nil, unix.EINVAL
 	}
-	m := &Mount{ns: ns, fs: f, root: root, id: ns.ids.mountID(), fsOwner: ns.owner}
+	m := &Mount{ns: ns, fs: f, root: root, id: ns.ids.mountID(), fsOwner: ns.owner, lockedFlags: locked}
 	if src != nil {
 		// A bind copy keeps the flags its source has locked (Linux's
 		// clone_mnt copies MNT_LOCK_*); BindMountRec locks the copies

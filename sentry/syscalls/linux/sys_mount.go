@@ -154,7 +154,9 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, err = ns.Mount(t, target, f, mountFlagsOf(flags))
+	// A new proc in a user namespace's mount namespace must not show
+	// what a mask hides (MountNew: Linux's mount_too_revealing).
+	_, err = ns.MountNew(t, target, f, mountFlagsOf(flags))
 	return 0, err
 }
 
