@@ -58,6 +58,7 @@ var children = map[string]func() error{
 	"limit-bset":     childLimitBoundingSet,
 	"print-caps":     childPrintCaps,
 	"pivot-then-all": childPivotThenAll,
+	"clear-caps":     childClearCaps,
 }
 
 // runChild runs child name and returns its wait status and output.
@@ -175,6 +176,32 @@ func TestDropCapabilities(t *testing.T) {
 // TestInstallSetsNoNewPrivsEverywhere checks that Install, which sets
 // no_new_privs on its own thread only, leaves it set on every thread (the
 // kernel's TSYNC copies it along with the filter).
+// TestClearCapabilities checks that ClearCapabilities leaves every thread
+// with empty effective, permitted, inheritable and ambient sets and that
+// an execve as root afterwards brings none back, as the sandbox process
+// is confined, in its own user namespace and in the caller's.
+func TestClearCapabilities(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		attr *syscall.SysProcAttr
+	}{
+		{"caller's user namespace", &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWUTS}},
+		{"own user namespace", &syscall.SysProcAttr{
+			Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWUTS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, out := runChild(t, "clear-caps", tc.attr)
+			wantExit0(t, ws, out)
+			if !strings.Contains(out, "cleared") {
+				t.Errorf("child output %q lacks its report", out)
+			}
+		})
+	}
+}
+
 func TestInstallSetsNoNewPrivsEverywhere(t *testing.T) {
 	ws, out := runChild(t, "nnp-by-tsync", nil)
 	wantExit0(t, ws, out)
@@ -619,5 +646,72 @@ func childLimitBoundingSet() error {
 	if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, unix.CAP_SYS_TIME, 0, 0, 0); err != nil || in != 1 {
 		return fmt.Errorf("the caller lost CAP_SYS_TIME from its bounding set: %d, %v", in, err)
 	}
+	return nil
+}
+
+// childClearCaps makes an ambient capability first (ClearCapabilities
+// must take it too), clears the capabilities, and checks every thread's
+// sets, that no thread can use one, and that a root execve gains none.
+func childClearCaps() error {
+	stop := startThreads(3)
+	defer stop()
+	prm, err := taskStatusField("CapPrm")
+	if err != nil {
+		return err
+	}
+	all, err := strconv.ParseUint(prm[0], 16, 64)
+	if err != nil {
+		return err
+	}
+	if err := capsetAllThreads(all, all, 1<<unix.CAP_NET_RAW); err != nil {
+		return fmt.Errorf("capset: %w", err)
+	}
+	if err := allThreads(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_RAISE, unix.CAP_NET_RAW, 0, 0, 0); err != nil {
+		return fmt.Errorf("raising an ambient capability: %w", err)
+	}
+	if err := SetNoNewPrivs(); err != nil {
+		return err
+	}
+	if err := ClearCapabilities(); err != nil {
+		return err
+	}
+	for _, field := range []string{"CapEff", "CapPrm", "CapInh", "CapAmb"} {
+		vals, err := taskStatusField(field)
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			if got, err := strconv.ParseUint(v, 16, 64); err != nil || got != 0 {
+				return fmt.Errorf("%s = %s on a thread, want 0", field, v)
+			}
+		}
+	}
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		go func() { errs <- unix.Sethostname([]byte("moat-test")) }()
+	}
+	for i := 0; i < 8; i++ {
+		if err := <-errs; !errors.Is(err, unix.EPERM) {
+			return fmt.Errorf("sethostname after clearing capabilities: %v, want EPERM", err)
+		}
+	}
+	// The securebits are locked: they cannot be cleared again.
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, 0, 0, 0, 0); err == nil {
+		return errors.New("securebits could be cleared after ClearCapabilities")
+	}
+	// Root's execve (uid 0 here) grants nothing: the bounding set is
+	// full, but no_new_privs and SECBIT_NOROOT keep it out.
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=print-caps")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("exec after clearing: %v: %s", err, out)
+	}
+	for _, set := range []string{"CapPrm", "CapEff", "CapInh", "CapAmb"} {
+		if !strings.Contains(string(out), set+":\t0000000000000000\n") {
+			return fmt.Errorf("exec as root after clearing gained capabilities:\n%s", out)
+		}
+	}
+	fmt.Println("cleared")
 	return nil
 }
