@@ -35,8 +35,11 @@ func (t *Task) MemoryForAccess(tid int32) (*mm.MemoryManager, error) {
 // process_vm_readv/writev: a thread of the same process always may;
 // otherwise t's real uid and gid must equal each of target's real,
 // effective and saved ids, or t must hold CAP_SYS_PTRACE, and a
-// non-dumpable target needs CAP_SYS_PTRACE as well. There is no Yama
-// policy in the sandbox.
+// non-dumpable target needs CAP_SYS_PTRACE as well, over the user
+// namespace its address space was made in (at its execve: Linux's
+// mm->user_ns), not the one it is in now, so that unsharing a user
+// namespace does not open a non-dumpable process to the new namespace's
+// owner. There is no Yama policy in the sandbox.
 func ptraceMayAttach(t, target *Task) bool {
 	if t.tg == target.tg {
 		return true
@@ -49,5 +52,5 @@ func ptraceMayAttach(t, target *Task) bool {
 	if !sameIDs && !capable {
 		return false
 	}
-	return target.Dumpable() || capable
+	return target.Dumpable() || c.HasCapabilityIn(unix.CAP_SYS_PTRACE, target.tg.procAttrs.userNS.Load())
 }

@@ -486,6 +486,11 @@ func (p procTask) Dumpable() bool {
 	return true
 }
 
+// MMUserNamespace implements proc.MMUserNSTask.
+func (p procTask) MMUserNamespace() *auth.UserNamespace {
+	return p.tg.procAttrs.userNS.Load()
+}
+
 // TimerSlack implements proc.TimerSlackTask.
 func (p procTask) TimerSlack() uint64 {
 	if t := p.leader(); t != nil {

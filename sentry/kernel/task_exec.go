@@ -351,7 +351,7 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 	c.KeepCaps = false // SECBIT_KEEP_CAPS is cleared by execve
 	t.recomputeCapsForExec(c)
 	t.creds.Store(c)
-	t.tg.procAttrs.resetForExec(c.EffectiveUID != c.RealUID || c.EffectiveGID != c.RealGID)
+	t.tg.procAttrs.resetForExec(c.EffectiveUID != c.RealUID || c.EffectiveGID != c.RealGID, c.UserNamespace)
 	k.mu.Unlock()
 	return nil
 }

@@ -6,12 +6,15 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // This file holds the scheduling attributes Linux keeps per thread (nice,
 // policy and real-time priority, CPU affinity, I/O priority, timer slack,
 // personality, machine-check policy) and the few attributes it keeps per
-// address space, which Moat keeps per process (dumpable, THP disable).
+// address space, which Moat keeps per process (dumpable, the user
+// namespace the address space belongs to, THP disable).
 // The Sentry runs tasks on Go's scheduler: these values are stored and
 // reported, and checked as Linux checks them, but do not change how tasks
 // are scheduled.
@@ -300,6 +303,10 @@ func (t *Task) SetMCEKillPolicy(p int32) {
 type procAttrs struct {
 	// nonDumpable is !PR_GET_DUMPABLE.
 	nonDumpable atomic.Bool
+	// userNS is the user namespace the address space was made in, by
+	// the last execve (nil: the initial one), whose CAP_SYS_PTRACE
+	// reaches a non-dumpable process (Linux's mm->user_ns).
+	userNS atomic.Pointer[auth.UserNamespace]
 	// thpDisable is PR_SET_THP_DISABLE.
 	thpDisable atomic.Bool
 	// oomScoreAdj and oomScoreAdjMin are /proc/[pid]/oom_score_adj and
@@ -310,15 +317,18 @@ type procAttrs struct {
 // inherit copies a parent process's attributes into a forked child's.
 func (a *procAttrs) inherit(p *procAttrs) {
 	a.nonDumpable.Store(p.nonDumpable.Load())
+	a.userNS.Store(p.userNS.Load())
 	a.thpDisable.Store(p.thpDisable.Load())
 	a.oomScoreAdj.Store(p.oomScoreAdj.Load())
 	a.oomScoreAdjMin.Store(p.oomScoreAdjMin.Load())
 }
 
 // resetForExec sets the attributes execve resets: a program is dumpable
-// unless its real and effective ids differ (fs.suid_dumpable is 0).
-func (a *procAttrs) resetForExec(idsDiffer bool) {
+// unless its real and effective ids differ (fs.suid_dumpable is 0), and
+// its address space belongs to the caller's user namespace ns.
+func (a *procAttrs) resetForExec(idsDiffer bool, ns *auth.UserNamespace) {
 	a.nonDumpable.Store(idsDiffer)
+	a.userNS.Store(ns)
 }
 
 // THPDisabled returns PR_GET_THP_DISABLE's value.

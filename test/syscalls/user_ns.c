@@ -13,7 +13,9 @@
  * uid in SIGCHLD's and waitid's siginfo; SysV IPC owners; SO_PEERCRED and
  * SCM_CREDENTIALS; PRIO_USER's uid; a map file is checked against its
  * opener as well as its writer and names the namespace of the moment it
- * was opened (CVE-2013-1959). Results do not depend on the ids the native
+ * was opened (CVE-2013-1959); process_vm_readv's dumpable check is over
+ * the namespace of the target's last exec, whose root owns a
+ * non-dumpable process's /proc files. Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -35,6 +37,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -221,6 +224,7 @@ static void caps_do_not_reach_the_parent(void)
 	USER_CHILD({
 		char host[65];
 		CHILD_CHECK(gethostname(host, sizeof(host)) == 0);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(map_self() == 0);
 		/* The UTS namespace belongs to the parent user namespace. */
@@ -262,6 +266,7 @@ static void clone_newuser_newuts(void)
 static void nested_namespaces(void)
 {
 	USER_CHILD({
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(map_self() == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
@@ -440,6 +445,7 @@ static void setns_into_child_as_owner(void)
 static void chrooted_cannot_unshare(void)
 {
 	USER_CHILD({
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(map_self() == 0);
 		CHILD_CHECK(chroot("/proc") == 0);
@@ -489,6 +495,7 @@ static void child_uid_in_siginfo(void)
 	CHECK_EQ(child_uid_reported(1, &from_sigchld), 1000);
 	CHECK_EQ(from_sigchld, 1000);
 	USER_CHILD({
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(map_self() == 0);
 		int s;
@@ -564,6 +571,7 @@ static void socket_credentials_translated(void)
 		CHILD_CHECK(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0);
 		int on = 1;
 		CHILD_CHECK(setsockopt(sv[1], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) == 0);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(map_self() == 0);
 		/* The peer made the pair as 1000: our root. */
@@ -584,6 +592,7 @@ static void socket_credentials_translated(void)
 static void priority_of_user_ids(void)
 {
 	USER_CHILD({
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(map_self() == 0);
 		/* PRIO_USER names a uid of the namespace: 0 is us, 5 nobody. */
@@ -652,6 +661,7 @@ static void on_mq(int sig, siginfo_t *si, void *uc)
 static void mq_notify_uid_translated(void)
 {
 	USER_CHILD({
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(map_self() == 0);
 		char name[64];
@@ -835,6 +845,126 @@ static void setgroups_checked_at_open(void)
 	CHECK_EXITED(st, 0);
 }
 
+static volatile int vm_secret = 0x5ec2e7;
+
+/* process_vm_readv of a non-dumpable process needs CAP_SYS_PTRACE over
+ * the user namespace its address space was made in (at its exec: Linux's
+ * mm->user_ns), not the one it is in now: after it unshares one, the new
+ * namespace's owner, though it has every capability there, still may
+ * not read it; once dumpable, it may. */
+static void vm_read_checks_exec_time_namespace(void)
+{
+	int go[2], done[2];
+	CHECK_SYS(pipe(go));
+	CHECK_SYS(pipe(done));
+	pid_t p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		close(go[0]);
+		close(done[1]);
+		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
+			    setresuid(1000, 1000, 1000) == 0);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 0) == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(prctl(PR_GET_DUMPABLE) == 0);
+		char c;
+		CHILD_CHECK(write(go[1], "x", 1) == 1);
+		CHILD_CHECK(read(done[0], &c, 1) == 1);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(write(go[1], "x", 1) == 1);
+		CHILD_CHECK(read(done[0], &c, 1) == 1);
+		_exit(0);
+	}
+	close(go[1]);
+	close(done[0]);
+	char c;
+	CHECK_EQ(read(go[0], &c, 1), 1);
+	/* The reader: uid 1000 like the target, the owner of its new
+	 * namespace, without capabilities where the target last exec'd. */
+	AS_USER({
+		int v = 0;
+		struct iovec l = {&v, sizeof(v)}, r = {(void *)&vm_secret, sizeof(v)};
+		CHILD_ERR(process_vm_readv(p, &l, 1, &r, 1, 0), EPERM);
+	});
+	CHECK_EQ(write(done[1], "x", 1), 1);
+	CHECK_EQ(read(go[0], &c, 1), 1);
+	AS_USER({
+		int v = 0;
+		struct iovec l = {&v, sizeof(v)}, r = {(void *)&vm_secret, sizeof(v)};
+		CHILD_CHECK(process_vm_readv(p, &l, 1, &r, 1, 0) == sizeof(v));
+		CHILD_CHECK(v == 0x5ec2e7);
+	});
+	CHECK_EQ(write(done[1], "x", 1), 1);
+	int st;
+	CHECK_SYS(waitpid(p, &st, 0));
+	CHECK_EXITED(st, 0);
+}
+
+/* copy_self copies this program to path with mode 0755 (the cached
+ * binary may be unreadable to other users, which would make an exec of it
+ * non-dumpable and move its address space to the outer namespace). */
+static int copy_self(const char *path)
+{
+	int in = open("/proc/self/exe", O_RDONLY);
+	int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (in < 0 || out < 0)
+		return -1;
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			return -1;
+	close(in);
+	if (fchmod(out, 0755) < 0 || close(out) < 0)
+		return -1;
+	return n == 0 ? 0 : -1;
+}
+
+/* A non-dumpable process's /proc files belong to the root of the user
+ * namespace it last exec'd in (Linux's task_dump_owner uses
+ * mm->user_ns), here 1000 outside: not to the global root. The program
+ * re-executes (a readable copy of) itself with --nondumpable inside the
+ * namespace. */
+static void nondumpable_files_owned_by_namespace_root(void)
+{
+	ENTER();
+	CHECK_SYS(copy_self("exe"));
+	int go[2], done[2];
+	CHECK_SYS(pipe(go));
+	CHECK_SYS(pipe(done));
+	pid_t p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
+			    setresuid(1000, 1000, 1000) == 0);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		CHILD_CHECK(dup2(done[0], 0) == 0 && dup2(go[1], 1) == 1);
+		char *argv[] = {"exe", "--nondumpable", NULL};
+		execv("exe", argv);
+		_exit(MT_CHILD_FAIL);
+	}
+	close(go[1]);
+	close(done[0]);
+	char c;
+	CHECK_EQ(read(go[0], &c, 1), 1);
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/environ", p);
+	CHECK_SYS(stat(path, &st));
+	CHECK_EQ(st.st_uid, 1000);
+	CHECK_EQ(st.st_gid, 1000);
+	snprintf(path, sizeof(path), "/proc/%d/fd", p);
+	CHECK_SYS(stat(path, &st));
+	CHECK_EQ(st.st_uid, 1000);
+	CHECK_EQ(st.st_gid, 1000);
+	CHECK_EQ(write(done[1], "x", 1), 1);
+	int ws;
+	CHECK_SYS(waitpid(p, &ws, 0));
+	CHECK_EXITED(ws, 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -859,6 +989,19 @@ static const struct mt_case cases[] = {
 	MT_CASE(map_opener_needs_privilege_too),
 	MT_CASE(map_file_names_open_time_namespace),
 	MT_CASE(setgroups_checked_at_open),
+	MT_CASE(vm_read_checks_exec_time_namespace),
+	MT_CASE(nondumpable_files_owned_by_namespace_root),
 };
 
-MT_MAIN(cases)
+int main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "--nondumpable") == 0) {
+		/* nondumpable_files_owned_by_namespace_root's process: not
+		 * dumpable, it says so on stdout and waits for a byte. */
+		char c;
+		if (prctl(PR_SET_DUMPABLE, 0) < 0 || write(1, "r", 1) != 1 || read(0, &c, 1) != 1)
+			return 1;
+		return 0;
+	}
+	return mt_main(argc, argv, cases, MT_NCASES(cases));
+}

@@ -114,11 +114,23 @@ type DumpableTask interface {
 	Dumpable() bool
 }
 
+// MMUserNSTask is implemented by processes whose address space belongs
+// to a user namespace (the one of their last execve: Linux's
+// mm->user_ns), whose root owns their files while they are not dumpable.
+type MMUserNSTask interface {
+	MMUserNamespace() *auth.UserNamespace
+}
+
 // owner is who owns a process's files.
 type owner struct {
 	uid      auth.KUID
 	gid      auth.KGID
 	dumpable bool
+	// rootUID and rootGID own the files of a non-dumpable process: the
+	// root of its address space's user namespace, or the global root
+	// where that is unmapped (Linux's task_dump_owner).
+	rootUID auth.KUID
+	rootGID auth.KGID
 }
 
 func ownerOf(t Task) owner {
@@ -127,17 +139,27 @@ func ownerOf(t Task) owner {
 	if d, ok := t.(DumpableTask); ok {
 		o.dumpable = d.Dumpable()
 	}
+	if mt, ok := t.(MMUserNSTask); ok && !o.dumpable {
+		ns := mt.MMUserNamespace()
+		if k, ok := ns.MapToKUID(0); ok {
+			o.rootUID = k
+		}
+		if k, ok := ns.MapToKGID(0); ok {
+			o.rootGID = k
+		}
+	}
 	return o
 }
 
 // attr returns the attributes of a file or directory with permission
-// bits mode: owned by the effective ids, or by root once the process is
+// bits mode: owned by the effective ids, or by root (of the user
+// namespace the process's address space belongs to) once the process is
 // not dumpable, so that its memory and descriptors are not open to its
 // user. World-readable-and-searchable directories keep the effective
 // owner, which tools read by stat (Linux's task_dump_owner).
 func (o owner) attr(mode uint32, dir bool) synth.Attr {
 	if !o.dumpable && !(dir && mode == 0o555) {
-		return synth.Attr{Mode: mode}
+		return synth.Attr{Mode: mode, UID: o.rootUID, GID: o.rootGID}
 	}
 	return synth.Attr{Mode: mode, UID: o.uid, GID: o.gid}
 }
