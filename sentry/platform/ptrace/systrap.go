@@ -41,9 +41,11 @@ package ptrace
 // checks (segments, the alternate stack, the FP state pointer). A hostile
 // application can at worst break or kill its own stub process.
 //
-// Faults are fixed through a traced helper thread each context gets in
-// its address space at its first fault (that first one goes through the
-// master), so MapFile for a fault costs what it does in ptrace mode.
+// Faults are fixed through the master at first, then through a traced
+// helper thread a context makes in its address space at its helperAfter-th
+// fault, so that MapFile for a fault costs what it does in ptrace mode
+// without a process that faults a few times only (a fork that exits or
+// execs) paying for the helper.
 
 import (
 	"errors"
@@ -73,7 +75,8 @@ const (
 )
 
 // Spin bounds, in PAUSE instructions (about 30 ns each here), before a
-// side futex-waits. A handoff by spinning costs about a microsecond when
+// side futex-waits. (Besides, the handler never spins on a system call
+// the Sentry found to block: commNoSpin.) A handoff by spinning costs about a microsecond when
 // the two sides run on different CPUs, one by futex several (two context
 // switches); but spinning only pays when a CPU is free for each side, and
 // on a busy machine it burns the time the other side needs. So each worker
@@ -82,7 +85,8 @@ const (
 // then a window sleeping at once (spinShort), following the Sentry
 // thread's CPU as ptrace's threads do (worker.follow), and keeps the faster
 // for the next spinRun handoffs, twice as many each time the same mode wins
-// again (up to spinRunMax), then measures again.
+// again (up to spinRunMax), then measures again. A new worker starts
+// with the choice the last measurement made (worker.seed).
 var (
 	spinLong   = 500
 	spinShort  = 50
@@ -103,7 +107,26 @@ type systrap struct {
 	mu    sync.Mutex
 	freed []int
 	next  int
+
+	// mode is how the last worker to measure chose to wait (modeSpin,
+	// modeSleep; modeSleep before any did): a new worker starts with it
+	// rather than measuring first (worker.seed).
+	mode atomic.Int32
+	// noSpin is what workers learnt of each system call: 1 when serving
+	// it usually outlasts the worker's spin (commNoSpin). A new worker
+	// starts from it.
+	noSpin [noSpinCalls]atomic.Uint32
 }
+
+// Values of systrap.mode.
+const (
+	modeSpin  = 1
+	modeSleep = 2
+)
+
+// noSpinAfter is how long the Sentry may take over a system call before
+// the call counts as one that blocks: about spinLong PAUSEs.
+var noSpinAfter = 15 * time.Microsecond
 
 // NewSystrap creates the platform in systrap mode. Like New, it must be
 // called before the Sentry's seccomp filter is installed.
@@ -127,6 +150,12 @@ func NewSystrap(memfd int) (*Platform, error) {
 		return nil, fmt.Errorf("mapping the systrap regions file: %w", err)
 	}
 	sys := &systrap{fd: fd, mem: mem}
+	// Until a worker has measured, workers sleep and follow their
+	// Sentry thread, as ptrace's threads do: a short-lived process
+	// never gains from spinning, and spinning where the other CPU is
+	// busy costs it a migration and a wait for that CPU at every
+	// handoff.
+	sys.mode.Store(modeSleep)
 	if err := unix.SchedGetaffinity(0, &sys.cpus); err != nil {
 		unix.Munmap(mem)
 		unix.Close(fd)
@@ -191,6 +220,17 @@ type worker struct {
 	frame frameRef
 	// info is the last trap's signal information.
 	info platform.SignalInfo
+	// fresh is set until a context first takes the worker (seed).
+	fresh bool
+	// lastNr is the system call of the last trap, or -1; trapAt is when
+	// the trap reached the Sentry, so that the next Switch knows how long
+	// serving it took (learn).
+	lastNr int32
+	trapAt time.Time
+	// blocks counts, per system call number, how it was served lately:
+	// up for slow (it blocked), down for fast; the handler sleeps at once
+	// on those above 0 (commNoSpin).
+	blocks [noSpinCalls]int8
 }
 
 // frameRef locates a signal frame in a slot, by offsets checked to lie in
@@ -245,7 +285,7 @@ func (s *systrap) makeWorker(as *addressSpace) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &worker{as: as, region: r, comm: s.comm(r), fsBase: ^uint64(0), gsBase: ^uint64(0), cpu: -1}
+	w := &worker{as: as, region: r, comm: s.comm(r), fsBase: ^uint64(0), gsBase: ^uint64(0), cpu: -1, fresh: true, lastNr: -1}
 	s.resetRegion(r)
 	w.startPhase(phaseProbeSpin, spinFixed != "sleep")
 	w.phaseStart = time.Time{} // from the first handoff (adapt)
@@ -292,6 +332,58 @@ func (s *systrap) makeWorker(as *addressSpace) (*worker, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// seed starts a worker no context used yet from what the platform's other
+// workers learnt: how to wait (the last measurement's choice, kept for
+// spinRun handoffs before the worker measures for itself) and which system
+// calls block. A short-lived process (a fork that execs or exits) thus
+// never spends its few handoffs measuring.
+func (w *worker) seed(s *systrap) {
+	w.fresh = false
+	for nr := range w.blocks {
+		if s.noSpin[nr].Load() != 0 {
+			w.blocks[nr] = 1
+			w.comm.setNoSpin(nr, true)
+		}
+	}
+	if spinFixed != "" {
+		return
+	}
+	switch s.mode.Load() {
+	case modeSpin:
+		w.run = spinRun
+		w.startPhase(phaseRun, true)
+	case modeSleep:
+		w.run = spinRun
+		w.startPhase(phaseRun, false)
+	}
+}
+
+// learn notes that the Sentry took d to serve the last trap's system call
+// and tells the handler whether to spin on that call next time.
+func (w *worker) learn(s *systrap, d time.Duration) {
+	nr := w.lastNr
+	w.lastNr = -1
+	if nr < 0 || spinFixed != "" {
+		return
+	}
+	b := w.blocks[nr]
+	was := b > 0
+	if d > noSpinAfter {
+		b = min(b+1, 2)
+	} else {
+		b = max(b-1, -2)
+	}
+	w.blocks[nr] = b
+	if now := b > 0; now != was {
+		w.comm.setNoSpin(int(nr), now)
+		var v uint32
+		if now {
+			v = 1
+		}
+		s.noSpin[nr].Store(v)
+	}
 }
 
 // follow binds the worker to the CPU the calling thread runs on, as
@@ -380,6 +472,11 @@ func (w *worker) adapt() {
 		}
 		sleepCost := time.Since(w.phaseStart)
 		spin := w.spinCost < sleepCost
+		mode := int32(modeSleep)
+		if spin {
+			mode = modeSpin
+		}
+		w.as.p.sys.mode.Store(mode)
 		if spin == w.spinning && w.run > 0 {
 			w.run = min(2*w.run, spinRunMax)
 		} else {
@@ -421,8 +518,17 @@ func (w *worker) kill() {
 	unix.Kill(int(w.as.pid), unix.SIGKILL)
 }
 
-// release makes the worker exit and frees its region.
+// release makes the worker exit and frees its region. A worker of a
+// released address space dies with its stub process (Release kills it):
+// its region waits for the reaping, and nobody waits for the worker.
 func (w *worker) release() {
+	w.as.mu.Lock()
+	dead := w.as.dead
+	w.as.mu.Unlock()
+	if dead {
+		w.as.retireRegion(w.region, false)
+		return
+	}
 	if w.comm.swapState(stateExit) != stateDead {
 		w.comm.wake()
 		if w.await(stateExit, 2*time.Second) != stateDead {
@@ -495,6 +601,8 @@ type trapContext struct {
 	// fault then runs in it (addressSpace.current) rather than through
 	// the master, which halves the cost of a fault.
 	helper *thread
+	// faults counts the faults in as before the helper was made.
+	faults int
 	// locked is set once the goroutine is locked to its OS thread: the
 	// worker follows that thread's CPU (worker.follow), so the thread
 	// should stay the same.
@@ -518,12 +626,16 @@ func (c *trapContext) workerFor(as *addressSpace) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w.fresh {
+		w.seed(c.p.sys)
+	}
 	c.as, c.w = as, w
 	c.live.Store(w)
 	return w, nil
 }
 
 func (c *trapContext) dropHelper() {
+	c.faults = 0
 	if c.helper != nil {
 		c.as.dropThread(c.helper)
 		c.helper = nil
@@ -552,6 +664,9 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 		return platform.SwitchInterrupted, nil, nil
 	}
 	s := c.p.sys
+	if w.lastNr >= 0 {
+		w.learn(s, time.Since(w.trapAt))
+	}
 	if err := w.putRegs(s, regs); err != nil {
 		return 0, nil, err
 	}
@@ -591,13 +706,21 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 	case sig == unix.SIGSYS && info.Code == sysSeccomp:
 		regs.Orig_rax = regs.Rax
 		regs.Rax = ^uint64(unix.ENOSYS) + 1
+		if regs.Orig_rax < noSpinCalls {
+			w.lastNr = int32(regs.Orig_rax)
+			w.trapAt = time.Now()
+		}
 		return platform.SwitchSyscall, nil, nil
 	case sig == unix.SIGSEGV, sig == unix.SIGBUS, sig == unix.SIGFPE, sig == unix.SIGILL, sig == unix.SIGTRAP:
 		regs.Orig_rax = ^uint64(0)
 		fault := *info
 		if c.helper == nil {
-			// Without one, faults are fixed through the master.
-			c.helper, _ = as.newThread()
+			// Without one, faults are fixed through the master: a
+			// process that faults only a few times (a fork that
+			// exits or execs at once) is spared making one.
+			if c.faults++; c.faults >= helperAfter {
+				c.helper, _ = as.newThread()
+			}
 		}
 		if c.helper != nil {
 			// The fix is injected from this thread's CPU.
@@ -610,6 +733,11 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 		return platform.SwitchInterrupted, nil, nil
 	}
 }
+
+// helperAfter is the fault of a context in an address space at which it
+// makes its helper: one costs about as much to make and end as a few
+// faults fixed through the master.
+var helperAfter = 2
 
 // unanswered is how long an interrupted worker may run on before the
 // Sentry gives up on it and kills its stub process: a worker answers the

@@ -25,8 +25,9 @@ import (
 //	trapRestorer: rt_sigreturn
 //
 // Registers in the handler: rbx is the region (rsp rounded down to the
-// region size, as the alternate stack lies in the region); nothing else is
-// kept, since rt_sigreturn restores every register from the frame.
+// region size, as the alternate stack lies in the region), r13d how long
+// to spin before sleeping; nothing else is kept, since rt_sigreturn
+// restores every register from the frame.
 const (
 	stubWorkerOff = 0x400
 )
@@ -50,6 +51,13 @@ const (
 	commSpin          = 0x34
 	commGSBase        = 0x38
 	commAltstack      = 0x40
+	// commNoSpin is a byte per system call number below noSpinCalls:
+	// non-zero when the Sentry found that serving that call usually
+	// takes longer than the worker's spin (it blocks: a read of an
+	// empty pipe, a wait), so the handler sleeps at once on it instead
+	// of burning a CPU the peer it waits for may need.
+	commNoSpin  = 0x800
+	noSpinCalls = 512
 )
 
 // Values of the state word.
@@ -140,6 +148,24 @@ func emitSystrap(a *asm) error {
 	a.emit(0x89, 0x7b, commSigno)                    // mov [rbx+commSigno], edi
 	a.emit(0x48, 0x89, 0x73, commInfo)               // mov [rbx+commInfo], rsi
 	a.emit(0x48, 0x89, 0x53, commUcontext)           // mov [rbx+commUcontext], rdx
+	// r13d = how long to spin: commSpin, or 0 for a system call the
+	// Sentry marked in commNoSpin.
+	a.emit(0x44, 0x8b, 0x6b, commSpin)    // mov r13d, [rbx+commSpin]
+	a.emit(0x83, 0xff, byte(unix.SIGSYS)) // cmp edi, SIGSYS
+	a.emit(0x75)                          // jne trap_publish
+	a.rel("trap_publish", 1, 0)
+	a.emit(0x8b, 0x46, 24) // mov eax, [rsi+24] (si_syscall)
+	a.emit(0x3d)           // cmp eax, noSpinCalls
+	a.imm32(noSpinCalls)
+	a.emit(0x73) // jae trap_publish
+	a.rel("trap_publish", 1, 0)
+	a.emit(0x80, 0xbc, 0x03) // cmp byte [rbx+rax+commNoSpin], 0
+	a.imm32(commNoSpin)
+	a.emit(0x00)
+	a.emit(0x74) // je trap_publish
+	a.rel("trap_publish", 1, 0)
+	a.emit(0x45, 0x31, 0xed) // xor r13d, r13d
+	a.label("trap_publish")
 	a.movEAX(stateTrapped)
 	a.emit(0x87, 0x03)                         // xchg [rbx], eax (a full barrier)
 	a.emit(0x83, 0x7b, commSentryWaiting, 0x0) // cmp dword [rbx+commSentryWaiting], 0
@@ -153,7 +179,7 @@ func emitSystrap(a *asm) error {
 	a.syscallInsn()
 	a.label("trap_futex_wake")
 	a.label("trap_spin")
-	a.emit(0x8b, 0x4b, commSpin) // mov ecx, [rbx+commSpin]
+	a.emit(0x44, 0x89, 0xe9) // mov ecx, r13d
 	a.label("trap_spinloop")
 	a.emit(0x8b, 0x03)               // mov eax, [rbx]
 	a.emit(0x83, 0xf8, stateTrapped) // cmp eax, stateTrapped

@@ -64,6 +64,15 @@ func (s *systrap) resetRegion(r int) {
 	atomic.StoreUint32(&c.state, stateRunning)
 }
 
+// setNoSpin sets the handler's commNoSpin byte of system call nr.
+func (c *commPage) setNoSpin(nr int, on bool) {
+	var v byte
+	if on {
+		v = 1
+	}
+	(*[noSpinCalls]byte)(unsafe.Add(unsafe.Pointer(c), commNoSpin))[nr] = v
+}
+
 func (c *commPage) loadState() uint32         { return atomic.LoadUint32(&c.state) }
 func (c *commPage) swapState(v uint32) uint32 { return atomic.SwapUint32(&c.state, v) }
 func (c *commPage) loadSigno() int32          { return int32(atomic.LoadUint32(&c.signo)) }

@@ -1,0 +1,100 @@
+package ptrace
+
+import (
+	"testing"
+	"time"
+
+	"github.com/moat-sandbox/moat/sentry/platform"
+)
+
+// noSpinByte reads the handler's commNoSpin byte of nr in w's region.
+func noSpinByte(s *systrap, w *worker, nr int) byte {
+	return s.slot(w.region)[commNoSpin+nr]
+}
+
+// TestSystrapNoSpinLearnt checks that the Sentry marks a system call it
+// serves slowly (it blocked) so that the handler sleeps at once on it,
+// unmarks it once it is served fast again, that the trap still works
+// either way, and that a new worker starts from what was learnt.
+func TestSystrapNoSpinLearnt(t *testing.T) {
+	// loop: mov eax, 39; syscall; jmp loop
+	code := []byte{0xb8, 39, 0, 0, 0, 0x0f, 0x05, 0xeb, 0xf7}
+	// Fast and slow far apart, for a loaded machine and -race.
+	old := noSpinAfter
+	noSpinAfter = 5 * time.Millisecond
+	defer func() { noSpinAfter = old }()
+	const slow = 20 * time.Millisecond
+	p, _ := newSystrapPlatform(t, code)
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	pc := p.NewContext()
+	defer pc.Release()
+	c := pc.(*trapContext)
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	step := func(serve time.Duration) {
+		t.Helper()
+		r, _, err := c.Switch(as, &regs)
+		if err != nil || r != platform.SwitchSyscall || regs.Orig_rax != 39 {
+			t.Fatalf("got %v %v, syscall %d, want getpid", r, err, regs.Orig_rax)
+		}
+		time.Sleep(serve)
+	}
+	for i := 0; i < 5; i++ {
+		step(0)
+	}
+	if b := noSpinByte(p.sys, c.w, 39); b != 0 {
+		t.Fatalf("getpid served at once is marked as blocking (%d)", b)
+	}
+	for i := 0; i < 4; i++ {
+		step(slow)
+	}
+	step(0) // learns from the last slow one
+	if b := noSpinByte(p.sys, c.w, 39); b != 1 || p.sys.noSpin[39].Load() != 1 {
+		t.Fatalf("getpid served slowly is not marked as blocking (region %d, platform %d)", b, p.sys.noSpin[39].Load())
+	}
+
+	// A worker made now, in another address space, starts marked.
+	as2 := newSystrapAS(t, p)
+	defer as2.Release()
+	pc2 := p.NewContext()
+	defer pc2.Release()
+	c2 := pc2.(*trapContext)
+	regs2 := InitialRegisters()
+	regs2.Rip = 0x100000
+	if r, _, err := c2.Switch(as2, &regs2); err != nil || r != platform.SwitchSyscall || regs2.Orig_rax != 39 {
+		t.Fatalf("new worker: got %v %v, syscall %d", r, err, regs2.Orig_rax)
+	}
+	if b := noSpinByte(p.sys, c2.w, 39); b != 1 {
+		t.Errorf("a new worker does not start from what was learnt (%d)", b)
+	}
+
+	for i := 0; i < 6; i++ {
+		step(0)
+	}
+	if b := noSpinByte(p.sys, c.w, 39); b != 0 || p.sys.noSpin[39].Load() != 0 {
+		t.Fatalf("getpid served fast again is still marked (region %d, platform %d)", b, p.sys.noSpin[39].Load())
+	}
+}
+
+// TestSystrapSeedMode checks that a new worker starts with the way of
+// waiting other workers chose, rather than measuring from scratch.
+func TestSystrapSeedMode(t *testing.T) {
+	p, _ := newSystrapPlatform(t, []byte{0xb8, 39, 0, 0, 0, 0x0f, 0x05, 0xeb, 0xf7})
+	for _, mode := range []int32{modeSleep, modeSpin} {
+		p.sys.mode.Store(mode)
+		as := newSystrapAS(t, p)
+		pc := p.NewContext()
+		c := pc.(*trapContext)
+		regs := InitialRegisters()
+		regs.Rip = 0x100000
+		if _, _, err := c.Switch(as, &regs); err != nil {
+			t.Fatal(err)
+		}
+		if c.w.phase != phaseRun || c.w.spinning != (mode == modeSpin) {
+			t.Errorf("mode %d: new worker in phase %d, spinning %v", mode, c.w.phase, c.w.spinning)
+		}
+		pc.Release()
+		as.Release()
+	}
+}
