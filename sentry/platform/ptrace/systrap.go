@@ -41,11 +41,10 @@ package ptrace
 // checks (segments, the alternate stack, the FP state pointer). A hostile
 // application can at worst break or kill its own stub process.
 //
-// Faults are fixed through the master at first, then through a traced
-// helper thread a context makes in its address space at its helperAfter-th
-// fault, so that MapFile for a fault costs what it does in ptrace mode
-// without a process that faults a few times only (a fork that exits or
-// execs) paying for the helper.
+// Faults are fixed through a traced helper thread a context makes in its
+// address space at its helperAfter-th fault (the earlier ones go through
+// the master), so that MapFile for a fault costs what it does in ptrace
+// mode.
 
 import (
 	"errors"
@@ -735,9 +734,12 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 }
 
 // helperAfter is the fault of a context in an address space at which it
-// makes its helper: one costs about as much to make and end as a few
-// faults fixed through the master.
-var helperAfter = 2
+// makes its helper, the earlier ones being fixed through the master. A
+// helper costs about two faults fixed through the master to make and end
+// (BenchmarkSystrapLifecycleHelper), and even a fork that exits at once
+// faults five times (its stack, libc's data), /bin/true eleven: so at the
+// first.
+var helperAfter = 1
 
 // unanswered is how long an interrupted worker may run on before the
 // Sentry gives up on it and kills its stub process: a worker answers the
