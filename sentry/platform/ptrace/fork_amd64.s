@@ -79,3 +79,9 @@ die:
 	MOVQ $111, DI
 	SYSCALL
 	JMP die
+
+// func rawForkStubPC() uintptr
+TEXT ·rawForkStubPC(SB),NOSPLIT,$0-8
+	LEAQ ·rawForkStub(SB), AX
+	MOVQ AX, ret+0(FP)
+	RET
