@@ -14,13 +14,19 @@ const maxPasswdSize = 1 << 20
 
 // homeDir returns the home directory /etc/passwd under root gives uid, or
 // "/" when the file or the entry is missing, as runc sets HOME for a
-// process whose environment has none.
+// process whose environment has none. The file is opened O_NONBLOCK and
+// read only if it is a regular file: a FIFO there (the Sentry serves
+// named pipes itself) must not hang the boot waiting for a writer, and a
+// device must not feed it, as warmInit's opens.
 func homeDir(ctx fs.Context, root fs.VirtualDentry, uid uint32) string {
-	f, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/etc/passwd"}, fs.OpenOptions{Flags: unix.O_RDONLY})
+	f, err := fs.Open(ctx, fs.Lookup{Root: root, Start: root, Path: "/etc/passwd", FollowFinal: true}, fs.OpenOptions{Flags: unix.O_RDONLY | unix.O_NONBLOCK})
 	if err != nil {
 		return "/"
 	}
 	defer f.DecRef()
+	if st, err := f.Stat(ctx); err != nil || st.Type() != unix.S_IFREG {
+		return "/"
+	}
 	var data []byte
 	buf := make([]byte, 64<<10)
 	for len(data) < maxPasswdSize {

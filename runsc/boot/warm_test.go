@@ -11,10 +11,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	gofersrv "github.com/moat-sandbox/moat/gofer"
-	"github.com/moat-sandbox/moat/gofer/proto"
-	"github.com/moat-sandbox/moat/sentry/fs"
-	"github.com/moat-sandbox/moat/sentry/fs/gofer"
 	"github.com/moat-sandbox/moat/sentry/kernel"
 )
 
@@ -61,33 +57,7 @@ func TestWarmInit(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gofersrv.NewServer("/", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		srv.ServeConn(fds[1])
-		close(done)
-	}()
-	client, err := proto.NewClient(fds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		client.Shutdown()
-		<-done
-		srv.Close()
-	}()
-	rootFS, err := gofer.New(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := fs.NewMountNamespace(rootFS, fs.MountFlags{}).Root()
+	root := goferRoot(t, "/")
 	// A FIFO as the command, or as a script's interpreter: opening it must
 	// not wait for a writer (the Sentry serves named pipes itself).
 	dir := t.TempDir()
@@ -104,12 +74,17 @@ func TestWarmInit(t *testing.T) {
 		cfg  Config
 		want []string // files kept open afterwards
 		not  []string
+		// nothing: no file is opened for reading at all.
+		nothing bool
 	}{
-		{"HOME given", Config{Argv: []string{"/bin/true"}, Env: []string{"HOME=/x"}}, []string{exe, interp}, []string{"/etc/passwd"}},
-		{"path lookup and HOME", Config{Argv: []string{"true"}, Env: []string{"PATH=/bin"}}, []string{exe, interp, "/etc/passwd"}, nil},
-		{"missing command", Config{Argv: []string{"/nonexistent"}, Env: []string{"HOME=/x"}}, nil, nil},
-		{"FIFO command", Config{Argv: []string{fifo}, Env: []string{"HOME=/x"}}, nil, nil},
-		{"FIFO interpreter", Config{Argv: []string{script}, Env: []string{"HOME=/x"}}, nil, nil},
+		// First, while nothing is kept open: a command that is not
+		// there opens nothing.
+		{"missing command", Config{Argv: []string{"/nonexistent"}, Env: []string{"HOME=/x"}}, nil, nil, true},
+		{"missing command on the path", Config{Argv: []string{"nonexistent"}, Env: []string{"PATH=/bin:/usr/bin", "HOME=/x"}}, nil, nil, true},
+		{"HOME given", Config{Argv: []string{"/bin/true"}, Env: []string{"HOME=/x"}}, []string{exe, interp}, []string{"/etc/passwd"}, false},
+		{"path lookup and HOME", Config{Argv: []string{"true"}, Env: []string{"PATH=/bin"}}, []string{exe, interp, "/etc/passwd"}, nil, false},
+		{"FIFO command", Config{Argv: []string{fifo}, Env: []string{"HOME=/x"}}, nil, []string{fifo}, false},
+		{"FIFO interpreter", Config{Argv: []string{script}, Env: []string{"HOME=/x"}}, []string{script}, []string{fifo}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,6 +109,13 @@ func TestWarmInit(t *testing.T) {
 			for _, p := range tt.not {
 				if after[p] > before[p] {
 					t.Errorf("%s opened", p)
+				}
+			}
+			if tt.nothing {
+				for p, n := range after {
+					if n > before[p] {
+						t.Errorf("%s opened", p)
+					}
 				}
 			}
 		})

@@ -23,6 +23,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+func init() {
+	// The main goroutine keeps the main thread: a goroutine that ends
+	// locked to a thread (children's) ends the thread, but would wedge
+	// the main thread instead, in whatever namespace it had joined
+	// (TestDoSharedNetNS looks for threads left in one).
+	runtime.LockOSThread()
+}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(jobControlEnv) != "" {
 		os.Unsetenv(jobControlEnv)
@@ -239,21 +247,94 @@ func TestDoNamespaces(t *testing.T) {
 	}
 }
 
+// threadsInNetNS lists the threads of this process whose network
+// namespace is ns (as /proc/[tid]/ns/net reads). Threads that end while
+// being read are left out.
+func threadsInNetNS(ns string) []string {
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return []string{"/proc/self/task: " + err.Error()}
+	}
+	var out []string
+	for _, e := range ents {
+		if got, err := os.Readlink("/proc/self/task/" + e.Name() + "/ns/net"); err == nil && got == ns {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// awaitNoThreadInNetNS waits (up to 10 s: the threads Do moved there
+// move back, or end, just after Do returns) until no thread of this
+// process is in network namespace ns, and returns those still there.
+func awaitNoThreadInNetNS(ns string) []string {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		in := threadsInNetNS(ns)
+		if len(in) == 0 || time.Now().After(deadline) {
+			return in
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestDoSharedNetNS checks that the sandbox and the gofer share one new
-// network namespace (children), with and without a user namespace
-// for the sandbox.
+// network namespace (children), with and without a user namespace for
+// the sandbox, and that afterwards no thread of the caller is left in it
+// (an unlocked thread there would run any goroutine in the wrong
+// namespace; the main thread, which a goroutine ending locked would
+// wedge rather than end, is kept by init).
 func TestDoSharedNetNS(t *testing.T) {
 	t.Setenv("MOAT_FAKE_GOFER", "netns")
+	skipUnlessConfinable(t)
+	// The check sees a thread in another namespace, and not once it has
+	// moved back.
+	moved := make(chan string)
+	release := make(chan struct{})
+	back := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			moved <- ""
+			return // the thread ends with the goroutine
+		}
+		defer unix.Close(orig)
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			moved <- ""
+			return
+		}
+		ns, _ := os.Readlink("/proc/thread-self/ns/net")
+		moved <- fmt.Sprint(unix.Gettid()) + " " + ns
+		<-release
+		err = unix.Setns(orig, unix.CLONE_NEWNET)
+		if err == nil {
+			runtime.UnlockOSThread()
+		}
+		back <- err
+	}()
+	tidNS := <-moved
+	if tidNS == "" {
+		t.Fatal("unshare(CLONE_NEWNET) failed")
+	}
+	tid, ns, _ := strings.Cut(tidNS, " ")
+	in := threadsInNetNS(ns)
+	close(release)
+	if err := <-back; err != nil {
+		t.Fatalf("setns back: %v", err)
+	}
+	if len(in) != 1 || in[0] != tid {
+		t.Fatalf("threads in %s: %v, want %s alone", ns, in, tid)
+	}
+	if in := threadsInNetNS(ns); len(in) != 0 {
+		t.Fatalf("threads in %s after the thread moved back: %v", ns, in)
+	}
+	own, err := os.Readlink("/proc/thread-self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, userns := range []bool{true, false} {
 		t.Run(fmt.Sprintf("userns=%v", userns), func(t *testing.T) {
-			// The caller's own thread (another thread may have been
-			// left in an earlier run's namespace: see children).
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			own, err := os.Readlink("/proc/thread-self/ns/net")
-			if err != nil {
-				t.Fatal(err)
-			}
 			status, stdout, stderr, err := run(t, context.Background(), Options{Argv: []string{"whoami", "attach"}, NoUserNS: !userns})
 			if err != nil || status != 0 {
 				t.Fatalf("status %d, err %v; stderr:\n%s", status, err, stderr)
@@ -263,10 +344,10 @@ func TestDoSharedNetNS(t *testing.T) {
 			_, goferNS, _ := strings.Cut(stderr, "gofer net=")
 			goferNS, _, _ = strings.Cut(goferNS, "\n")
 			if sandboxNS == "" || sandboxNS == own || goferNS != sandboxNS {
-				t.Errorf("sandbox in %q, gofer in %q, runsc in %q: want one new namespace for both\nstdout: %s\nstderr: %s", sandboxNS, goferNS, own, stdout, stderr)
+				t.Fatalf("sandbox in %q, gofer in %q, runsc in %q: want one new namespace for both\nstdout: %s\nstderr: %s", sandboxNS, goferNS, own, stdout, stderr)
 			}
-			if now, _ := os.Readlink("/proc/thread-self/ns/net"); now != own {
-				t.Errorf("Do's caller is left in network namespace %s, not %s", now, own)
+			if in := awaitNoThreadInNetNS(sandboxNS); len(in) != 0 {
+				t.Errorf("threads of Do's caller left in the sandbox's network namespace %s: %v", sandboxNS, in)
 			}
 		})
 	}
