@@ -189,19 +189,26 @@ func Load(cfg Config) (*Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	var plat *ptrace.Platform
-	switch cfg.Platform {
-	case "", "ptrace":
-		plat, err = ptrace.New(mf.FD())
-	case "systrap":
-		plat, err = ptrace.NewSystrap(mf.FD())
-	default:
-		err = fmt.Errorf("unknown platform %q", cfg.Platform)
+	// The platform (its template stub, forked, and the first address
+	// space) is made while the root is mounted: the one mostly waits on
+	// the kernel, the other on the gofer.
+	type platResult struct {
+		plat *ptrace.Platform
+		err  error
 	}
-	if err != nil {
-		return nil, err
-	}
-	phase("platform")
+	platc := make(chan platResult, 1)
+	go func() {
+		var r platResult
+		switch cfg.Platform {
+		case "", "ptrace":
+			r.plat, r.err = ptrace.New(mf.FD())
+		case "systrap":
+			r.plat, r.err = ptrace.NewSystrap(mf.FD())
+		default:
+			r.err = fmt.Errorf("unknown platform %q", cfg.Platform)
+		}
+		platc <- r
+	}()
 	client, err := proto.NewClient(cfg.GoferFD)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the gofer: %w", err)
@@ -229,6 +236,12 @@ func Load(cfg Config) (*Sandbox, error) {
 	if cfg.Strace {
 		strace = &logWriter{log: log}
 	}
+	pr := <-platc
+	if pr.err != nil {
+		return nil, pr.err
+	}
+	plat := pr.plat
+	phase("platform")
 	k, err := kernel.New(kernel.Config{
 		Platform: plat,
 		MemFile:  mf,
