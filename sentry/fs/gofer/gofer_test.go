@@ -9,8 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	gofersrv "github.com/moat-sandbox/moat/gofer"
-	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/gofer/gofertest"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
 )
@@ -26,28 +25,7 @@ func serve(t *testing.T, dir string) fs.VirtualDentry {
 // tree.
 func serveTree(t *testing.T, dir string, writable bool) fs.VirtualDentry {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gofersrv.NewServer(dir, !writable)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		srv.ServeConn(fds[1])
-		close(done)
-	}()
-	client, err := proto.NewClient(fds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		client.Shutdown()
-		<-done
-		srv.Close()
-	})
+	client := gofertest.ServeDir(t, dir, !writable)
 	newFS := New
 	if writable {
 		newFS = NewWritable

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	gofersrv "github.com/moat-sandbox/moat/gofer"
-	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/gofer/gofertest"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
 )
@@ -32,28 +32,11 @@ func TestNewMount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv, err := gofersrv.NewServerMounts([]gofersrv.Mount{{Path: rootDir, ReadOnly: true}, {Path: hosts}, {Path: vol, ReadOnly: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		srv.ServeConn(fds[1])
-		close(done)
-	}()
-	client, err := proto.NewClient(fds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		client.Shutdown()
-		<-done
-		srv.Close()
-	})
+	client := gofertest.Serve(t, srv)
 	rootFS, err := New(client)
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	gofersrv "github.com/moat-sandbox/moat/gofer"
-	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/gofer/gofertest"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
 	"github.com/moat-sandbox/moat/sentry/socket"
@@ -29,31 +29,15 @@ func (c sockCtx) FSContext() *fs.FSContext { return c.fsc }
 // bind) and the file system allowing h, and returns a task rooted there.
 func serveUDS(t *testing.T, dir string, connect, bind bool, h HostUDS) sockCtx {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv, err := gofersrv.NewServer(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.AllowHostUDSOps(connect, bind); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		srv.ServeConn(fds[1])
-		close(done)
-	}()
-	client, err := proto.NewClient(fds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		client.Shutdown()
-		<-done
 		srv.Close()
-	})
+		t.Fatal(err)
+	}
+	client := gofertest.Serve(t, srv)
 	f, err := NewWritable(client)
 	if err != nil {
 		t.Fatal(err)

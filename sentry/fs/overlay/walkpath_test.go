@@ -7,8 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	gofersrv "github.com/moat-sandbox/moat/gofer"
-	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/gofer/gofertest"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/fstest"
 	"github.com/moat-sandbox/moat/sentry/fs/gofer"
@@ -21,28 +20,7 @@ import (
 // system, whose directories look up runs of names at once.
 func goferLower(t *testing.T, dir string) *fs.Filesystem {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := gofersrv.NewServer(dir, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		srv.ServeConn(fds[1])
-		close(done)
-	}()
-	client, err := proto.NewClient(fds[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		client.Shutdown()
-		<-done
-		srv.Close()
-	})
+	client := gofertest.ServeDir(t, dir, true)
 	f, err := gofer.New(client)
 	if err != nil {
 		t.Fatal(err)
