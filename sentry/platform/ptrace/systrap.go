@@ -111,10 +111,6 @@ type systrap struct {
 	// modeSleep; modeSleep before any did): a new worker starts with it
 	// rather than measuring first (worker.seed).
 	mode atomic.Int32
-	// noSpin is what workers learnt of each system call: 1 when serving
-	// it usually outlasts the worker's spin (commNoSpin). A new worker
-	// starts from it.
-	noSpin [noSpinCalls]atomic.Uint32
 }
 
 // Values of systrap.mode.
@@ -333,19 +329,14 @@ func (s *systrap) makeWorker(as *addressSpace) (*worker, error) {
 	return w, nil
 }
 
-// seed starts a worker no context used yet from what the platform's other
-// workers learnt: how to wait (the last measurement's choice, kept for
-// spinRun handoffs before the worker measures for itself) and which system
-// calls block. A short-lived process (a fork that execs or exits) thus
-// never spends its few handoffs measuring.
+// seed starts a worker no context used yet with the way of waiting the
+// platform's last measurement chose, kept for spinRun handoffs before the
+// worker measures for itself: a short-lived process (a fork that execs or
+// exits) thus never spends its few handoffs measuring. Which system calls
+// block is learnt afresh by each worker (learn): its region, which the
+// application can read, shows nothing of another process's.
 func (w *worker) seed(s *systrap) {
 	w.fresh = false
-	for nr := range w.blocks {
-		if s.noSpin[nr].Load() != 0 {
-			w.blocks[nr] = 1
-			w.comm.setNoSpin(nr, true)
-		}
-	}
 	if spinFixed != "" {
 		return
 	}
@@ -361,7 +352,7 @@ func (w *worker) seed(s *systrap) {
 
 // learn notes that the Sentry took d to serve the last trap's system call
 // and tells the handler whether to spin on that call next time.
-func (w *worker) learn(s *systrap, d time.Duration) {
+func (w *worker) learn(d time.Duration) {
 	nr := w.lastNr
 	w.lastNr = -1
 	if nr < 0 || spinFixed != "" {
@@ -377,11 +368,6 @@ func (w *worker) learn(s *systrap, d time.Duration) {
 	w.blocks[nr] = b
 	if now := b > 0; now != was {
 		w.comm.setNoSpin(int(nr), now)
-		var v uint32
-		if now {
-			v = 1
-		}
-		s.noSpin[nr].Store(v)
 	}
 }
 
@@ -664,7 +650,7 @@ func (c *trapContext) Switch(pas platform.AddressSpace, regs *arch.Registers) (p
 	}
 	s := c.p.sys
 	if w.lastNr >= 0 {
-		w.learn(s, time.Since(w.trapAt))
+		w.learn(time.Since(w.trapAt))
 	}
 	if err := w.putRegs(s, regs); err != nil {
 		return 0, nil, err
