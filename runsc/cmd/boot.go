@@ -86,7 +86,8 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 	}
 	// The log file is open already (main opens it first); from here on
 	// no host path can be reached.
-	if err := sandbox.ConfineSandbox(); err != nil {
+	confinement, err := sandbox.ConfineSandbox()
+	if err != nil {
 		return fail(conf, log, "boot", err)
 	}
 	sandbox.SetProcs(b.gomaxprocs)
@@ -99,7 +100,7 @@ func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomma
 		Debug:        conf.Debug,
 		Strace:       conf.Strace,
 		Log:          log,
-		Confine:      sandbox.SentryConfine(conf),
+		Confine:      sandbox.SentryConfine(conf, confinement),
 		SelfTestOpen: b.selfTestOpen,
 		WritableRoot: conf.WritableRoot(),
 		ReadOnlyRoot: b.readOnly,
@@ -127,7 +128,8 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		sandbox.ReportReady(b.syncFD, err)
 		return fail(conf, log, "boot", err)
 	}
-	if err := sandbox.ConfineSandbox(); err != nil {
+	confinement, err := sandbox.ConfineSandbox()
+	if err != nil {
 		sandbox.ReportReady(b.syncFD, err)
 		return fail(conf, log, "boot", err)
 	}
@@ -140,7 +142,7 @@ func (b *Boot) container(conf *config.Config, log *slog.Logger, f *flag.FlagSet)
 		Debug:      conf.Debug,
 		Strace:     conf.Strace,
 		Log:        log,
-		Confine:    sandbox.SentryConfine(conf),
+		Confine:    sandbox.SentryConfine(conf, confinement),
 		Process:    spec.Process,
 		Hostname:   spec.Hostname,
 		Domainname: spec.Domainname,

@@ -59,6 +59,7 @@ var children = map[string]func() error{
 	"print-caps":     childPrintCaps,
 	"pivot-then-all": childPivotThenAll,
 	"clear-caps":     childClearCaps,
+	"pivot-async":    childPivotAsync,
 }
 
 // runChild runs child name and returns its wait status and output.
@@ -136,6 +137,25 @@ func TestSeccompLogMode(t *testing.T) {
 		t.Errorf("unlisted syscall did not run in log mode; output:\n%s", out)
 	}
 	wantSIGSYS(t, ws, out)
+}
+
+// TestStartPivotToEmptyRoot checks the sandbox's order: capabilities
+// cleared while the old root is detached by a child, then Wait.
+func TestStartPivotToEmptyRoot(t *testing.T) {
+	attrs := map[string]*syscall.SysProcAttr{
+		"caller's user namespace": {Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWUTS},
+		"own user namespace": {
+			Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWUTS,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		},
+	}
+	for name, attr := range attrs {
+		t.Run(name, func(t *testing.T) {
+			ws, out := runChild(t, "pivot-async", attr)
+			wantExit0(t, ws, out)
+		})
+	}
 }
 
 func TestPivotToEmptyRoot(t *testing.T) {
@@ -369,6 +389,50 @@ func childPivot() error {
 	defer before.Close()
 	if err := PivotToEmptyRoot(); err != nil {
 		return err
+	}
+	return checkEmptyRoot(before)
+}
+
+// childPivotAsync pivots as runsc boot does: it clears its capabilities
+// while the old root is being detached, and only then waits for that.
+func childPivotAsync() error {
+	stop := startThreads(3)
+	defer stop()
+	before, err := os.Open("/etc/passwd")
+	if err != nil {
+		return err
+	}
+	defer before.Close()
+	p, err := StartPivotToEmptyRoot()
+	if err != nil {
+		return err
+	}
+	if err := SetNoNewPrivs(); err != nil {
+		return err
+	}
+	if err := ClearCapabilities(); err != nil {
+		return err
+	}
+	if err := p.Wait(); err != nil {
+		return err
+	}
+	// The root stays read-only and empty with no capability left.
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND, ""); !errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("remounting the root read-write without capabilities: %v, want EPERM", err)
+	}
+	return checkEmptyRoot(before)
+}
+
+// checkEmptyRoot checks that the process's root is an empty read-only
+// tmpfs, its current directory too, nothing of the host is reachable,
+// and before, opened earlier, still reads.
+func checkEmptyRoot(before *os.File) error {
+	var st unix.Stat_t
+	if err := unix.Stat("./etc", &st); !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("stat ./etc after pivot: %v, want ENOENT", err)
+	}
+	if ents, err := os.ReadDir("."); err != nil || len(ents) != 0 {
+		return fmt.Errorf("current directory holds %v (err %v), want nothing", ents, err)
 	}
 	for _, p := range []string{"/etc/passwd", "/proc/self/status", "/../etc/passwd", "/proc"} {
 		if _, err := os.Open(p); !errors.Is(err, unix.ENOENT) {

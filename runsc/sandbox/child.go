@@ -156,17 +156,46 @@ func RunGofer(conf *config.Config, root string, connFD int, binds []gofer.Mount,
 // nothing (and the Sentry's filter kills execve), so dropping the forty-odd
 // capabilities of a new user namespace's bounding set one all-threads call
 // at a time bought nothing for the 3 to 5 ms it took at every start.
-func ConfineSandbox() error {
-	if err := isolate.PivotToEmptyRoot(); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+//
+// The old root is detached by a child process while the process goes on
+// (isolate.StartPivotToEmptyRoot: the detachment waits 1 to 8 ms for an
+// RCU grace period): the returned Confinement's Wait, which SentryConfine
+// calls before the seccomp filter goes in and so before any application
+// code runs, waits for it.
+func ConfineSandbox() (*Confinement, error) {
+	p, err := isolate.StartPivotToEmptyRoot()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := isolate.SetNoNewPrivs(); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		p.Wait()
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := isolate.ClearCapabilities(); err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		p.Wait()
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return nil
+	return &Confinement{pivot: p}, nil
+}
+
+// Confinement is a sandbox process's confinement under way
+// (ConfineSandbox).
+type Confinement struct {
+	pivot *isolate.Pivot
+	err   error
+	done  bool
+}
+
+// Wait waits until the old root is detached and reports how that went;
+// later calls report the same.
+func (c *Confinement) Wait() error {
+	if !c.done {
+		c.done = true
+		if err := c.pivot.Wait(); err != nil {
+			c.err = fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return c.err
 }
 
 // SetProcs sets GOMAXPROCS to procs if it is positive. runsc do starts
@@ -185,10 +214,16 @@ func SetProcs(procs int) {
 }
 
 // SentryConfine returns the function the kernel calls to install the
-// Sentry's seccomp filter (boot.Config.Confine), in conf's mode.
-func SentryConfine(conf *config.Config) func() error {
+// Sentry's seccomp filter (boot.Config.Confine), in conf's mode, once c
+// (ConfineSandbox's; nil if there is none to wait for) is complete.
+func SentryConfine(conf *config.Config, c *Confinement) func() error {
 	mode := conf.SeccompMode()
 	return func() error {
+		if c != nil {
+			if err := c.Wait(); err != nil {
+				return err
+			}
+		}
 		if err := isolate.Install(isolate.SentryFilter(mode)); err != nil {
 			return fmt.Errorf("sandbox: %w", err)
 		}

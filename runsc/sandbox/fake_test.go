@@ -136,7 +136,8 @@ func fakeBoot(conf *config.Config, log *slog.Logger, goferFD int, cwd string, en
 		nss = append(nss, ns+"="+l)
 	}
 	procsBefore := runtime.GOMAXPROCS(0)
-	if err := ConfineSandbox(); err != nil {
+	confinement, err := ConfineSandbox()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fake boot:", err)
 		return ExitInternal
 	}
@@ -146,14 +147,14 @@ func fakeBoot(conf *config.Config, log *slog.Logger, goferFD int, cwd string, en
 	signal.Notify(usr1, unix.SIGUSR1)
 	if len(argv) > 0 && argv[0] == "platform" {
 		// Like the kernel: memory file and platform first, then the filter.
-		if err := fakePlatform(SentryConfine(conf)); err != nil {
+		if err := fakePlatform(SentryConfine(conf, confinement)); err != nil {
 			fmt.Fprintln(os.Stderr, "fake boot: platform:", err)
 			return 1
 		}
 		fmt.Println("platform ok")
 		return 0
 	}
-	if err := SentryConfine(conf)(); err != nil {
+	if err := SentryConfine(conf, confinement)(); err != nil {
 		fmt.Fprintln(os.Stderr, "fake boot:", err)
 		return ExitInternal
 	}
