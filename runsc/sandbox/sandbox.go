@@ -486,7 +486,7 @@ func newChildren(log *slog.Logger) *children {
 			c.bootStarted <- err
 			return
 		}
-		if err := boot.Start(); err != nil {
+		if err := startCmd(boot); err != nil {
 			c.bootStarted <- err
 			return
 		}

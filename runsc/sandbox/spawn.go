@@ -1,0 +1,194 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// This file starts the sandbox process of runsc do in its new user
+// namespace without copying runsc's address space. Package os starts a
+// process with vfork (clone(CLONE_VM|CLONE_VFORK): the child borrows the
+// parent's memory until it execs) unless the child gets a user namespace:
+// its uid and gid maps must then be written by the parent while the child
+// waits, which a parent suspended by vfork cannot do, so it forks. On
+// these machines that fork (page tables copied and write-protected, torn
+// down again by the child's execve) and the hand-off for the maps made
+// the sandbox start some 3 ms later than a vfork would. The maps Do
+// needs, root to the caller's own ids with setgroups denied, are the ones
+// a process may write for itself in a user namespace it created
+// (user_namespaces(7)), so here the child writes them: spawnUserNS clones
+// with CLONE_VFORK and the child runs a short list of system calls
+// (rawSpawn, spawn_amd64.s) before its execve.
+
+// atFDCWD is unix.AT_FDCWD as a system call argument.
+const atFDCWD = ^uintptr(99)
+
+// spawnStep is one system call the child makes: nr with up to six
+// arguments, and flags.
+type spawnStep struct {
+	nr, a0, a1, a2, a3, a4, a5, flags uintptr
+}
+
+const (
+	// spawnPrevArg0 makes the previous step's result the first argument.
+	spawnPrevArg0 = 1
+	// spawnIgnoreFailure goes on when the step fails.
+	spawnIgnoreFailure = 2
+)
+
+// canSpawn reports whether spawnUserNS can start cmd: a command with
+// its stdio and extra files all *os.File, a new user namespace with the
+// default maps (newUserNS with no maps of its own), and no process
+// attribute beyond namespaces, Setpgid and Pdeathsig.
+func canSpawn(cmd *exec.Cmd) bool {
+	a := cmd.SysProcAttr
+	if a == nil || a.Cloneflags&unix.CLONE_NEWUSER == 0 || a.Credential != nil || a.Setsid || a.Setctty || a.Foreground ||
+		a.Noctty || a.Chroot != "" || a.Ptrace || a.Pgid != 0 || len(a.AmbientCaps) != 0 || a.Unshareflags != 0 ||
+		a.UseCgroupFD || a.PidFD != nil || a.GidMappingsEnableSetgroups || cmd.Dir != "" || cmd.Cancel != nil {
+		return false
+	}
+	if len(a.UidMappings) != 1 || len(a.GidMappings) != 1 ||
+		a.UidMappings[0] != (syscall.SysProcIDMap{ContainerID: 0, HostID: os.Getuid(), Size: 1}) ||
+		a.GidMappings[0] != (syscall.SysProcIDMap{ContainerID: 0, HostID: os.Getgid(), Size: 1}) {
+		return false
+	}
+	for _, f := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		if f, ok := f.(*os.File); !ok || f == nil {
+			return false
+		}
+	}
+	for _, f := range cmd.ExtraFiles {
+		if f == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// startCmd starts cmd with spawnUserNS when canSpawn allows, otherwise
+// with cmd.Start.
+func startCmd(cmd *exec.Cmd) error {
+	if canSpawn(cmd) {
+		return spawnUserNS(cmd)
+	}
+	return cmd.Start()
+}
+
+// spawnUserNS is cmd.Start for a command canSpawn accepts; cmd.Wait
+// reaps it as usual.
+func spawnUserNS(cmd *exec.Cmd) error {
+	a := cmd.SysProcAttr
+	files := []*os.File{cmd.Stdin.(*os.File), cmd.Stdout.(*os.File), cmd.Stderr.(*os.File)}
+	files = append(files, cmd.ExtraFiles...)
+	// The child's descriptor i is a duplicate of files[i], above any
+	// number the child assigns (dup3 into place would otherwise clobber
+	// a source not yet copied); close-on-exec, they vanish at its execve.
+	var dups []int
+	defer func() {
+		for _, d := range dups {
+			unix.Close(d)
+		}
+	}()
+	for _, f := range files {
+		d, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, len(files)+3)
+		if err != nil {
+			return fmt.Errorf("duplicating descriptor %d: %w", f.Fd(), err)
+		}
+		dups = append(dups, d)
+	}
+
+	var keep [][]byte
+	str := func(s string) uintptr {
+		b, p := cString(s)
+		keep = append(keep, b)
+		return p
+	}
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	argvKeep, argv, argvp := cStrings(cmd.Args)
+	envKeep, envv, envp := cStrings(env)
+	dfl := make([]byte, 32) // struct sigaction{SIG_DFL}
+	var all, old unix.Sigset_t
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+
+	var steps []spawnStep
+	// The parent's signal handlers must never run in the child, which
+	// shares its memory (as package os's vfork child does).
+	for sig := uintptr(1); sig <= 64; sig++ {
+		steps = append(steps, spawnStep{nr: unix.SYS_RT_SIGACTION, a0: sig, a1: addrOf(dfl), a3: 8, flags: spawnIgnoreFailure})
+	}
+	write := func(path, data string) {
+		steps = append(steps,
+			spawnStep{nr: unix.SYS_OPENAT, a0: atFDCWD, a1: str(path), a2: unix.O_WRONLY | unix.O_CLOEXEC},
+			spawnStep{nr: unix.SYS_WRITE, a1: str(data), a2: uintptr(len(data)), flags: spawnPrevArg0})
+	}
+	write("/proc/self/setgroups", "deny")
+	write("/proc/self/uid_map", fmt.Sprintf("0 %d 1\n", os.Getuid()))
+	write("/proc/self/gid_map", fmt.Sprintf("0 %d 1\n", os.Getgid()))
+	if a.Setpgid {
+		steps = append(steps, spawnStep{nr: unix.SYS_SETPGID})
+	}
+	if a.Pdeathsig != 0 {
+		steps = append(steps, spawnStep{nr: unix.SYS_PRCTL, a0: unix.PR_SET_PDEATHSIG, a1: uintptr(a.Pdeathsig)})
+	}
+	for i, d := range dups {
+		steps = append(steps, spawnStep{nr: unix.SYS_DUP3, a0: uintptr(d), a1: uintptr(i)})
+	}
+	steps = append(steps,
+		spawnStep{nr: unix.SYS_RT_SIGPROCMASK, a0: unix.SIG_SETMASK, a1: sigsetAddr(&old), a3: 8},
+		spawnStep{nr: unix.SYS_EXECVE, a0: str(cmd.Path), a1: argvp, a2: envp})
+
+	flags := uintptr(unix.CLONE_VM|unix.CLONE_VFORK) | uintptr(a.Cloneflags) | uintptr(unix.SIGCHLD)
+	var res [2]int64
+	// No descriptor made without close-on-exec may reach the child
+	// (syscall.ForkLock's contract), and the thread must stay the one
+	// whose death a.Pdeathsig follows.
+	runtime.LockOSThread()
+	syscall.ForkLock.Lock()
+	unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old)
+	pid, errno := rawSpawn(flags, &steps[0], uintptr(len(steps)), &res)
+	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	syscall.ForkLock.Unlock()
+	runtime.UnlockOSThread()
+	runtime.KeepAlive(keep)
+	runtime.KeepAlive(argvKeep)
+	runtime.KeepAlive(argv)
+	runtime.KeepAlive(envKeep)
+	runtime.KeepAlive(envv)
+	runtime.KeepAlive(dfl)
+	runtime.KeepAlive(steps)
+	if errno != 0 {
+		return fmt.Errorf("clone: %w", unix.Errno(errno))
+	}
+	if res[0] != 0 || res[1] != 0 {
+		// The child failed before its execve and exited: reap it.
+		var ws unix.WaitStatus
+		for {
+			if _, err := unix.Wait4(int(pid), &ws, 0, nil); err != unix.EINTR {
+				break
+			}
+		}
+		if res[0] == 0 {
+			return errors.New("spawning the sandbox: no execve")
+		}
+		s := steps[res[1]]
+		return fmt.Errorf("spawning the sandbox: system call %d (step %d): %w", s.nr, res[1], unix.Errno(-res[0]))
+	}
+	p, err := os.FindProcess(int(pid))
+	if err != nil {
+		unix.Kill(int(pid), unix.SIGKILL)
+		return err
+	}
+	cmd.Process = p
+	return nil
+}

@@ -1,0 +1,127 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// spawnCmd returns a shell command whose process attributes are those Do
+// gives the sandbox (with a user namespace), its stdio and one extra
+// file (fd 3) files.
+func spawnCmd(t *testing.T, script string) (*exec.Cmd, *os.File) {
+	t.Helper()
+	out, err := os.Create(t.TempDir() + "/out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	w.WriteString("extra file\n")
+	w.Close()
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { devNull.Close() })
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devNull, out, out
+	cmd.ExtraFiles = []*os.File{r}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC,
+		Pdeathsig:  unix.SIGKILL,
+		Setpgid:    true,
+	}
+	newUserNS(cmd.SysProcAttr, nil, nil)
+	return cmd, out
+}
+
+func TestSpawnUserNS(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	cmd, out := spawnCmd(t, `cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; id -u; readlink /proc/self/ns/user; [ "$(ps -o pgid= -p $$ | tr -d ' ')" = "$$" ] && echo own-group; cat <&3; grep SigBlk /proc/self/status; exit 7`)
+	if !canSpawn(cmd) {
+		t.Fatal("canSpawn refuses Do's sandbox attributes")
+	}
+	if err := spawnUserNS(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Fatalf("Wait: %v, want exit status 7", err)
+	}
+	b, _ := os.ReadFile(out.Name())
+	got := string(b)
+	self, _ := os.Readlink("/proc/self/ns/user")
+	for _, want := range []string{
+		fmt.Sprintf("0 %10d %10d", os.Getuid(), 1), fmt.Sprintf("0 %10d %10d", os.Getgid(), 1),
+		"deny\n0\n", "user:[", "own-group\n", "extra file\n", "SigBlk:\t0000000000000000\n",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(got), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("child output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, self) {
+		t.Errorf("child is in the test's user namespace %s:\n%s", self, got)
+	}
+}
+
+// TestSpawnUserNSExecFails checks that a failed execve is reported as
+// Start's error and leaves no child behind.
+func TestSpawnUserNSExecFails(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	cmd, _ := spawnCmd(t, "true")
+	cmd.Path = "/nonexistent/runsc"
+	err := spawnUserNS(cmd)
+	if !errors.Is(err, unix.ENOENT) || !strings.Contains(err.Error(), fmt.Sprint("system call ", unix.SYS_EXECVE)) {
+		t.Fatalf("spawnUserNS: %v, want execve's ENOENT", err)
+	}
+	if cmd.Process != nil {
+		t.Errorf("Process set after a failed start")
+	}
+	var ws unix.WaitStatus
+	if pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil); pid > 0 {
+		t.Errorf("a child (%d) was left to reap: %v", pid, err)
+	}
+}
+
+func TestCanSpawn(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*exec.Cmd)
+		want   bool
+	}{
+		{"Do's sandbox", func(*exec.Cmd) {}, true},
+		{"no user namespace", func(c *exec.Cmd) { c.SysProcAttr.Cloneflags &^= unix.CLONE_NEWUSER }, false},
+		{"foreground", func(c *exec.Cmd) { c.SysProcAttr.Foreground = true }, false},
+		{"own maps", func(c *exec.Cmd) {
+			c.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 100000, Size: 65536}}
+		}, false},
+		{"setgroups allowed", func(c *exec.Cmd) { c.SysProcAttr.GidMappingsEnableSetgroups = true }, false},
+		{"credential", func(c *exec.Cmd) { c.SysProcAttr.Credential = &syscall.Credential{} }, false},
+		{"stdin a reader", func(c *exec.Cmd) { c.Stdin = strings.NewReader("") }, false},
+		{"directory", func(c *exec.Cmd) { c.Dir = "/" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, _ := spawnCmd(t, "true")
+			tc.change(cmd)
+			if got := canSpawn(cmd); got != tc.want {
+				t.Errorf("canSpawn = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
