@@ -190,6 +190,14 @@ func OpenAt(ctx Context, vd VirtualDentry, flags uint32) (*FileDescription, erro
 	return openNode(ctx, vd, flags, false)
 }
 
+// OpenForExec opens the regular file at vd for reading by the kernel
+// itself, to load it for execve: the caller has checked that the task
+// may execute it, and, as Linux's open_exec, read permission is not
+// needed (an execute-only program runs, and is then not dumpable).
+func OpenForExec(ctx Context, vd VirtualDentry) (*FileDescription, error) {
+	return openNode(ctx, vd, unix.O_RDONLY, true)
+}
+
 // openNode is OpenAt; a file the open just created (created) is not
 // checked against its mode bits.
 func openNode(ctx Context, vd VirtualDentry, flags uint32, created bool) (*FileDescription, error) {

@@ -204,10 +204,11 @@ func (k *Kernel) newProcess(o InitOptions, init bool) (*Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %q: %w", o.Path, err)
 	}
-	nm, res, exe, err := k.loadImage(t, f, o.Path, o.Argv, o.Envv)
+	nm, res, exe, dump, err := k.loadImage(t, f, o.Path, o.Argv, o.Envv)
 	if err != nil {
 		return nil, fmt.Errorf("loading %q: %w", o.Path, err)
 	}
+	t.tg.procAttrs.resetForExec(dump.nonDumpable, dump.userNS)
 	t.mm.Store(nm)
 	t.regs = ptrace.InitialRegisters()
 	t.regs.Rip = uint64(res.Entry)

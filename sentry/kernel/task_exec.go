@@ -23,6 +23,11 @@ type execFile struct {
 	// deny is the file's ETXTBSY denial (fs.DenyWriteAccess); nil for
 	// files mapped by mmap.
 	deny *fs.WriteDenial
+	// unreadable says the task may execute the file but not read it;
+	// uid and gid own it (wouldDump).
+	unreadable bool
+	uid        auth.KUID
+	gid        auth.KGID
 }
 
 // allowWrite lifts f's denial of writers.
@@ -84,7 +89,10 @@ func openExec(ctx fs.Context, vd fs.VirtualDentry) (*execFile, error) {
 	if err := fs.CheckPermission(ctx.Credentials(), &st, fs.MayExec); err != nil {
 		return nil, err
 	}
-	fd, err := fs.OpenAt(ctx, vd, unix.O_RDONLY)
+	// Loading needs no read permission (Linux's open_exec); a program
+	// its user cannot read runs, but not dumpable (wouldDump).
+	unreadable := fs.CheckPermission(ctx.Credentials(), &st, fs.MayRead) != nil
+	fd, err := fs.OpenForExec(ctx, vd)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +103,39 @@ func openExec(ctx fs.Context, vd fs.VirtualDentry) (*execFile, error) {
 		fd.DecRef()
 		return nil, err
 	}
-	return &execFile{fd: fd, vd: vd, deny: deny}, nil
+	return &execFile{fd: fd, vd: vd, deny: deny, unreadable: unreadable, uid: st.UID, gid: st.GID}, nil
+}
+
+// execDump is what Linux's would_dump decides for an exec: whether the
+// new program must not be dumpable, and the user namespace its address
+// space belongs to (mm->user_ns).
+type execDump struct {
+	nonDumpable bool
+	userNS      *auth.UserNamespace
+}
+
+// wouldDump is Linux's would_dump over the files an exec loaded (the
+// program and its interpreters) for a task with credentials c: a file c
+// cannot read makes the program non-dumpable, and moves its address
+// space up to the nearest user namespace that maps the file's owner and
+// group, so that only those privileged over the file may look into it.
+func wouldDump(c *auth.Credentials, files []*execFile) execDump {
+	d := execDump{userNS: c.UserNamespace}
+	for _, f := range files {
+		if !f.unreadable {
+			continue
+		}
+		d.nonDumpable = true
+		for d.userNS != nil {
+			_, uidOK := d.userNS.MapFromKUID(f.uid)
+			_, gidOK := d.userNS.MapFromKGID(f.gid)
+			if uidOK && gidOK {
+				break
+			}
+			d.userNS = d.userNS.Parent()
+		}
+	}
+	return d
 }
 
 // execOpener resolves interpreters for the loader from the task's root.
@@ -168,15 +208,16 @@ func (t *Task) Execve(o ExecOptions) error {
 			return unix.ENOENT
 		}
 	}
-	nm, res, exe, err := t.k.loadImage(t, f, filename, o.Argv, o.Envv)
+	nm, res, exe, dump, err := t.k.loadImage(t, f, filename, o.Argv, o.Envv)
 	if err != nil {
 		return err
 	}
-	return t.commitExec(nm, res, exe, path.Base(filename))
+	return t.commitExec(nm, res, exe, path.Base(filename), dump)
 }
 
-// loadImage builds a new address space holding the program in f.
-func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []string) (*mm.MemoryManager, loader.Result, fs.VirtualDentry, error) {
+// loadImage builds a new address space holding the program in f, and
+// says whether the program may be dumpable (wouldDump).
+func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []string) (*mm.MemoryManager, loader.Result, fs.VirtualDentry, execDump, error) {
 	nm := mm.New(k.Platform, k.MemFile)
 	stackLimit := t.tg.limits.Get(unix.RLIMIT_STACK).Cur
 	nm.SetStackLimit(stackLimit)
@@ -184,7 +225,7 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 	if err != nil {
 		nm.DecUsers()
 		f.allowWrite()
-		return nil, loader.Result{}, fs.VirtualDentry{}, err
+		return nil, loader.Result{}, fs.VirtualDentry{}, execDump{}, err
 	}
 	op := &execOpener{t: t}
 	var random [16]byte
@@ -214,7 +255,7 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 		for _, o := range op.opened {
 			o.allowWrite()
 		}
-		return nil, loader.Result{}, fs.VirtualDentry{}, err
+		return nil, loader.Result{}, fs.VirtualDentry{}, execDump{}, err
 	}
 	nm.ArgvStart, nm.ArgvEnd, nm.EnvvStart, nm.EnvvEnd = res.ArgvStart, res.ArgvEnd, res.EnvvStart, res.EnvvEnd
 	nm.StartCode, nm.EndCode = nm.CodeRange(res.Base)
@@ -233,7 +274,8 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 	// lives, forked copies included (Linux's exe_file); the others (the
 	// dynamic loader, a script) only while they were loaded.
 	kept := false
-	for _, o := range append([]*execFile{f}, op.opened...) {
+	loaded := append([]*execFile{f}, op.opened...)
+	for _, o := range loaded {
 		if o.vd == exe && !kept && o.deny != nil {
 			nm.SetExeHold(exeHold{o.deny})
 			kept = true
@@ -241,7 +283,7 @@ func (k *Kernel) loadImage(t *Task, f *execFile, filename string, argv, envv []s
 			o.allowWrite()
 		}
 	}
-	return nm, res, exe, nil
+	return nm, res, exe, wouldDump(c, loaded), nil
 }
 
 // fileName names file mappings in /proc/[pid]/maps.
@@ -258,7 +300,7 @@ func fileName(t *Task) func(loader.File) string {
 }
 
 // commitExec switches the task to the new image: the point of no return.
-func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.VirtualDentry, name string) error {
+func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.VirtualDentry, name string, dump execDump) error {
 	k := t.k
 	// Kill the other threads and wait for them to go (de_thread).
 	k.mu.Lock()
@@ -351,7 +393,7 @@ func (t *Task) commitExec(nm *mm.MemoryManager, res loader.Result, exe fs.Virtua
 	c.KeepCaps = false // SECBIT_KEEP_CAPS is cleared by execve
 	t.recomputeCapsForExec(c)
 	t.creds.Store(c)
-	t.tg.procAttrs.resetForExec(c.EffectiveUID != c.RealUID || c.EffectiveGID != c.RealGID, c.UserNamespace)
+	t.tg.procAttrs.resetForExec(c.EffectiveUID != c.RealUID || c.EffectiveGID != c.RealGID || dump.nonDumpable, dump.userNS)
 	k.mu.Unlock()
 	return nil
 }

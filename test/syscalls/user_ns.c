@@ -15,7 +15,8 @@
  * opener as well as its writer and names the namespace of the moment it
  * was opened (CVE-2013-1959); process_vm_readv's dumpable check is over
  * the namespace of the target's last exec, whose root owns a
- * non-dumpable process's /proc files. Results do not depend on the ids the native
+ * non-dumpable process's /proc files; an execute-only program runs, not
+ * dumpable. Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -920,20 +921,20 @@ static int copy_self(const char *path)
 	return n == 0 ? 0 : -1;
 }
 
-/* A non-dumpable process's /proc files belong to the root of the user
- * namespace it last exec'd in (Linux's task_dump_owner uses
- * mm->user_ns), here 1000 outside: not to the global root. The program
- * re-executes (a readable copy of) itself with --nondumpable inside the
- * namespace. */
-static void nondumpable_files_owned_by_namespace_root(void)
+/* nondumpable_owner runs (a copy with mode `mode` of) this program with
+ * --nondumpable as uid 1000 in a new user namespace mapping 0 to 1000,
+ * and returns the uid that owns its /proc/PID/environ and fd (-1 if
+ * they differ or something failed). */
+static int nondumpable_owner(mode_t mode)
 {
-	ENTER();
-	CHECK_SYS(copy_self("exe"));
+	if (copy_self("exe") < 0 || chmod("exe", mode) < 0)
+		return -1;
 	int go[2], done[2];
-	CHECK_SYS(pipe(go));
-	CHECK_SYS(pipe(done));
+	if (pipe(go) < 0 || pipe(done) < 0)
+		return -1;
 	pid_t p = fork();
-	CHECK(p >= 0);
+	if (p < 0)
+		return -1;
 	if (p == 0) {
 		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
 			    setresuid(1000, 1000, 1000) == 0);
@@ -947,22 +948,65 @@ static void nondumpable_files_owned_by_namespace_root(void)
 	}
 	close(go[1]);
 	close(done[0]);
-	char c;
-	CHECK_EQ(read(go[0], &c, 1), 1);
-	char path[64];
-	struct stat st;
-	snprintf(path, sizeof(path), "/proc/%d/environ", p);
-	CHECK_SYS(stat(path, &st));
-	CHECK_EQ(st.st_uid, 1000);
-	CHECK_EQ(st.st_gid, 1000);
-	snprintf(path, sizeof(path), "/proc/%d/fd", p);
-	CHECK_SYS(stat(path, &st));
-	CHECK_EQ(st.st_uid, 1000);
-	CHECK_EQ(st.st_gid, 1000);
-	CHECK_EQ(write(done[1], "x", 1), 1);
+	int owner = -1;
+	char c, path[64];
+	struct stat a, b;
+	if (read(go[0], &c, 1) == 1) {
+		snprintf(path, sizeof(path), "/proc/%d/environ", p);
+		int ra = stat(path, &a);
+		snprintf(path, sizeof(path), "/proc/%d/fd", p);
+		if (ra == 0 && stat(path, &b) == 0 && a.st_uid == b.st_uid && a.st_gid == a.st_uid &&
+		    b.st_gid == b.st_uid)
+			owner = (int)a.st_uid;
+	}
+	if (write(done[1], "x", 1) != 1)
+		owner = -1;
 	int ws;
-	CHECK_SYS(waitpid(p, &ws, 0));
-	CHECK_EXITED(ws, 0);
+	if (waitpid(p, &ws, 0) != p || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+		owner = -1;
+	close(go[0]);
+	close(done[1]);
+	unlink("exe");
+	return owner;
+}
+
+/* A non-dumpable process's /proc files belong to the root of the user
+ * namespace its address space belongs to (Linux's task_dump_owner uses
+ * mm->user_ns): the one it last exec'd in, here root is 1000 outside,
+ * not the global root. An exec of a program its user may not read
+ * (execute only, owned by root, unmapped inside) moves the address space
+ * up to the outer namespace (would_dump): its root owns them. */
+static void nondumpable_files_owned_by_namespace_root(void)
+{
+	ENTER();
+	CHECK_EQ(nondumpable_owner(0755), 1000);
+	CHECK_EQ(nondumpable_owner(0711), 0);
+}
+
+/* A program its user may execute but not read runs (the kernel reads
+ * it, not the user) and is not dumpable, so the user cannot read it
+ * through /proc/PID/mem or process_vm_readv either (would_dump). */
+static void exec_only_program_runs_not_dumpable(void)
+{
+	ENTER();
+	CHECK_SYS(copy_self("exe"));
+	for (int i = 0; i < 2; i++) {
+		mode_t mode = i == 0 ? 0755 : 0711;
+		CHECK_SYS(chmod("exe", mode));
+		int out[2];
+		CHECK_SYS(pipe(out));
+		AS_USER({
+			CHILD_CHECK(dup2(out[1], 1) == 1);
+			char *argv[] = {"exe", "--dumpable", NULL};
+			execv("exe", argv);
+			_exit(MT_CHILD_FAIL);
+		});
+		close(out[1]);
+		char c = 0;
+		CHECK_EQ(read(out[0], &c, 1), 1);
+		close(out[0]);
+		CHECK_EQ(c, mode == 0755 ? '1' : '0');
+	}
 }
 
 static const struct mt_case cases[] = {
@@ -991,6 +1035,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(setgroups_checked_at_open),
 	MT_CASE(vm_read_checks_exec_time_namespace),
 	MT_CASE(nondumpable_files_owned_by_namespace_root),
+	MT_CASE(exec_only_program_runs_not_dumpable),
 };
 
 int main(int argc, char **argv)
@@ -1002,6 +1047,11 @@ int main(int argc, char **argv)
 		if (prctl(PR_SET_DUMPABLE, 0) < 0 || write(1, "r", 1) != 1 || read(0, &c, 1) != 1)
 			return 1;
 		return 0;
+	}
+	if (argc == 2 && strcmp(argv[1], "--dumpable") == 0) {
+		/* exec_only_program_runs_not_dumpable's program. */
+		char c = (char)('0' + prctl(PR_GET_DUMPABLE));
+		return write(1, &c, 1) == 1 ? 0 : 1;
 	}
 	return mt_main(argc, argv, cases, MT_NCASES(cases));
 }
