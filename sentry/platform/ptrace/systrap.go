@@ -74,18 +74,19 @@ const (
 )
 
 // Spin bounds, in PAUSE instructions (about 30 ns each here), before a
-// side futex-waits. (Besides, the handler never spins on a system call
-// the Sentry found to block: commNoSpin.) A handoff by spinning costs about a microsecond when
+// side futex-waits. A handoff by spinning costs about a microsecond when
 // the two sides run on different CPUs, one by futex several (two context
 // switches); but spinning only pays when a CPU is free for each side, and
 // on a busy machine it burns the time the other side needs. So each worker
-// measures (worker.adapt): it runs spinLong handoffs for a window of
-// spinWindow handoffs, kept off the Sentry thread's CPU (worker.avoid),
-// then a window sleeping at once (spinShort), following the Sentry
-// thread's CPU as ptrace's threads do (worker.follow), and keeps the faster
-// for the next spinRun handoffs, twice as many each time the same mode wins
-// again (up to spinRunMax), then measures again. A new worker starts
-// with the choice the last measurement made (worker.seed).
+// measures (worker.adapt): it runs a window of spinWindow handoffs
+// sleeping at once (spinShort), following the Sentry thread's CPU as
+// ptrace's threads do (worker.follow), then a window spinning (spinLong),
+// kept off the Sentry thread's CPU (worker.avoid), cut short once it has
+// taken longer than the first; it keeps the faster for the next spinRun
+// handoffs, twice as many each time the same mode wins again (up to
+// spinRunMax), then measures again. A new worker starts with the choice
+// the last measurement made (worker.seed). Besides, the handler never
+// spins on a system call the Sentry found to block (commNoSpin).
 var (
 	spinLong   = 500
 	spinShort  = 50
@@ -207,7 +208,8 @@ type worker struct {
 	handoffs   int
 	run        int
 	phaseStart time.Time
-	spinCost   time.Duration
+	sleepCost  time.Duration
+	chose      bool // the last measurement's choice
 	// fsBase and gsBase are the segment bases the worker has
 	// (arch_prctl in the handler).
 	fsBase, gsBase uint64
@@ -282,7 +284,7 @@ func (s *systrap) makeWorker(as *addressSpace) (*worker, error) {
 	}
 	w := &worker{as: as, region: r, comm: s.comm(r), fsBase: ^uint64(0), gsBase: ^uint64(0), cpu: -1, fresh: true, lastNr: -1}
 	s.resetRegion(r)
-	w.startPhase(phaseProbeSpin, spinFixed != "sleep")
+	w.startPhase(phaseProbeSleep, spinFixed != "sleep")
 	w.phaseStart = time.Time{} // from the first handoff (adapt)
 	va := regionAddr(r)
 	const flags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
@@ -342,10 +344,10 @@ func (w *worker) seed(s *systrap) {
 	}
 	switch s.mode.Load() {
 	case modeSpin:
-		w.run = spinRun
+		w.run, w.chose = spinRun, true
 		w.startPhase(phaseRun, true)
 	case modeSleep:
-		w.run = spinRun
+		w.run, w.chose = spinRun, false
 		w.startPhase(phaseRun, false)
 	}
 }
@@ -428,8 +430,8 @@ func (w *worker) avoid() {
 
 // Phases of adapt.
 const (
-	phaseProbeSpin = iota
-	phaseProbeSleep
+	phaseProbeSleep = iota
+	phaseProbeSpin
 	phaseRun
 )
 
@@ -445,34 +447,44 @@ func (w *worker) adapt() {
 	}
 	w.handoffs++
 	switch w.phase {
-	case phaseProbeSpin:
-		if w.handoffs < spinWindow {
-			return
-		}
-		w.spinCost = time.Since(w.phaseStart)
-		w.startPhase(phaseProbeSleep, false)
 	case phaseProbeSleep:
 		if w.handoffs < spinWindow {
 			return
 		}
-		sleepCost := time.Since(w.phaseStart)
-		spin := w.spinCost < sleepCost
-		mode := int32(modeSleep)
-		if spin {
-			mode = modeSpin
+		w.sleepCost = time.Since(w.phaseStart)
+		w.startPhase(phaseProbeSpin, true)
+	case phaseProbeSpin:
+		// Spinning has lost as soon as its window took longer than the
+		// sleeping one: where it loses (two processes ping-ponging on
+		// two CPUs) a handoff can cost ten times more spinning, and
+		// the window is cut short rather than run out.
+		if time.Since(w.phaseStart) > w.sleepCost {
+			w.choose(false)
+		} else if w.handoffs >= spinWindow {
+			w.choose(true)
 		}
-		w.as.p.sys.mode.Store(mode)
-		if spin == w.spinning && w.run > 0 {
-			w.run = min(2*w.run, spinRunMax)
-		} else {
-			w.run = spinRun
-		}
-		w.startPhase(phaseRun, spin)
 	case phaseRun:
 		if w.handoffs >= w.run {
-			w.startPhase(phaseProbeSpin, true)
+			w.startPhase(phaseProbeSleep, false)
 		}
 	}
+}
+
+// choose ends a measurement: the worker waits as spin says for its next
+// run, twice as long as the last one if the choice is the same.
+func (w *worker) choose(spin bool) {
+	mode := int32(modeSleep)
+	if spin {
+		mode = modeSpin
+	}
+	w.as.p.sys.mode.Store(mode)
+	if spin == w.chose && w.run > 0 {
+		w.run = min(2*w.run, spinRunMax)
+	} else {
+		w.run = spinRun
+	}
+	w.chose = spin
+	w.startPhase(phaseRun, spin)
 }
 
 func (w *worker) startPhase(phase int, spin bool) {

@@ -207,3 +207,16 @@ func BenchmarkSystrapLifecycleHelper(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSystrapPingPongSleepSpin compares sleeping at once with a short
+// spin first, both sides following the same CPU.
+func BenchmarkSystrapPingPongSleepSpin(b *testing.B) {
+	for _, n := range []int{0, 50} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			oldMode, oldShort := spinFixed, spinShort
+			spinFixed, spinShort = "sleep", n
+			defer func() { spinFixed, spinShort = oldMode, oldShort }()
+			benchmarkPingPong(b, NewSystrap)
+		})
+	}
+}

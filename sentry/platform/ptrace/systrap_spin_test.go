@@ -101,3 +101,44 @@ func TestSystrapSeedMode(t *testing.T) {
 		as.Release()
 	}
 }
+
+// TestSystrapAdaptCutsLosingSpin checks the measurement: a spinning window
+// that has already taken longer than the sleeping one ends at once with
+// sleeping chosen, and one that ran its course faster chooses spinning.
+func TestSystrapAdaptCutsLosingSpin(t *testing.T) {
+	p, _ := newSystrapPlatform(t, []byte{0xb8, 39, 0, 0, 0, 0x0f, 0x05, 0xeb, 0xf7})
+	as := newSystrapAS(t, p)
+	defer as.Release()
+	pc := p.NewContext()
+	defer pc.Release()
+	c := pc.(*trapContext)
+	regs := InitialRegisters()
+	regs.Rip = 0x100000
+	if _, _, err := c.Switch(as, &regs); err != nil {
+		t.Fatal(err)
+	}
+	w := c.w
+	for _, tc := range []struct {
+		name      string
+		sleepCost time.Duration
+		ago       time.Duration
+		handoffs  int
+		wantSpin  bool
+		wantPhase int
+	}{
+		{"losing spin cut short", time.Millisecond, 2 * time.Millisecond, 3, false, phaseRun},
+		{"spin still measuring", time.Hour, 0, 3, true, phaseProbeSpin},
+		{"winning spin", time.Hour, 0, spinWindow - 1, true, phaseRun},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w.startPhase(phaseProbeSpin, true)
+			w.sleepCost = tc.sleepCost
+			w.phaseStart = time.Now().Add(-tc.ago)
+			w.handoffs = tc.handoffs
+			w.adapt()
+			if w.phase != tc.wantPhase || w.spinning != tc.wantSpin {
+				t.Errorf("phase %d spinning %v, want phase %d spinning %v", w.phase, w.spinning, tc.wantPhase, tc.wantSpin)
+			}
+		})
+	}
+}
