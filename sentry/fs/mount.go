@@ -69,9 +69,11 @@ type Mount struct {
 	// changes.
 	locked      bool
 	lockedFlags MountFlags
-	// fsOwner is the user namespace that owned the mount namespace the
-	// file system was first mounted in (nil: the initial): a remount of
-	// the file system needs CAP_SYS_ADMIN there. Set at creation.
+	// fsOwner is the user namespace the file system belongs to (nil: the
+	// initial; Linux's s_user_ns): its mounter's (MountNew), or, for
+	// mounts made without a mounter, the owner of the mount namespace
+	// it was first mounted in. A remount of the file system needs
+	// CAP_SYS_ADMIN there. Set at creation.
 	fsOwner *auth.UserNamespace
 }
 
@@ -196,7 +198,7 @@ func (ns *MountNamespace) Mount(ctx Context, at VirtualDentry, f *Filesystem, fl
 	}
 	treeMu.Lock()
 	defer treeMu.Unlock()
-	return ns.mountLocked(at, f, f.root, flags, nil, MountFlags{})
+	return ns.mountLocked(at, f, f.root, flags, nil, newMountAttrs{fsOwner: ns.owner})
 }
 
 // BindMount attaches the subtree at src at the position at.
@@ -224,20 +226,28 @@ func checkMountpoint(ctx Context, at VirtualDentry, root *Dentry) error {
 	return nil
 }
 
+// newMountAttrs are what a mount of a new file system instance starts
+// with: the flags locked on it and the user namespace the file system
+// belongs to (Mount.fsOwner).
+type newMountAttrs struct {
+	locked  MountFlags
+	fsOwner *auth.UserNamespace
+}
+
 // mountLocked makes a mount of root (in f) with flags on top of the
 // mounts at the position at and propagates it to the receivers of its
 // parent (mountprop.go). src, if not nil, is the mount a bind copies:
 // the new mount joins its peer group and master and keeps its locked
-// flags; otherwise the new mount's locked flags are locked.
+// flags and file system owner; otherwise it starts with attrs.
 //
 // Preconditions: treeMu is held; ns.mu is not.
-func (ns *MountNamespace) mountLocked(at VirtualDentry, f *Filesystem, root *Dentry, flags MountFlags, src *Mount, locked MountFlags) (*Mount, error) {
+func (ns *MountNamespace) mountLocked(at VirtualDentry, f *Filesystem, root *Dentry, flags MountFlags, src *Mount, attrs newMountAttrs) (*Mount, error) {
 	ns.mu.Lock()
 	if ns.dead {
 		ns.mu.Unlock()
 		return nil, unix.EINVAL
 	}
-	m := &Mount{ns: ns, fs: f, root: root, id: ns.ids.mountID(), fsOwner: ns.owner, lockedFlags: locked}
+	m := &Mount{ns: ns, fs: f, root: root, id: ns.ids.mountID(), fsOwner: attrs.fsOwner, lockedFlags: attrs.locked}
 	if src != nil {
 		// A bind copy keeps the flags its source has locked (Linux's
 		// clone_mnt copies MNT_LOCK_*); BindMountRec locks the copies

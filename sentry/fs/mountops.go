@@ -66,7 +66,7 @@ func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags
 			}
 		}
 	}
-	top, err := ns.mountLocked(at, src.Dentry.fs, src.Dentry, flags, src.Mount, MountFlags{})
+	top, err := ns.mountLocked(at, src.Dentry.fs, src.Dentry, flags, src.Mount, newMountAttrs{})
 	if err != nil || !rec {
 		return top, err
 	}
@@ -85,7 +85,7 @@ func (ns *MountNamespace) BindMountRec(ctx Context, at, src VirtualDentry, flags
 			if !ok || (parent == src.Mount && !isUnder(point, src.Dentry)) {
 				continue
 			}
-			cc, err := ns.mountLocked(VirtualDentry{Mount: parentCopy, Dentry: point}, c.fs, c.root, c.Flags(), c, MountFlags{})
+			cc, err := ns.mountLocked(VirtualDentry{Mount: parentCopy, Dentry: point}, c.fs, c.root, c.Flags(), c, newMountAttrs{})
 			if err != nil {
 				return top, err
 			}

@@ -1,6 +1,10 @@
 package fs
 
-import "golang.org/x/sys/unix"
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
+)
 
 // The check Linux's mount_too_revealing makes before a new proc or sysfs
 // instance in a mount namespace owned by a user namespace other than the
@@ -12,11 +16,14 @@ import "golang.org/x/sys/unix"
 var revealingTypes = map[string]bool{"proc": true, "sysfs": true}
 
 // MountNew mounts f at at as Mount does, for a new instance mount(2)
-// makes: in a namespace owned by a user namespace other than the
-// initial one, a new proc or sysfs instance is EPERM unless the
-// namespace has a mount of the same type that is fully visible (see
-// fullyVisibleLocked), and it inherits that mount's read-only lock.
-func (ns *MountNamespace) MountNew(ctx Context, at VirtualDentry, f *Filesystem, flags MountFlags) (*Mount, error) {
+// makes, which belongs to user namespace owner (the mounter's, or for
+// proc its PID namespace's owner: Linux's s_user_ns), whose
+// CAP_SYS_ADMIN its remounts need. In a namespace owned by a user
+// namespace other than the initial one, a new proc or sysfs instance is
+// EPERM unless the namespace has a mount of the same type that is fully
+// visible (see fullyVisibleLocked), and it inherits that mount's
+// read-only lock.
+func (ns *MountNamespace) MountNew(ctx Context, at VirtualDentry, f *Filesystem, flags MountFlags, owner *auth.UserNamespace) (*Mount, error) {
 	if at.Mount == nil || at.Mount.ns != ns {
 		return nil, unix.EINVAL
 	}
@@ -25,15 +32,15 @@ func (ns *MountNamespace) MountNew(ctx Context, at VirtualDentry, f *Filesystem,
 	}
 	treeMu.Lock()
 	defer treeMu.Unlock()
-	var locked MountFlags
+	attrs := newMountAttrs{fsOwner: owner}
 	if ns.owner != nil && revealingTypes[f.Type()] {
 		visible, lockRO := ns.fullyVisibleLocked(f.Type(), flags.ReadOnly)
 		if !visible {
 			return nil, unix.EPERM
 		}
-		locked.ReadOnly = lockRO
+		attrs.locked.ReadOnly = lockRO
 	}
-	return ns.mountLocked(at, f, f.root, flags, nil, locked)
+	return ns.mountLocked(at, f, f.root, flags, nil, attrs)
 }
 
 // fullyVisibleLocked is Linux's mnt_already_visible: has ns a mount of

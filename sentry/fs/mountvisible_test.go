@@ -64,7 +64,7 @@ func TestMountNewTooRevealing(t *testing.T) {
 			}
 			c, _ := w.ns.Copy(tc.owner)
 			defer c.DecRef()
-			m, err := c.MountNew(w.ctx, w.at(c, "/p"), newTypedMemFS("proc"), fs.MountFlags{ReadOnly: tc.readOnly})
+			m, err := c.MountNew(w.ctx, w.at(c, "/p"), newTypedMemFS("proc"), fs.MountFlags{ReadOnly: tc.readOnly}, tc.owner)
 			if err != tc.want {
 				t.Fatalf("MountNew: %v, want %v", err, tc.want)
 			}

@@ -16,7 +16,7 @@
  * was opened (CVE-2013-1959); process_vm_readv's dumpable check is over
  * the namespace of the target's last exec, whose root owns a
  * non-dumpable process's /proc files; an execute-only program runs, not
- * dumpable. Results do not depend on the ids the native
+ * dumpable; a file system is its mounter's namespace's to remount. Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/msg.h>
 #include <sys/socket.h>
 #include <sys/prctl.h>
@@ -1009,6 +1010,74 @@ static void exec_only_program_runs_not_dumpable(void)
 	}
 }
 
+/* A file system belongs to the user namespace of the task that mounted
+ * it (for proc, the PID namespace's owner; Linux's s_user_ns), not to the
+ * owner of the mount namespace it went into: a tmpfs root mounted into
+ * a user namespace's mount namespace (after setns) is not that
+ * namespace's root to remount, though its own tmpfs is. */
+static void remount_needs_mounters_namespace(void)
+{
+	ENTER();
+	CHECK_SYS(mkdir("m", 0777));
+	CHECK_SYS(mkdir("own", 0777));
+	int go[2], done[2];
+	CHECK_SYS(pipe(go));
+	CHECK_SYS(pipe(done));
+	pid_t p = fork();
+	CHECK(p >= 0);
+	if (p == 0) {
+		close(go[0]);
+		close(done[1]);
+		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
+			    setresuid(1000, 1000, 1000) == 0);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
+		CHILD_CHECK(map_self() == 0);
+		CHILD_CHECK(write(go[1], "x", 1) == 1);
+		char c;
+		CHILD_CHECK(read(done[0], &c, 1) == 1);
+		/* The outsider's tmpfs is there, and not ours to remount. */
+		struct stat st;
+		CHILD_CHECK(stat("m/outsider", &st) == 0);
+		CHILD_ERR(mount(NULL, "m", NULL, MS_REMOUNT | MS_RDONLY, NULL), EPERM);
+		/* The mount's own flags are the namespace's to change. */
+		CHILD_CHECK(mount(NULL, "m", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) == 0);
+		/* A tmpfs of our own is ours. */
+		CHILD_CHECK(mount("none", "own", "tmpfs", 0, NULL) == 0);
+		CHILD_CHECK(mount(NULL, "own", NULL, MS_REMOUNT | MS_RDONLY, NULL) == 0);
+		_exit(0);
+	}
+	close(go[1]);
+	close(done[0]);
+	char c;
+	CHECK_EQ(read(go[0], &c, 1), 1);
+	pid_t h = fork();
+	CHECK(h >= 0);
+	if (h == 0) {
+		/* Root outside joins the namespace's mount namespace, keeping
+		 * its own user namespace, and mounts a tmpfs there. */
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", p);
+		int ns = open(path, O_RDONLY);
+		CHILD_CHECK(ns >= 0);
+		char cwd[256];
+		CHILD_CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+		CHILD_CHECK(setns(ns, CLONE_NEWNS) == 0);
+		CHILD_CHECK(chdir(cwd) == 0);
+		CHILD_CHECK(mount("none", "m", "tmpfs", 0, "mode=0777") == 0);
+		int fd = open("m/outsider", O_WRONLY | O_CREAT, 0644);
+		CHILD_CHECK(fd >= 0);
+		close(fd);
+		_exit(0);
+	}
+	int st;
+	CHECK_SYS(waitpid(h, &st, 0));
+	CHECK_EXITED(st, 0);
+	CHECK_EQ(write(done[1], "x", 1), 1);
+	CHECK_SYS(waitpid(p, &st, 0));
+	CHECK_EXITED(st, 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -1036,6 +1105,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(vm_read_checks_exec_time_namespace),
 	MT_CASE(nondumpable_files_owned_by_namespace_root),
 	MT_CASE(exec_only_program_runs_not_dumpable),
+	MT_CASE(remount_needs_mounters_namespace),
 };
 
 int main(int argc, char **argv)

@@ -6,6 +6,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/arch"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/kernel"
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 )
 
 // mountFlagsIgnored are mount(2) flags accepted without effect: access-time
@@ -156,8 +157,22 @@ func Mount(t *kernel.Task, a arch.SyscallArguments) (uintptr, error) {
 	}
 	// A new proc in a user namespace's mount namespace must not show
 	// what a mask hides (MountNew: Linux's mount_too_revealing).
-	_, err = ns.MountNew(t, target, f, mountFlagsOf(flags))
+	_, err = ns.MountNew(t, target, f, mountFlagsOf(flags), fsOwnerFor(t, fstype))
 	return 0, err
+}
+
+// fsOwnerFor is the user namespace a new instance of fstype that t
+// mounts belongs to (Linux's s_user_ns): a proc's is its PID
+// namespace's owner, an mqueue's its IPC namespace's, any other's the
+// mounter's.
+func fsOwnerFor(t *kernel.Task, fstype string) *auth.UserNamespace {
+	switch fstype {
+	case "proc":
+		return t.PIDNamespace().Owner()
+	case "mqueue":
+		return t.IPCNamespace().Owner()
+	}
+	return t.Credentials().UserNamespace
 }
 
 // Umount2 implements umount2(2). Mounts with others on or below them are
