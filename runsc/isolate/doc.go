@@ -1,6 +1,11 @@
 // Package isolate confines runsc's own processes: it builds and installs
 // seccomp-BPF allowlists (our own compiler, no libseccomp), pivots a process
 // into an empty read-only root, drops capabilities and sets no_new_privs.
+// StartPivotToEmptyRoot leaves the slow part of the pivot, detaching the
+// old root (an RCU grace period), to a child process that shares the
+// caller's memory (pivot_amd64.s), so the caller can clear its
+// capabilities (ClearCapabilities: securebits and capset, no bounding-set
+// drops, which no_new_privs makes moot) meanwhile.
 //
 // The Sentry and the gofer each get their own allowlist (SentryRules,
 // GoferRules in rules_amd64.go: tables keyed by syscall number, one group
@@ -40,9 +45,9 @@
 // 8-bit reach goes through an unconditional (32-bit) trampoline.
 //
 // Nothing here holds locks. Functions that change per-thread state
-// (Install, DropCapabilities, SetNoNewPrivs) apply it to every thread of
-// the Go process: DropCapabilities and SetNoNewPrivs stop the world for
-// each call (syscall.AllThreadsSyscall), which requires a binary built
+// (Install, DropCapabilities, ClearCapabilities, SetNoNewPrivs) apply it
+// to every thread of the Go process: DropCapabilities,
+// ClearCapabilities and SetNoNewPrivs stop the world for each call (syscall.AllThreadsSyscall), which requires a binary built
 // without cgo (AllThreadsSupported reports it); Install has the kernel
 // synchronise the threads (SECCOMP_FILTER_FLAG_TSYNC). LimitBoundingSet
 // changes only the calling thread, for the processes it starts.

@@ -20,7 +20,8 @@
 // sandbox, with Options.Detach, a pipe on which it reports the status.
 // The two are started at the same time, each from a thread of its own. The sandbox
 // runs in new mount, PID, IPC, UTS and cgroup namespaces and, unless told
-// otherwise, a new user namespace mapping the caller's uid and gid to 0;
+// otherwise, a new user namespace mapping the caller's uid and gid to 0
+// (started with vfork by spawn.go, the child writing its own maps);
 // the gofer in new mount, IPC and UTS namespaces (see goferNamespaces);
 // the two share a new network namespace (children). Both die with
 // SIGKILL if the thread that started them goes away.
