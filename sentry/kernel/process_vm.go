@@ -30,25 +30,35 @@ func (t *Task) MemoryForAccess(tid int32) (*mm.MemoryManager, error) {
 	return m, nil
 }
 
-// ptraceMayAttach is Linux's ptrace access check in
-// PTRACE_MODE_ATTACH_REALCREDS mode (__ptrace_may_access), which guards
-// process_vm_readv/writev: a thread of the same process always may;
-// otherwise t's real uid and gid must equal each of target's real,
+// ptraceMayAttach is ptraceMayAccess with t's real ids
+// (PTRACE_MODE_ATTACH_REALCREDS), as process_vm_readv/writev and
+// pidfd_getfd check.
+func ptraceMayAttach(t, target *Task) bool { return ptraceMayAccess(t, target, false) }
+
+// ptraceMayAccess is Linux's ptrace access check (__ptrace_may_access),
+// which guards process_vm_readv/writev (with t's real ids) and the
+// /proc files that show a process's memory (with its filesystem ids,
+// fsCreds: PTRACE_MODE_FSCREDS): a thread of the same process always
+// may; otherwise t's uid and gid must equal each of target's real,
 // effective and saved ids, or t must hold CAP_SYS_PTRACE, and a
 // non-dumpable target needs CAP_SYS_PTRACE as well, over the user
 // namespace its address space was made in (at its execve: Linux's
 // mm->user_ns), not the one it is in now, so that unsharing a user
 // namespace does not open a non-dumpable process to the new namespace's
 // owner. There is no Yama policy in the sandbox.
-func ptraceMayAttach(t, target *Task) bool {
+func ptraceMayAccess(t, target *Task, fsCreds bool) bool {
 	if t.tg == target.tg {
 		return true
 	}
 	c, tc := t.Credentials(), target.Credentials()
 	// CAP_SYS_PTRACE over the target's user namespace.
 	capable := c.HasCapabilityIn(unix.CAP_SYS_PTRACE, tc.UserNamespace)
-	sameIDs := c.RealUID == tc.RealUID && c.RealUID == tc.EffectiveUID && c.RealUID == tc.SavedUID &&
-		c.RealGID == tc.RealGID && c.RealGID == tc.EffectiveGID && c.RealGID == tc.SavedGID
+	uid, gid := c.RealUID, c.RealGID
+	if fsCreds {
+		uid, gid = c.FilesystemUID, c.FilesystemGID
+	}
+	sameIDs := uid == tc.RealUID && uid == tc.EffectiveUID && uid == tc.SavedUID &&
+		gid == tc.RealGID && gid == tc.EffectiveGID && gid == tc.SavedGID
 	if !sameIDs && !capable {
 		return false
 	}

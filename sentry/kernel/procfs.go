@@ -515,6 +515,20 @@ func (p procTask) SetTimerSlack(ctx fs.Context, ns uint64) error {
 	return nil
 }
 
+// MayPtrace implements proc.PtraceTask: a caller that is not a task (the
+// Sentry itself) may; a process without threads has no memory to show.
+func (p procTask) MayPtrace(ctx fs.Context) bool {
+	caller, ok := ctx.(*Task)
+	if !ok {
+		return true
+	}
+	target := p.leader()
+	if target == nil {
+		return true
+	}
+	return ptraceMayAccess(caller, target, true)
+}
+
 // ReadMemory implements proc.MemAccessTask.
 func (p procTask) ReadMemory(addr uint64, dst []byte) (int, error) {
 	m := p.memory()

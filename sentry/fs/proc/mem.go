@@ -23,6 +23,23 @@ type MemAccessTask interface {
 	WriteMemory(addr uint64, src []byte) (int, error)
 }
 
+// PtraceTask is implemented by processes whose memory only those that
+// pass Linux's ptrace access check (with their filesystem ids) may see:
+// mem, environ, auxv and maps are EACCES at open for others, whatever
+// the mode bits (a root without CAP_SYS_PTRACE reads no other user's
+// memory, as Linux's mm_access).
+type PtraceTask interface {
+	MayPtrace(ctx fs.Context) bool
+}
+
+// mayPtrace is EACCES when ctx may not look into t's memory.
+func mayPtrace(t any, ctx fs.Context) error {
+	if pt, ok := t.(PtraceTask); ok && !pt.MayPtrace(ctx) {
+		return unix.EACCES
+	}
+	return nil
+}
+
 // memNode is /proc/[pid]/mem.
 type memNode struct {
 	*synth.File
@@ -35,7 +52,10 @@ func newMemNode(mt MemAccessTask, attr synth.Attr) memNode {
 }
 
 // Open implements fs.OpenNode.
-func (n memNode) Open(_ fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+func (n memNode) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
+	if err := mayPtrace(n.mt, ctx); err != nil {
+		return nil, err
+	}
 	return fs.NewFileDescription(&memFile{mt: n.mt}, vd, flags, fs.FDOptions{}), nil
 }
 

@@ -28,13 +28,23 @@ func addMemFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.At
 	if !ok {
 		return
 	}
-	entries["environ"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+	// Generated at open, each after the ptrace access check (mem.go).
+	entries["environ"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
+		if err := mayPtrace(t, ctx); err != nil {
+			return nil, err
+		}
 		return mt.Environ(), nil
 	}}
-	entries["auxv"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+	entries["auxv"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
+		if err := mayPtrace(t, ctx); err != nil {
+			return nil, err
+		}
 		return mt.Auxv(), nil
 	}}
-	entries["maps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+	entries["maps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
+		if err := mayPtrace(t, ctx); err != nil {
+			return nil, err
+		}
 		return []byte(mt.Maps()), nil
 	}}
 }

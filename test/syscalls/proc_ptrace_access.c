@@ -1,0 +1,166 @@
+//go:build ignore
+
+/* proc_ptrace_access: the /proc files that show a process's memory (mem,
+ * environ, auxv, maps) open only for those that pass the ptrace access
+ * check (Linux's mm_access with PTRACE_MODE_FSCREDS): the process
+ * itself, a process whose filesystem ids equal the target's real,
+ * effective and saved ids while the target is dumpable, or one with
+ * CAP_SYS_PTRACE. Mode bits are not enough: root without CAP_SYS_PTRACE
+ * (CAP_DAC_OVERRIDE passes the bits) gets EACCES for another user's
+ * process, and maps, mode 0444, is EACCES for other users. */
+#include "moattest.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const files[] = {"mem", "environ", "auxv", "maps"};
+
+/* target forks a process of uid and gid 1000, dumpable, that waits for
+ * a byte on *release (the write end is returned there). */
+static pid_t target(int *release)
+{
+	int go[2], hold[2];
+	if (pipe(go) < 0 || pipe(hold) < 0)
+		return -1;
+	pid_t p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		close(go[0]);
+		close(hold[1]);
+		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
+			    setresuid(1000, 1000, 1000) == 0);
+		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(write(go[1], "x", 1) == 1);
+		char c;
+		CHILD_CHECK(read(hold[0], &c, 1) == 1);
+		_exit(0);
+	}
+	close(go[1]);
+	close(hold[0]);
+	char c;
+	if (read(go[0], &c, 1) != 1) {
+		close(go[0]);
+		return -1;
+	}
+	close(go[0]);
+	*release = hold[1];
+	return p;
+}
+
+/* drop_ptrace removes CAP_SYS_PTRACE from the caller's effective and
+ * permitted sets, keeping the rest (CAP_DAC_OVERRIDE too). */
+static int drop_ptrace(void)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -1;
+	d[0].effective &= ~(1u << CAP_SYS_PTRACE);
+	d[0].permitted &= ~(1u << CAP_SYS_PTRACE);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* opens_from forks a reader that becomes uid (root keeps its
+ * capabilities but CAP_SYS_PTRACE unless keep_ptrace) and opens each of
+ * files of process p; it returns a bit per file that opened, or -1. */
+static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
+{
+	int out[2];
+	if (pipe(out) < 0)
+		return -1;
+	pid_t r = fork();
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		close(out[0]);
+		if (uid != 0)
+			CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(uid, uid, uid) == 0 &&
+				    setresuid(uid, uid, uid) == 0);
+		else if (!keep_ptrace)
+			CHILD_CHECK(drop_ptrace() == 0);
+		int bits = 0;
+		for (int i = 0; i < 4; i++) {
+			char path[64];
+			snprintf(path, sizeof(path), "/proc/%d/%s", p, files[i]);
+			int fd = open(path, O_RDONLY);
+			if (fd >= 0) {
+				bits |= 1 << i;
+				close(fd);
+			} else {
+				CHILD_CHECK(errno == EACCES);
+			}
+		}
+		CHILD_CHECK(write(out[1], &bits, sizeof(bits)) == sizeof(bits));
+		_exit(0);
+	}
+	close(out[1]);
+	int bits = -1;
+	if (read(out[0], &bits, sizeof(bits)) != sizeof(bits))
+		bits = -1;
+	close(out[0]);
+	int st;
+	if (waitpid(r, &st, 0) != r || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		bits = -1;
+	return bits;
+}
+
+static void root_without_cap_sys_ptrace_refused(void)
+{
+	int release;
+	pid_t p = target(&release);
+	CHECK(p > 0);
+	int bits = opens_from(p, 0, 0);
+	CHECK_EQ(write(release, "x", 1), 1);
+	CHECK_SYS(mt_wait(p));
+	CHECK_EQ(bits, 0);
+}
+
+static void root_with_cap_sys_ptrace_allowed(void)
+{
+	int release;
+	pid_t p = target(&release);
+	CHECK(p > 0);
+	int bits = opens_from(p, 0, 1);
+	CHECK_EQ(write(release, "x", 1), 1);
+	CHECK_SYS(mt_wait(p));
+	CHECK_EQ(bits, 0xf);
+}
+
+static void same_user_allowed(void)
+{
+	int release;
+	pid_t p = target(&release);
+	CHECK(p > 0);
+	int bits = opens_from(p, 1000, 0);
+	CHECK_EQ(write(release, "x", 1), 1);
+	CHECK_SYS(mt_wait(p));
+	CHECK_EQ(bits, 0xf);
+}
+
+static void other_user_refused_even_maps(void)
+{
+	int release;
+	pid_t p = target(&release);
+	CHECK(p > 0);
+	int bits = opens_from(p, 999, 0);
+	CHECK_EQ(write(release, "x", 1), 1);
+	CHECK_SYS(mt_wait(p));
+	CHECK_EQ(bits, 0);
+}
+
+static const struct mt_case cases[] = {
+	MT_CASE(root_without_cap_sys_ptrace_refused),
+	MT_CASE(root_with_cap_sys_ptrace_allowed),
+	MT_CASE(same_user_allowed),
+	MT_CASE(other_user_refused_even_maps),
+};
+
+MT_MAIN(cases)
