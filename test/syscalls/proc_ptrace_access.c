@@ -7,7 +7,9 @@
  * effective and saved ids while the target is dumpable, or one with
  * CAP_SYS_PTRACE. Mode bits are not enough: root without CAP_SYS_PTRACE
  * (CAP_DAC_OVERRIDE passes the bits) gets EACCES for another user's
- * process, and maps, mode 0444, is EACCES for other users. */
+ * process, and maps, mode 0444, is EACCES for other users. Likewise
+ * readlink of the magic links exe, cwd, root and fd/N
+ * (proc_fd_access_allowed). */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 static const char *const files[] = {"mem", "environ", "auxv", "maps"};
+static const char *const links[] = {"exe", "cwd", "root", "fd/0"};
 
 /* target forks a process of uid and gid 1000, dumpable, that waits for
  * a byte on *release (the write end is returned there). */
@@ -69,8 +72,9 @@ static int drop_ptrace(void)
 }
 
 /* opens_from forks a reader that becomes uid (root keeps its
- * capabilities but CAP_SYS_PTRACE unless keep_ptrace) and opens each of
- * files of process p; it returns a bit per file that opened, or -1. */
+ * capabilities but CAP_SYS_PTRACE unless keep_ptrace), opens each of
+ * files of process p and reads each of links; it returns a bit per file
+ * that opened, then one per link read, or -1. */
 static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
 {
 	int out[2];
@@ -97,6 +101,12 @@ static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
 			} else {
 				CHILD_CHECK(errno == EACCES);
 			}
+			char buf[256];
+			snprintf(path, sizeof(path), "/proc/%d/%s", p, links[i]);
+			if (readlink(path, buf, sizeof(buf)) > 0)
+				bits |= 16 << i;
+			else
+				CHILD_CHECK(errno == EACCES);
 		}
 		CHILD_CHECK(write(out[1], &bits, sizeof(bits)) == sizeof(bits));
 		_exit(0);
@@ -131,7 +141,7 @@ static void root_with_cap_sys_ptrace_allowed(void)
 	int bits = opens_from(p, 0, 1);
 	CHECK_EQ(write(release, "x", 1), 1);
 	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0xf);
+	CHECK_EQ(bits, 0xff);
 }
 
 static void same_user_allowed(void)
@@ -142,7 +152,7 @@ static void same_user_allowed(void)
 	int bits = opens_from(p, 1000, 0);
 	CHECK_EQ(write(release, "x", 1), 1);
 	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0xf);
+	CHECK_EQ(bits, 0xff);
 }
 
 static void other_user_refused_even_maps(void)

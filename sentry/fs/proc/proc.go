@@ -300,10 +300,16 @@ func readerRoot(ctx fs.Context, t Task) fs.VirtualDentry {
 	return fs.VirtualDentry{}
 }
 
+// vdLink is the magic link exe, cwd or root of t: readlink and following
+// it take the ptrace access check (Linux's proc_fd_access_allowed),
+// EACCES otherwise, whatever the mode bits.
 func vdLink(t Task, mode uint32, get func() (fs.VirtualDentry, bool)) *synth.MagicLink {
 	return &synth.MagicLink{
 		Attr: ownerOf(t).attr(mode, false),
 		Path: func(ctx fs.Context) (string, error) {
+			if err := mayPtrace(t, ctx); err != nil {
+				return "", err
+			}
 			vd, ok := get()
 			if !ok {
 				return "", unix.ENOENT
@@ -311,7 +317,10 @@ func vdLink(t Task, mode uint32, get func() (fs.VirtualDentry, bool)) *synth.Mag
 			p, _ := fs.PathOf(readerRoot(ctx, t), vd)
 			return p, nil
 		},
-		Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+		Resolve: func(ctx fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+			if err := mayPtrace(t, ctx); err != nil {
+				return fs.VirtualDentry{}, nil, err
+			}
 			vd, ok := get()
 			if !ok {
 				return fs.VirtualDentry{}, nil, unix.ENOENT
@@ -485,7 +494,8 @@ func fdDir(t Task, attr synth.Attr) fs.Node {
 	return ownFDDir{DynamicDir: d, t: t}
 }
 
-// fdLink is /proc/[pid]/fd/name, a link to the descriptor's file f.
+// fdLink is /proc/[pid]/fd/name, a link to the descriptor's file f;
+// readlink and following it take the ptrace access check, as vdLink.
 func fdLink(t Task, name string, f *fs.FileDescription) fs.Node {
 	mode := uint32(0)
 	if f.Readable() {
@@ -497,6 +507,9 @@ func fdLink(t Task, name string, f *fs.FileDescription) fs.Node {
 	return &synth.MagicLink{
 		Attr: ownerOf(t).attr(mode, false),
 		Path: func(ctx fs.Context) (string, error) {
+			if err := mayPtrace(t, ctx); err != nil {
+				return "", err
+			}
 			f, err := fileOf(t, name)
 			if err != nil {
 				return "", err
@@ -505,7 +518,10 @@ func fdLink(t Task, name string, f *fs.FileDescription) fs.Node {
 			p, _ := fs.PathOf(readerRoot(ctx, t), f.VirtualDentry())
 			return p, nil
 		},
-		Resolve: func(fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+		Resolve: func(ctx fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+			if err := mayPtrace(t, ctx); err != nil {
+				return fs.VirtualDentry{}, nil, err
+			}
 			f, err := fileOf(t, name)
 			if err != nil {
 				return fs.VirtualDentry{}, nil, err
