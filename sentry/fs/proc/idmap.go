@@ -60,9 +60,15 @@ func idMapFileText(t Task, kind idMapFileKind, ctx fs.Context) []byte {
 // CAP_SYS_ADMIN in the namespace (EACCES).
 func (n idMapNode) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
 	f := &idMapFile{ns: taskUserNS(n.t), opener: ctx.Credentials(), kind: n.kind}
-	if flags&unix.O_ACCMODE != unix.O_RDONLY && n.kind == setgroupsFile {
-		if err := f.ns.SetgroupsOpenForWrite(f.opener); err != nil {
-			return nil, err
+	if flags&unix.O_ACCMODE != unix.O_RDONLY {
+		if f.opener == nil {
+			// No credentials to check writes against.
+			return nil, unix.EACCES
+		}
+		if n.kind == setgroupsFile {
+			if err := f.ns.SetgroupsOpenForWrite(f.opener); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if flags&unix.O_ACCMODE != unix.O_WRONLY {
