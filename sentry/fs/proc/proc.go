@@ -539,9 +539,14 @@ func fdInfoDir(t Task, attr synth.Attr) fs.Node {
 			return nil, err
 		}
 		f.DecRef()
+		// Opening it takes the ptrace access check (Linux's
+		// proc_fdinfo_access_allowed), whatever the mode bits.
 		return &synth.File{
 			Attr: ownerOf(t).attr(0o444, false), SizeZero: true,
-			Generate: func(fs.Context) ([]byte, error) {
+			Generate: func(ctx fs.Context) ([]byte, error) {
+				if err := mayPtrace(t, ctx); err != nil {
+					return nil, err
+				}
 				f, err := fileOf(t, name)
 				if err != nil {
 					return nil, err
