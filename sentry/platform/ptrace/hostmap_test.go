@@ -202,7 +202,13 @@ func TestSpareAddressSpaceParkedThread(t *testing.T) {
 		}
 	}()
 	<-done
-	// And the platform made the next spare.
+	// And the platform makes the next spare once a second address space
+	// is asked for (see NewAddressSpace, TestSpareAfterSecondAddressSpace).
+	second, err := p.NewAddressSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Release()
 	for len(p.spare) == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}

@@ -10,8 +10,10 @@
 //
 // Processes and threads:
 //   - The template is the first stub process, forked from the Sentry by
-//     rawForkStub before the Sentry's seccomp filter is installed. It is
-//     traced by a dedicated goroutine and never runs application code.
+//     rawForkStub before the Sentry's seccomp filter is installed, with
+//     all of the Sentry's memory but rawForkStub's code marked
+//     MADV_DONTFORK (forkStub). It is traced by a dedicated goroutine and
+//     never runs application code.
 //   - A new address space is a fork of the template, injected as a clone
 //     system call into the template's thread. The child parks in the stub's
 //     pause loop until a new master goroutine seizes it. The master thread
@@ -81,6 +83,8 @@ type Platform struct {
 	noHostMap atomic.Bool
 	// spare holds an address space made ahead of need (NewAddressSpace).
 	spare chan *addressSpace
+	// spared is set once the first spare (init's) has been taken.
+	spared atomic.Bool
 	// sys is the systrap mode's state, nil in ptrace mode.
 	sys *systrap
 }
@@ -223,15 +227,27 @@ func rawForkStubPC() uintptr
 // returns the spare address space made in the background when there is
 // one, and has the next one made: a fork or exec then does not wait for a
 // stub process to be forked and seized (two injected calls and their
-// round trips).
+// round trips). The first spare, made while the Sentry boots, is init's;
+// the next is made only once a second address space is asked for: a
+// sandbox whose init never forks (runsc do /bin/true, most containers'
+// long-running process) then never makes a stub process it does not use,
+// which cost init's start 0.8 ms here (the fork and the thread's clone
+// ran just as init's first mappings were injected) and kept a process
+// idle for good.
 func (p *Platform) NewAddressSpace() (platform.AddressSpace, error) {
 	select {
 	case as := <-p.spare:
-		go p.refill()
+		if p.spared.Swap(true) {
+			go p.refill()
+		}
 		return as, nil
 	default:
 	}
-	return p.newAddressSpace()
+	as, err := p.newAddressSpace()
+	if err == nil && p.spared.Load() {
+		go p.refill()
+	}
+	return as, err
 }
 
 // refill makes the spare address space if there is none, with a thread
