@@ -291,16 +291,14 @@ func (s *systrap) makeWorker(as *addressSpace) (*worker, error) {
 		unix.CLONE_THREAD | unix.CLONE_SYSVSEM | unix.CLONE_CHILD_CLEARTID
 	var tid uintptr
 	ok := as.masterDo(func() {
-		var mr uintptr
-		mr, err = as.masterThr.syscall(unix.SYS_MMAP, va, regionSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED, uintptr(s.fd), uintptr(r)*regionSize)
-		if err == nil && mr != va {
-			err = fmt.Errorf("stub mmap of a systrap region at %#x: %v", va, unix.Errno(-mr))
-		}
-		if err != nil {
-			return
-		}
-		tid, err = as.masterThr.cloneWorker(flags, va)
-		if err == nil && int64(tid) < 0 {
+		// The injection is a handoff between the master's OS thread
+		// and the stub's: on one CPU it costs no wake-up of another.
+		as.masterThr.follow()
+		var mapped bool
+		tid, mapped, err = as.masterThr.newWorker(flags, va, uintptr(s.fd), uintptr(r)*regionSize)
+		if err == nil && !mapped {
+			err = fmt.Errorf("stub mmap of a systrap region at %#x: %v", va, unix.Errno(-int64(tid)))
+		} else if err == nil && int64(tid) < 0 {
 			err = fmt.Errorf("clone of a systrap worker: %w", unix.Errno(-int64(tid)))
 		}
 	})
@@ -569,23 +567,25 @@ func (as *addressSpace) retireRegion(r int, unmap bool) {
 	as.mu.Unlock()
 }
 
-// cloneWorker injects clone(flags) at stubWorker with rbx = the region at
-// va: the child starts the worker, on a stack at the top of the region,
-// with the state word as its clear_child_tid.
-func (t *thread) cloneWorker(flags uintptr, va uintptr) (uintptr, error) {
+// newWorker injects stubNewWorker: it maps the region at va (offset off
+// of the regions file fd) and clones a worker with flags, which starts on
+// a stack at the top of the region with the state word as its
+// clear_child_tid. It returns clone's raw result and whether the mmap
+// succeeded (if not, the first result is mmap's).
+func (t *thread) newWorker(flags, va, fd, off uintptr) (uintptr, bool, error) {
 	regs := t.initRegs
-	regs.Rax = unix.SYS_CLONE
-	regs.Rdi = uint64(flags)
-	regs.Rsi = uint64(va + regionSize)
-	regs.Rdx = 0
-	regs.R10 = uint64(va + commState)
-	regs.R8 = 0
+	regs.Rdi, regs.Rsi = uint64(va), regionSize
+	regs.Rdx = unix.PROT_READ | unix.PROT_WRITE
+	regs.R10 = unix.MAP_SHARED | unix.MAP_FIXED
+	regs.R8, regs.R9 = uint64(fd), uint64(off)
 	regs.Rbx = uint64(va)
-	regs.Rip = stubAddr + stubWorkerOff
+	regs.R12, regs.R13, regs.R14 = uint64(flags), uint64(va+regionSize), uint64(va+commState)
+	regs.R15 = 0
+	regs.Rip = stubAddr + stubNewWorkerOff
 	if err := t.run(&regs); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return uintptr(regs.Rax), nil
+	return uintptr(regs.Rax), regs.R15 == 0, nil
 }
 
 // trapContext is a platform.Context of the systrap mode.

@@ -220,3 +220,31 @@ func BenchmarkSystrapPingPongSleepSpin(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSystrapMakeWorker measures making an address space's first
+// worker (the refill makes one per address space).
+func BenchmarkSystrapMakeWorker(b *testing.B) {
+	p, _ := newPlatformWith(b, NewSystrap, testCode)
+	var tAS, tW time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		as, err := p.newAddressSpace()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		w, err := p.sys.makeWorker(as)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		w.release()
+		as.Release()
+		tAS += t1.Sub(t0)
+		tW += t2.Sub(t1)
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric(float64(tAS/n)/1e3, "as-us")
+	b.ReportMetric(float64(tW/n)/1e3, "worker-us")
+}

@@ -18,7 +18,7 @@ func TestSystrapDisassembly(t *testing.T) {
 		t.Skip("objdump not installed")
 	}
 	f := t.TempDir() + "/stub.bin"
-	if err := os.WriteFile(f, code[stubWorkerOff:labels["trap_action"]], 0o644); err != nil {
+	if err := os.WriteFile(f, code[stubNewWorkerOff:labels["trap_action"]], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command("objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "-M", "intel", f).CombinedOutput()
@@ -27,6 +27,11 @@ func TestSystrapDisassembly(t *testing.T) {
 	}
 	dis := string(out)
 	for _, want := range []string{
+		"cmp    rax,rbx",
+		"mov    rdi,r12",
+		"mov    rsi,r13",
+		"mov    r10,r14",
+		"mov    r15d,0x1",
 		"lea    rdi,[rbx+0x40]",
 		"and    rbx,0xffffffffffff0000",
 		"mov    DWORD PTR [rbx+0xc],edi",

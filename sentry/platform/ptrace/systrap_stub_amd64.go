@@ -11,10 +11,14 @@ import (
 // its signal handler, and the data they use (see systrap.go for the
 // protocol).
 //
-//	stubWorker:   clone                 // the master injects it, rbx = the
-//	              test rax, rax         // worker's region in the stub
+//	stubNewWorker: mmap(rdi..r9)         // the master injects it: maps
+//	              cmp rax, rbx          // the region at rbx, then
+//	              jne newWorkerFail
+//	              clone(r12, r13, 0, r14, 0)
+//	              test rax, rax         // (rbx is the region in the child)
 //	              jz workerInit
 //	              int3
+//	newWorkerFail: r15d = 1; int3       // the mmap failed (rax)
 //	workerInit:   sigaltstack(&region.altstack, NULL)
 //	              rt_sigaction(sig, &trapAction, NULL, 8) for each trapped sig
 //	              prctl(PR_SET_NO_NEW_PRIVS, 1)
@@ -29,7 +33,7 @@ import (
 // to spin before sleeping; nothing else is kept, since rt_sigreturn
 // restores every register from the frame.
 const (
-	stubWorkerOff = 0x400
+	stubNewWorkerOff = 0x400
 )
 
 // trappedSignals are the signals a worker's handler reports to the Sentry.
@@ -82,16 +86,34 @@ var systrapSyscallSites = map[string]int{
 
 // emitSystrap appends the systrap code and data to the stub.
 func emitSystrap(a *asm) error {
-	if len(a.b) > stubWorkerOff {
+	if len(a.b) > stubNewWorkerOff {
 		return fmt.Errorf("stub: ptrace part overlaps the systrap part (%#x bytes)", len(a.b))
 	}
-	a.padTo(stubWorkerOff)
+	a.padTo(stubNewWorkerOff)
+	// A worker in one injected call: mmap of its region with the
+	// arguments in rdi, rsi, rdx, r10, r8, r9 (rbx = the address), then
+	// clone(r12, r13, 0, r14, 0) with the state word as clear_child_tid.
+	a.label("new_worker")
+	a.movEAX(unix.SYS_MMAP)
+	a.syscallInsn()
+	a.emit(0x48, 0x39, 0xd8) // cmp rax, rbx
+	a.emit(0x75)             // jne new_worker_fail
+	a.rel("new_worker_fail", 1, 0)
+	a.emit(0x4c, 0x89, 0xe7) // mov rdi, r12
+	a.emit(0x4c, 0x89, 0xee) // mov rsi, r13
+	a.xorEDX()
+	a.emit(0x4d, 0x89, 0xf2) // mov r10, r14
+	a.emit(0x45, 0x31, 0xc0) // xor r8d, r8d
+	a.movEAX(unix.SYS_CLONE)
 	a.label("worker")
 	a.syscallInsn()
 	a.emit(0x48, 0x85, 0xc0) // test rax, rax
 	a.emit(0x74)             // jz worker_init
 	a.rel("worker_init", 1, 0)
 	a.emit(0xcc) // int3
+	a.label("new_worker_fail")
+	a.emit(0x41, 0xbf, 1, 0, 0, 0) // mov r15d, 1
+	a.emit(0xcc)                   // int3
 
 	a.label("worker_init")
 	failIfNonzero := func() {
