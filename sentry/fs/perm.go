@@ -13,12 +13,27 @@ const (
 	MayRead  = 4
 )
 
+// capableWrt is Linux's capable_wrt_inode_uidgid: creds hold cp in
+// their own user namespace, and that namespace maps the file's owner and
+// group (for the initial namespace: cp in the effective set).
+func capableWrt(creds *auth.Credentials, st *Stat, cp uint) bool {
+	ns := creds.UserNamespace
+	if !creds.HasCapabilityIn(cp, ns) {
+		return false
+	}
+	_, uidOK := ns.MapFromKUID(st.UID)
+	_, gidOK := ns.MapFromKGID(st.GID)
+	return uidOK && gidOK
+}
+
 // CheckPermission applies the mode bits of st to creds for the access ats
 // (MayRead|MayWrite|MayExec), with the capability overrides Linux's
-// generic_permission applies: CAP_DAC_READ_SEARCH lets a task read any
-// file and search any directory, CAP_DAC_OVERRIDE lets it do anything to
-// a directory and read or write any other file, and execute one that has
-// at least one execute bit.
+// generic_permission applies, each held in the caller's user namespace
+// over a file whose owner and group it maps (capableWrt):
+// CAP_DAC_READ_SEARCH lets a task read any file and search any
+// directory, CAP_DAC_OVERRIDE lets it do anything to a directory and
+// read or write any other file, and execute one that has at least one
+// execute bit.
 func CheckPermission(creds *auth.Credentials, st *Stat, ats int) error {
 	mode := st.Mode
 	perm := mode
@@ -31,19 +46,19 @@ func CheckPermission(creds *auth.Credentials, st *Stat, ats int) error {
 		return nil
 	}
 	if st.IsDir() {
-		if ats&MayWrite == 0 && creds.HasCapability(unix.CAP_DAC_READ_SEARCH) {
+		if ats&MayWrite == 0 && capableWrt(creds, st, unix.CAP_DAC_READ_SEARCH) {
 			return nil
 		}
-		if creds.HasCapability(unix.CAP_DAC_OVERRIDE) {
+		if capableWrt(creds, st, unix.CAP_DAC_OVERRIDE) {
 			return nil
 		}
 		return unix.EACCES
 	}
-	if ats == MayRead && creds.HasCapability(unix.CAP_DAC_READ_SEARCH) {
+	if ats == MayRead && capableWrt(creds, st, unix.CAP_DAC_READ_SEARCH) {
 		return nil
 	}
 	if ats&MayExec == 0 || mode&0o111 != 0 {
-		if creds.HasCapability(unix.CAP_DAC_OVERRIDE) {
+		if capableWrt(creds, st, unix.CAP_DAC_OVERRIDE) {
 			return nil
 		}
 	}

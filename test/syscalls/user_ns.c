@@ -16,7 +16,8 @@
  * was opened (CVE-2013-1959); process_vm_readv's dumpable check is over
  * the namespace of the target's last exec, whose root owns a
  * non-dumpable process's /proc files; an execute-only program runs, not
- * dumpable; a file system is its mounter's namespace's to remount. Results do not depend on the ids the native
+ * dumpable; a file system is its mounter's namespace's to remount; root in
+ * a namespace overrides mode bits only of files it maps. Results do not depend on the ids the native
  * run's namespace maps beyond 0 to 1000. */
 #include "moattest.h"
 
@@ -1078,6 +1079,32 @@ static void remount_needs_mounters_namespace(void)
 	CHECK_EXITED(st, 0);
 }
 
+/* Root in a user namespace overrides the mode bits of files whose owner
+ * and group the namespace maps (Linux's capable_wrt_inode_uidgid), and
+ * of no others. */
+static void dac_override_over_mapped_files(void)
+{
+	ENTER();
+	int fd = CHECK_SYS(open("mine", O_WRONLY | O_CREAT | O_TRUNC, 0));
+	CHECK_SYS(fchown(fd, 1000, 1000));
+	CHECK_SYS(fchmod(fd, 0));
+	close(fd);
+	fd = CHECK_SYS(open("roots", O_WRONLY | O_CREAT | O_TRUNC, 0));
+	CHECK_SYS(fchmod(fd, 0));
+	close(fd);
+	USER_CHILD({
+		CHILD_ERR(open("mine", O_RDONLY), EACCES);
+		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
+		CHILD_CHECK(map_self() == 0);
+		int f = open("mine", O_RDWR);
+		CHILD_CHECK(f >= 0);
+		close(f);
+		CHILD_ERR(open("roots", O_RDONLY), EACCES);
+	});
+	unlink("mine");
+	unlink("roots");
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(unshare_ids_read_overflow),
 	MT_CASE(unshare_gives_full_caps),
@@ -1106,6 +1133,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(nondumpable_files_owned_by_namespace_root),
 	MT_CASE(exec_only_program_runs_not_dumpable),
 	MT_CASE(remount_needs_mounters_namespace),
+	MT_CASE(dac_override_over_mapped_files),
 };
 
 int main(int argc, char **argv)
