@@ -22,9 +22,10 @@ import (
 // the sandbox start some 3 ms later than a vfork would. The maps Do
 // needs, root to the caller's own ids with setgroups denied, are the ones
 // a process may write for itself in a user namespace it created
-// (user_namespaces(7)), so here the child writes them: spawnUserNS clones
-// with CLONE_VFORK and the child runs a short list of system calls
-// (rawSpawn, spawn_amd64.s) before its execve.
+// (user_namespaces(7)), so here the child writes them: spawnUserNS calls
+// clone3 with CLONE_VM|CLONE_VFORK and CLONE_CLEAR_SIGHAND (Linux 5.5;
+// before, startCmd falls back to cmd.Start) and the child runs a short
+// list of system calls (rawSpawn, spawn_amd64.s) before its execve.
 
 // atFDCWD is unix.AT_FDCWD as a system call argument.
 const atFDCWD = ^uintptr(99)
@@ -71,13 +72,23 @@ func canSpawn(cmd *exec.Cmd) bool {
 	return true
 }
 
-// startCmd starts cmd with spawnUserNS when canSpawn allows, otherwise
-// with cmd.Start.
+// errNoSpawn is spawnUserNS's error when the kernel lacks what it needs.
+var errNoSpawn = errors.New("clone3 with CLONE_CLEAR_SIGHAND is not supported")
+
+// startCmd starts cmd with spawnUserNS when canSpawn allows and the
+// kernel can, otherwise with cmd.Start.
 func startCmd(cmd *exec.Cmd) error {
 	if canSpawn(cmd) {
-		return spawnUserNS(cmd)
+		if err := spawnUserNS(cmd); err != errNoSpawn {
+			return err
+		}
 	}
 	return cmd.Start()
+}
+
+// cloneArgs is struct clone_args (clone3(2)) up to cgroup.
+type cloneArgs struct {
+	flags, pidfd, childTID, parentTID, exitSignal, stack, stackSize, tls, setTID, setTIDSize, cgroup uint64
 }
 
 // spawnUserNS is cmd.Start for a command canSpawn accepts; cmd.Wait
@@ -115,18 +126,12 @@ func spawnUserNS(cmd *exec.Cmd) error {
 	}
 	argvKeep, argv, argvp := cStrings(cmd.Args)
 	envKeep, envv, envp := cStrings(env)
-	dfl := make([]byte, 32) // struct sigaction{SIG_DFL}
 	var all, old unix.Sigset_t
 	for i := range all.Val {
 		all.Val[i] = ^uint64(0)
 	}
 
 	var steps []spawnStep
-	// The parent's signal handlers must never run in the child, which
-	// shares its memory (as package os's vfork child does).
-	for sig := uintptr(1); sig <= 64; sig++ {
-		steps = append(steps, spawnStep{nr: unix.SYS_RT_SIGACTION, a0: sig, a1: addrOf(dfl), a3: 8, flags: spawnIgnoreFailure})
-	}
 	write := func(path, data string) {
 		steps = append(steps,
 			spawnStep{nr: unix.SYS_OPENAT, a0: atFDCWD, a1: str(path), a2: unix.O_WRONLY | unix.O_CLOEXEC},
@@ -148,7 +153,13 @@ func spawnUserNS(cmd *exec.Cmd) error {
 		spawnStep{nr: unix.SYS_RT_SIGPROCMASK, a0: unix.SIG_SETMASK, a1: sigsetAddr(&old), a3: 8},
 		spawnStep{nr: unix.SYS_EXECVE, a0: str(cmd.Path), a1: argvp, a2: envp})
 
-	flags := uintptr(unix.CLONE_VM|unix.CLONE_VFORK) | uintptr(a.Cloneflags) | uintptr(unix.SIGCHLD)
+	// The parent's signal handlers must never run in the child, which
+	// shares its memory: CLONE_CLEAR_SIGHAND resets them all (package
+	// os's vfork child makes an rt_sigaction call for each of the 64).
+	args := cloneArgs{
+		flags:      unix.CLONE_VM | unix.CLONE_VFORK | unix.CLONE_CLEAR_SIGHAND | uint64(a.Cloneflags),
+		exitSignal: uint64(unix.SIGCHLD),
+	}
 	var res [2]int64
 	// No descriptor made without close-on-exec may reach the child
 	// (syscall.ForkLock's contract), and the thread must stay the one
@@ -156,7 +167,7 @@ func spawnUserNS(cmd *exec.Cmd) error {
 	runtime.LockOSThread()
 	syscall.ForkLock.Lock()
 	unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old)
-	pid, errno := rawSpawn(flags, &steps[0], uintptr(len(steps)), &res)
+	pid, errno := rawSpawn(&args, cloneArgsSize, &steps[0], uintptr(len(steps)), &res)
 	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	syscall.ForkLock.Unlock()
 	runtime.UnlockOSThread()
@@ -165,10 +176,13 @@ func spawnUserNS(cmd *exec.Cmd) error {
 	runtime.KeepAlive(argv)
 	runtime.KeepAlive(envKeep)
 	runtime.KeepAlive(envv)
-	runtime.KeepAlive(dfl)
 	runtime.KeepAlive(steps)
+	if errno == uintptr(unix.ENOSYS) || errno == uintptr(unix.EINVAL) {
+		// Before Linux 5.5: no clone3 or no CLONE_CLEAR_SIGHAND.
+		return errNoSpawn
+	}
 	if errno != 0 {
-		return fmt.Errorf("clone: %w", unix.Errno(errno))
+		return fmt.Errorf("clone3: %w", unix.Errno(errno))
 	}
 	if res[0] != 0 || res[1] != 0 {
 		// The child failed before its execve and exited: reap it.

@@ -1,3 +1,3 @@
 package sandbox
 
-func rawSpawn(flags uintptr, steps *spawnStep, n uintptr, res *[2]int64) (pid, errno uintptr)
+func rawSpawn(args *cloneArgs, size uintptr, steps *spawnStep, n uintptr, res *[2]int64) (pid, errno uintptr)

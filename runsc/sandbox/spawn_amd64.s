@@ -1,40 +1,38 @@
 #include "textflag.h"
 
-// func rawSpawn(flags uintptr, steps *spawnStep, n uintptr, res *[2]int64) (pid, errno uintptr)
+// func rawSpawn(args *cloneArgs, size uintptr, steps *spawnStep, n uintptr, res *[2]int64) (pid, errno uintptr)
 //
-// rawSpawn clones the calling thread with clone(flags), where flags holds
-// CLONE_VM|CLONE_VFORK: the child shares the caller's memory and the
-// caller is suspended until the child has called execve or exited. The
-// child runs the n steps, each a system call (spawnStep), with no stack
-// use, and exits with status 127 after storing in res the raw result of
-// the first step that failed (a negative errno) and its index, unless the
-// step says its failure is to be ignored. The last step is normally an
-// execve, after which the child is gone from the caller's memory. The
-// caller must have blocked every signal (the child inherits the mask, and
-// must never take a signal on the caller's stack), and keep steps, res and
+// rawSpawn calls clone3(args, size), where args's flags hold
+// CLONE_VM|CLONE_VFORK and no stack is given: the child shares the
+// caller's memory and runs on its stack pointer, and the caller is
+// suspended until the child has called execve or exited. The child runs
+// the n steps, each a system call (spawnStep), with no stack use, and
+// exits with status 127 after storing in res the raw result of the first
+// step that failed (a negative errno) and its index, unless the step says
+// its failure is to be ignored. The last step is normally an execve,
+// after which the child is gone from the caller's memory. The caller must
+// have blocked every signal (the child inherits the mask, and must never
+// take a signal on the caller's stack), and keep args, steps, res and
 // everything they point to alive until rawSpawn returns.
-TEXT ·rawSpawn(SB),NOSPLIT,$0-48
-	MOVQ flags+0(FP), DI
-	MOVQ steps+8(FP), R12
-	MOVQ n+16(FP), R15
-	MOVQ res+24(FP), BX
-	MOVQ $56, AX // SYS_clone
-	XORQ SI, SI
-	XORQ DX, DX
-	XORQ R10, R10
-	XORQ R8, R8
+TEXT ·rawSpawn(SB),NOSPLIT,$0-56
+	MOVQ args+0(FP), DI
+	MOVQ size+8(FP), SI
+	MOVQ steps+16(FP), R12
+	MOVQ n+24(FP), R15
+	MOVQ res+32(FP), BX
+	MOVQ $435, AX // SYS_clone3
 	SYSCALL
 	CMPQ AX, $0
 	JEQ child
 	CMPQ AX, $0xfffffffffffff001
 	JLS ok
 	NEGQ AX
-	MOVQ $0, pid+32(FP)
-	MOVQ AX, errno+40(FP)
+	MOVQ $0, pid+40(FP)
+	MOVQ AX, errno+48(FP)
 	RET
 ok:
-	MOVQ AX, pid+32(FP)
-	MOVQ $0, errno+40(FP)
+	MOVQ AX, pid+40(FP)
+	MOVQ $0, errno+48(FP)
 	RET
 
 child:

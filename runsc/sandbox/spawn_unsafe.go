@@ -26,8 +26,8 @@ func cStrings(ss []string) (keep [][]byte, arr []uintptr, addr uintptr) {
 	return keep, arr, uintptr(unsafe.Pointer(&arr[0]))
 }
 
-// addrOf returns the address of b's first byte.
-func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
+// cloneArgsSize is the size of struct clone_args that clone3 is given.
+const cloneArgsSize = unsafe.Sizeof(cloneArgs{})
 
 // sigsetAddr returns the address of s.
 func sigsetAddr(s *unix.Sigset_t) uintptr { return uintptr(unsafe.Pointer(s)) }
