@@ -190,6 +190,14 @@ func (ns *MountNamespace) Root() VirtualDentry {
 // Mount attaches f's root at the position at, which must be a directory.
 // A mount on a position that already has one stacks on top of it.
 func (ns *MountNamespace) Mount(ctx Context, at VirtualDentry, f *Filesystem, flags MountFlags) (*Mount, error) {
+	return ns.mountInstance(ctx, at, f, flags, func() (newMountAttrs, error) {
+		return newMountAttrs{fsOwner: ns.owner}, nil
+	})
+}
+
+// mountInstance is Mount and MountNew: attrs, called with treeMu held,
+// gives the new mount's attributes or refuses it.
+func (ns *MountNamespace) mountInstance(ctx Context, at VirtualDentry, f *Filesystem, flags MountFlags, attrs func() (newMountAttrs, error)) (*Mount, error) {
 	if at.Mount == nil || at.Mount.ns != ns {
 		return nil, unix.EINVAL
 	}
@@ -198,7 +206,11 @@ func (ns *MountNamespace) Mount(ctx Context, at VirtualDentry, f *Filesystem, fl
 	}
 	treeMu.Lock()
 	defer treeMu.Unlock()
-	return ns.mountLocked(at, f, f.root, flags, nil, newMountAttrs{fsOwner: ns.owner})
+	a, err := attrs()
+	if err != nil {
+		return nil, err
+	}
+	return ns.mountLocked(at, f, f.root, flags, nil, a)
 }
 
 // BindMount attaches the subtree at src at the position at.

@@ -24,23 +24,17 @@ var revealingTypes = map[string]bool{"proc": true, "sysfs": true}
 // visible (see fullyVisibleLocked), and it inherits that mount's
 // read-only lock.
 func (ns *MountNamespace) MountNew(ctx Context, at VirtualDentry, f *Filesystem, flags MountFlags, owner *auth.UserNamespace) (*Mount, error) {
-	if at.Mount == nil || at.Mount.ns != ns {
-		return nil, unix.EINVAL
-	}
-	if err := checkMountpoint(ctx, at, f.root); err != nil {
-		return nil, err
-	}
-	treeMu.Lock()
-	defer treeMu.Unlock()
-	attrs := newMountAttrs{fsOwner: owner}
-	if ns.owner != nil && revealingTypes[f.Type()] {
-		visible, lockRO := ns.fullyVisibleLocked(f.Type(), flags.ReadOnly)
-		if !visible {
-			return nil, unix.EPERM
+	return ns.mountInstance(ctx, at, f, flags, func() (newMountAttrs, error) {
+		attrs := newMountAttrs{fsOwner: owner}
+		if ns.owner != nil && revealingTypes[f.Type()] {
+			visible, lockRO := ns.fullyVisibleLocked(f.Type(), flags.ReadOnly)
+			if !visible {
+				return attrs, unix.EPERM
+			}
+			attrs.locked.ReadOnly = lockRO
 		}
-		attrs.locked.ReadOnly = lockRO
-	}
-	return ns.mountLocked(at, f, f.root, flags, nil, attrs)
+		return attrs, nil
+	})
 }
 
 // fullyVisibleLocked is Linux's mnt_already_visible: has ns a mount of

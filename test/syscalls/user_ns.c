@@ -691,6 +691,15 @@ static void mq_notify_uid_translated(void)
 	});
 }
 
+/* become_user makes a forked child uid and gid 1000 with no groups and
+ * no capabilities, dumpable again (as USER_CHILD's). */
+static int become_user(void)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(1000, 1000, 1000) < 0 || setresuid(1000, 1000, 1000) < 0)
+		return -1;
+	return prctl(PR_SET_DUMPABLE, 1);
+}
+
 /* send_two_fds sends a and b in one message on s. */
 static int send_two_fds(int s, int a, int b)
 {
@@ -747,9 +756,7 @@ static void map_opener_needs_privilege_too(void)
 	CHECK(p >= 0);
 	if (p == 0) {
 		close(sv[0]);
-		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
-			    setresuid(1000, 1000, 1000) == 0);
-		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(become_user() == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		int u = open("/proc/self/uid_map", O_WRONLY);
 		int g = open("/proc/self/gid_map", O_WRONLY);
@@ -812,9 +819,7 @@ static void setgroups_checked_at_open(void)
 	if (p == 0) {
 		close(go[0]);
 		close(done[1]);
-		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
-			    setresuid(1000, 1000, 1000) == 0);
-		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(become_user() == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(write(go[1], "x", 1) == 1);
 		char c;
@@ -865,8 +870,7 @@ static void vm_read_checks_exec_time_namespace(void)
 	if (p == 0) {
 		close(go[0]);
 		close(done[1]);
-		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
-			    setresuid(1000, 1000, 1000) == 0);
+		CHILD_CHECK(become_user() == 0);
 		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 0) == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(prctl(PR_GET_DUMPABLE) == 0);
@@ -938,9 +942,7 @@ static int nondumpable_owner(mode_t mode)
 	if (p < 0)
 		return -1;
 	if (p == 0) {
-		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
-			    setresuid(1000, 1000, 1000) == 0);
-		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(become_user() == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER) == 0);
 		CHILD_CHECK(map_self() == 0);
 		CHILD_CHECK(dup2(done[0], 0) == 0 && dup2(go[1], 1) == 1);
@@ -1029,9 +1031,7 @@ static void remount_needs_mounters_namespace(void)
 	if (p == 0) {
 		close(go[0]);
 		close(done[1]);
-		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(1000, 1000, 1000) == 0 &&
-			    setresuid(1000, 1000, 1000) == 0);
-		CHILD_CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+		CHILD_CHECK(become_user() == 0);
 		CHILD_CHECK(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0);
 		CHILD_CHECK(map_self() == 0);
 		CHILD_CHECK(write(go[1], "x", 1) == 1);
