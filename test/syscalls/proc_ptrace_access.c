@@ -9,7 +9,7 @@
  * (CAP_DAC_OVERRIDE passes the bits) gets EACCES for another user's
  * process, and maps, mode 0444, is EACCES for other users. Likewise
  * readlink of the magic links exe, cwd, root and fd/N
- * (proc_fd_access_allowed), and fdinfo/N. */
+ * (proc_fd_access_allowed) and ns/*, and fdinfo/N. */
 #include "moattest.h"
 
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 static const char *const files[] = {"mem", "environ", "auxv", "maps", "fdinfo/0"};
-static const char *const links[] = {"exe", "cwd", "root", "fd/0"};
+static const char *const links[] = {"exe", "cwd", "root", "fd/0", "ns/net"};
 
 /* target forks a process of uid and gid 1000, dumpable, that waits for
  * a byte on *release (the write end is returned there). */
@@ -102,7 +102,7 @@ static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
 				CHILD_CHECK(errno == EACCES);
 			}
 		}
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < 5; i++) {
 			char buf[256];
 			snprintf(path, sizeof(path), "/proc/%d/%s", p, links[i]);
 			if (readlink(path, buf, sizeof(buf)) > 0)
@@ -143,7 +143,7 @@ static void root_with_cap_sys_ptrace_allowed(void)
 	int bits = opens_from(p, 0, 1);
 	CHECK_EQ(write(release, "x", 1), 1);
 	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0x1ff);
+	CHECK_EQ(bits, 0x3ff);
 }
 
 static void same_user_allowed(void)
@@ -154,7 +154,7 @@ static void same_user_allowed(void)
 	int bits = opens_from(p, 1000, 0);
 	CHECK_EQ(write(release, "x", 1), 1);
 	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0x1ff);
+	CHECK_EQ(bits, 0x3ff);
 }
 
 static void other_user_refused_even_maps(void)
