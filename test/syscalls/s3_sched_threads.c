@@ -90,10 +90,19 @@ static int start_peer(pthread_t *t, struct peer *p)
 	return 0;
 }
 
+/* stop_peer ends the peer and returns once its tid names nothing.
+ * pthread_join returns when the thread's tid word is cleared, which Linux
+ * does before the thread is released: wait (up to a second) for tgkill's
+ * ESRCH, as calls naming the tid see only then. */
 static void stop_peer(pthread_t t, struct peer *p)
 {
 	atomic_store(&p->stop, 1);
 	pthread_join(t, NULL);
+	for (int i = 0; i < 1000; i++) {
+		if (syscall(SYS_tgkill, getpid(), p->tid, 0) == -1 && errno == ESRCH)
+			return;
+		usleep(1000);
+	}
 }
 
 IN_CHILD(nice_is_per_thread)
@@ -108,18 +117,9 @@ IN_CHILD(nice_is_per_thread)
 	CHILD_CHECK(getpriority(PRIO_PROCESS, 0) == 0 && errno == 0);
 	CHILD_CHECK(getpriority(PRIO_PROCESS, getpid()) == 0 && errno == 0);
 	stop_peer(t, &p);
-	/* A gone thread: ESRCH. pthread_join returns once the thread's tid
-	 * word is cleared, which Linux does before the thread is released:
-	 * wait (up to a second) until it is. */
-	int r = 0;
-	for (int i = 0; i < 1000; i++) {
-		errno = 0;
-		r = getpriority(PRIO_PROCESS, p.tid);
-		if (r == -1 && errno == ESRCH)
-			break;
-		usleep(1000);
-	}
-	CHILD_CHECK(r == -1 && errno == ESRCH);
+	/* A gone thread: ESRCH. */
+	errno = 0;
+	CHILD_CHECK(getpriority(PRIO_PROCESS, p.tid) == -1 && errno == ESRCH);
 }
 
 IN_CHILD(threads_inherit_creator_nice)
