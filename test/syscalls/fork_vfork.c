@@ -107,21 +107,31 @@ static void fork_keeps_altstack(void)
 	CHECK_EXITED(st, 0);
 }
 
+static long utime_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000;
+}
+
 static void fork_resets_timers_and_usage(void)
 {
 	struct itimerval it = {{0, 0}, {100, 0}};
 	CHECK_SYS(setitimer(ITIMER_REAL, &it, NULL));
+	/* Use 200 ms of user time, so that a child that inherited it could
+	 * not pass for one that starts from zero (the sandbox counts time in
+	 * application code by the wall clock: on a loaded host a new child
+	 * may wait for a CPU for some milliseconds). */
 	volatile unsigned long x = 0;
-	for (int i = 0; i < 20000000; i++)
-		x += i;
+	while (utime_ms() < 200)
+		for (int i = 0; i < 1000000; i++)
+			x += i;
 	pid_t pid = CHECK_SYS(syscall(SYS_fork));
 	if (pid == 0) {
 		struct itimerval c;
 		getitimer(ITIMER_REAL, &c);
-		struct rusage ru;
-		getrusage(RUSAGE_SELF, &ru);
-		long ms = ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000;
-		_exit(c.it_value.tv_sec == 0 && c.it_value.tv_usec == 0 && ms < 20 ? 0 : 1);
+		long ms = utime_ms();
+		_exit(c.it_value.tv_sec == 0 && c.it_value.tv_usec == 0 && ms < 100 ? 0 : 1);
 	}
 	int st = mt_wait(pid);
 	CHECK_EXITED(st, 0);

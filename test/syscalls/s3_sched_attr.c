@@ -228,6 +228,14 @@ IN_CHILD(another_thread)
 	CHILD_CHECK(a.sched_policy == SCHED_OTHER && a.sched_nice == 0);
 	atomic_store(&p.stop, 1);
 	pthread_join(t, NULL);
+	/* pthread_join returns when the tid word is cleared, which Linux does
+	 * before the thread is released: wait (up to a second) until tgkill
+	 * no longer finds it. */
+	for (int i = 0; i < 1000; i++) {
+		if (syscall(SYS_tgkill, getpid(), p.tid, 0) == -1 && errno == ESRCH)
+			break;
+		usleep(1000);
+	}
 	CHILD_CHECK(getattr(p.tid, &a, sizeof a, 0) == -1 && errno == ESRCH);
 	a.size = sizeof a;
 	CHILD_CHECK(setattr(p.tid, &a, 0) == -1 && errno == ESRCH);

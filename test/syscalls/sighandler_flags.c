@@ -7,6 +7,7 @@
  * (ignore, stop, continue, terminate) observed from a parent. */
 #include "moattest.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -263,6 +264,27 @@ static void ignored_fatal_signal_survives(void)
 	CHECK_EXITED(st, 3);
 }
 
+static pid_t restart_reader;
+
+static void *restart_signaller(void *arg)
+{
+	(void)arg;
+	/* Each signal goes only once the reader sleeps in its read (the
+	 * first time, then again after the SIGUSR1 handler ran): sent
+	 * earlier, both could reach one read, or none. */
+	if (mt_wait_blocked(restart_reader, 10000) < 0)
+		return (void *)1;
+	if (syscall(SYS_tgkill, getpid(), restart_reader, SIGUSR1) < 0)
+		return (void *)2;
+	for (int i = 0; i < 10000 && hits < 1; i++)
+		usleep(1000);
+	if (mt_wait_blocked(restart_reader, 10000) < 0)
+		return (void *)3;
+	if (syscall(SYS_tgkill, getpid(), restart_reader, SIGUSR2) < 0)
+		return (void *)4;
+	return NULL;
+}
+
 static void sa_restart_is_per_signal(void)
 {
 	/* SIGUSR1 restarts, SIGUSR2 does not: the same read sees both. */
@@ -275,21 +297,18 @@ static void sa_restart_is_per_signal(void)
 	CHECK_SYS(sigaction(SIGUSR2, &sa, NULL));
 	int p[2];
 	CHECK_SYS(pipe(p));
-	pid_t me = getpid();
-	pid_t pid = CHECK_SYS(fork());
-	if (pid == 0) {
-		struct timespec ts = {0, 50 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-		kill(me, SIGUSR1);
-		nanosleep(&ts, NULL);
-		kill(me, SIGUSR2);
-		_exit(0);
-	}
 	hits = 0;
+	restart_reader = (pid_t)syscall(SYS_gettid);
+	pthread_t th;
+	CHECK_RET0(pthread_create(&th, NULL, restart_signaller, NULL));
 	char c;
 	CHECK_ERR(read(p[0], &c, 1), EINTR);
+	void *ret;
+	CHECK_RET0(pthread_join(th, &ret));
+	CHECK_EQ((long)ret, 0);
 	CHECK_EQ(hits, 2);
-	mt_wait(pid);
+	close(p[0]);
+	close(p[1]);
 }
 
 static const struct mt_case cases[] = {
