@@ -181,7 +181,10 @@ func (m *Manager) CmpRequeuePI(t Target, addr, addr2 uintptr, private bool, nwak
 		return 0, unix.EINVAL
 	}
 	done := 0
-	ps, locked, err := m.proxyLockPI(b2, t, addr2, k2, top.requeuePI.id, nreq > 0, c)
+	// Once woken, top's thread clears top.requeuePI (without our
+	// locks): read what the requeue needs of it first.
+	topID := top.requeuePI.id
+	ps, locked, err := m.proxyLockPI(b2, t, addr2, k2, topID, nreq > 0, c)
 	if err != nil {
 		return 0, err
 	}
@@ -211,7 +214,7 @@ func (m *Manager) CmpRequeuePI(t Target, addr, addr2 uintptr, private bool, nwak
 				b2.pi = make(map[Key]*piState)
 			}
 			b2.pi[k2] = ps
-			m.setOwner(ps, top.requeuePI.id)
+			m.setOwner(ps, topID)
 		}
 		pw := rw.pw
 		pw.bucket, pw.state, pw.id, pw.tid, pw.t, pw.addr, pw.owned = b2, ps, rw.id, rw.tid, rw.t, rw.addr2, false

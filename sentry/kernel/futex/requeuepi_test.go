@@ -173,3 +173,38 @@ func TestRequeuePIHeldMutexAndTimeout(t *testing.T) {
 		t.Fatalf("CmpRequeuePI after the waiter left = %d, %v; want 0, nil", n, err)
 	}
 }
+
+// TestRequeuePIOwnerCompletesAtOnce has the waiter that the requeue makes
+// the mutex's owner finish its wait while the requeue still moves the
+// others: the requeue must not read that waiter's state after waking it
+// (it did, and a Sentry crashed on the nil it found; -race sees the old
+// read even when the timing is kind).
+func TestRequeuePIOwnerCompletesAtOnce(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		m := NewManager()
+		as := newFakeAS(1, base, size)
+		for _, tid := range []uint32{10, 11, 12} {
+			m.ThreadStarted(tid)
+		}
+		var ws []*RequeuePIWaiter
+		for _, tid := range []uint32{10, 11, 12} {
+			rw := NewRequeuePIWaiter()
+			if err := m.WaitRequeuePIPrepare(rw, as, fa, fb, true, 0, Self(tid)); err != nil {
+				t.Fatal(err)
+			}
+			ws = append(ws, rw)
+		}
+		res := make(chan RequeuePIResult, 1)
+		go func() {
+			<-ws[0].C
+			res <- m.WaitRequeuePIComplete(ws[0])
+		}()
+		n, err := m.CmpRequeuePI(as, fa, fb, true, 1, 2, 0, Self(1))
+		if n != 3 || err != nil {
+			t.Fatalf("CmpRequeuePI = %d, %v; want 3, nil", n, err)
+		}
+		if r := <-res; r != RequeuePILocked {
+			t.Fatalf("the oldest waiter's wait ended %v, want RequeuePILocked", r)
+		}
+	}
+}
