@@ -91,7 +91,7 @@ type Config struct {
 	ReadonlyPaths []string
 	Devices       []SpecDevice
 	// Platform is how application system calls are trapped (runsc
-	// --platform): "ptrace" (also the empty string) or "systrap".
+	// --platform): "systrap" (also the empty string) or "ptrace".
 	Platform string
 }
 
@@ -200,10 +200,10 @@ func Load(cfg Config) (*Sandbox, error) {
 	go func() {
 		var r platResult
 		switch cfg.Platform {
-		case "", "ptrace":
-			r.plat, r.err = ptrace.New(mf.FD())
-		case "systrap":
+		case "", "systrap":
 			r.plat, r.err = ptrace.NewSystrap(mf.FD())
+		case "ptrace":
+			r.plat, r.err = ptrace.New(mf.FD())
 		default:
 			r.err = fmt.Errorf("unknown platform %q", cfg.Platform)
 		}

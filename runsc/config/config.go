@@ -32,8 +32,8 @@ type Config struct {
 	// SystemdCgroup asks for systemd-managed cgroups (--systemd-cgroup);
 	// accepted for runc compatibility.
 	SystemdCgroup bool
-	// Platform is how the Sentry traps application syscalls (--platform);
-	// only "ptrace" exists.
+	// Platform is how the Sentry traps application syscalls (--platform):
+	// "systrap" (the default) or "ptrace".
 	Platform string
 	// Network is the sandbox's network mode (--network); only "none" is
 	// supported yet.
@@ -136,7 +136,7 @@ func Default() *Config {
 	return &Config{
 		RootDir:   "/run/runsc",
 		LogFormat: "text",
-		Platform:  "ptrace",
+		Platform:  "systrap",
 		Network:   "none",
 	}
 }
@@ -159,7 +159,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DebugLog, "debug-log", d.DebugLog, "directory where each runsc process writes runsc.<pid>.<command>.log")
 	fs.BoolVar(&c.Strace, "strace", d.Strace, "log every system call the sandboxed application makes")
 	fs.BoolVar(&c.SystemdCgroup, "systemd-cgroup", d.SystemdCgroup, "use systemd to manage cgroups (accepted for runc compatibility)")
-	fs.StringVar(&c.Platform, "platform", d.Platform, "how application system calls are trapped: ptrace (PTRACE_SYSEMU, the default) or systrap (seccomp traps into a stub signal handler)")
+	fs.StringVar(&c.Platform, "platform", d.Platform, "how application system calls are trapped: systrap (seccomp traps into a stub signal handler, the default) or ptrace (PTRACE_SYSEMU)")
 	fs.StringVar(&c.Network, "network", d.Network, "network mode: none (loopback only); sandbox and host are not supported yet")
 	c.Overlay = d.Overlay
 	fs.Var(&c.Overlay, "overlay", "what lies over the container's root: memory (the default, also --overlay alone: writes stay in the sandbox) or none (the root is writable and changes reach the host)")

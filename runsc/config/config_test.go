@@ -77,7 +77,7 @@ func TestToFlagsRoundTrip(t *testing.T) {
 		DebugLog:      "/tmp/dbg dir/",
 		Strace:        true,
 		SystemdCgroup: true,
-		Platform:      "ptrace",
+		Platform:      "systrap",
 		Network:       "none",
 		Overlay:       OverlayNone,
 		SeccompDebug:  "trap",
