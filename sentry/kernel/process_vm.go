@@ -3,6 +3,7 @@ package kernel
 import (
 	"golang.org/x/sys/unix"
 
+	"github.com/moat-sandbox/moat/sentry/kernel/auth"
 	"github.com/moat-sandbox/moat/sentry/mm"
 )
 
@@ -47,10 +48,16 @@ func ptraceMayAttach(t, target *Task) bool { return ptraceMayAccess(t, target, f
 // namespace does not open a non-dumpable process to the new namespace's
 // owner. There is no Yama policy in the sandbox.
 func ptraceMayAccess(t, target *Task, fsCreds bool) bool {
+	return ptraceMayAccessWith(t, t.Credentials(), target, fsCreds)
+}
+
+// ptraceMayAccessWith is ptraceMayAccess with the caller's credentials c
+// (access(2) checks with other ids than the task's).
+func ptraceMayAccessWith(t *Task, c *auth.Credentials, target *Task, fsCreds bool) bool {
 	if t.tg == target.tg {
 		return true
 	}
-	c, tc := t.Credentials(), target.Credentials()
+	tc := target.Credentials()
 	// CAP_SYS_PTRACE over the target's user namespace.
 	capable := c.HasCapabilityIn(unix.CAP_SYS_PTRACE, tc.UserNamespace)
 	uid, gid := c.RealUID, c.RealGID

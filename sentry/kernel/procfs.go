@@ -515,40 +515,64 @@ func (p procTask) SetTimerSlack(ctx fs.Context, ns uint64) error {
 	return nil
 }
 
-// MayPtrace implements proc.PtraceTask: a caller that is not a task (the
-// Sentry itself) may; a process without threads has no memory to show.
+// MayPtrace implements proc.PtraceTask, with the context's credentials
+// (access(2) checks with its own): the Sentry itself may; a task, or a
+// context wrapping one (KernelTask), passes Linux's ptrace access check;
+// any other context may not. A process without threads has no memory to
+// show.
 func (p procTask) MayPtrace(ctx fs.Context) bool {
-	caller, ok := ctx.(*Task)
-	if !ok {
+	var caller *Task
+	switch c := ctx.(type) {
+	case *Task:
+		caller = c
+	case backgroundContext:
 		return true
+	case interface{ KernelTask() *Task }:
+		caller = c.KernelTask()
+	default:
+		return false
 	}
 	target := p.leader()
 	if target == nil {
 		return true
 	}
-	return ptraceMayAccess(caller, target, true)
+	return ptraceMayAccessWith(caller, ctx.Credentials(), target, true)
 }
 
-// ReadMemory implements proc.MemAccessTask.
-func (p procTask) ReadMemory(addr uint64, dst []byte) (int, error) {
+// KernelTask returns t: contexts that embed a task (access(2)'s, with other
+// credentials) are known by it.
+func (t *Task) KernelTask() *Task { return t }
+
+// BoundMemory implements proc.MemAccessTask.
+func (p procTask) BoundMemory() proc.MemAccess {
 	m := p.memory()
-	if m == nil || !m.TryIncUsers() {
+	if m == nil {
+		return nil
+	}
+	return boundMemory{m}
+}
+
+// boundMemory is one address space of a process, for /proc/[pid]/mem.
+type boundMemory struct{ m *mm.MemoryManager }
+
+// ReadMemory implements proc.MemAccess.
+func (b boundMemory) ReadMemory(addr uint64, dst []byte) (int, error) {
+	if !b.m.TryIncUsers() {
 		// The address space is gone: nothing, as Linux's mem_rw once
 		// mmget_not_zero fails.
 		return 0, nil
 	}
-	defer m.DecUsers()
-	return m.ForceCopyIn(uintptr(addr), dst)
+	defer b.m.DecUsers()
+	return b.m.ForceCopyIn(uintptr(addr), dst)
 }
 
-// WriteMemory implements proc.MemAccessTask.
-func (p procTask) WriteMemory(addr uint64, src []byte) (int, error) {
-	m := p.memory()
-	if m == nil || !m.TryIncUsers() {
+// WriteMemory implements proc.MemAccess.
+func (b boundMemory) WriteMemory(addr uint64, src []byte) (int, error) {
+	if !b.m.TryIncUsers() {
 		return 0, nil
 	}
-	defer m.DecUsers()
-	return m.ForceCopyOut(uintptr(addr), src)
+	defer b.m.DecUsers()
+	return b.m.ForceCopyOut(uintptr(addr), src)
 }
 
 // Personality implements proc.PersonalityTask.

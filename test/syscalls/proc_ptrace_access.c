@@ -9,10 +9,14 @@
  * (CAP_DAC_OVERRIDE passes the bits) gets EACCES for another user's
  * process, and maps, mode 0444, is EACCES for other users. Likewise
  * readlink of the magic links exe, cwd, root and fd/N
- * (proc_fd_access_allowed) and ns/*, and fdinfo/N. */
+ * (proc_fd_access_allowed) and ns/*, and fdinfo/N, also when access(2)
+ * walks through them. A mem descriptor stays with the address space it
+ * was opened on: after the process's execve it reads nothing. */
 #include "moattest.h"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <stdio.h>
@@ -22,8 +26,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *const files[] = {"mem", "environ", "auxv", "maps", "fdinfo/0"};
+static const char *const files[] = {"mem", "environ", "auxv", "maps", "fdinfo/0", "smaps", "smaps_rollup"};
 static const char *const links[] = {"exe", "cwd", "root", "fd/0", "ns/net"};
+/* Paths access(2) checks through the magic links. */
+static const char *const walks[] = {"cwd/.", "root/."};
 
 /* target forks a process of uid and gid 1000, dumpable, that waits for
  * a byte on *release (the write end is returned there). */
@@ -73,8 +79,9 @@ static int drop_ptrace(void)
 
 /* opens_from forks a reader that becomes uid (root keeps its
  * capabilities but CAP_SYS_PTRACE unless keep_ptrace), opens each of
- * files of process p and reads each of links; it returns a bit per file
- * that opened, then one per link read, or -1. */
+ * files of process p, reads each of links and access(2)es each of walks;
+ * it returns a bit per file that opened (7), then one per link read (5),
+ * then one per walk allowed (2), or -1. */
 static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
 {
 	int out[2];
@@ -92,7 +99,7 @@ static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
 			CHILD_CHECK(drop_ptrace() == 0);
 		int bits = 0;
 		char path[64];
-		for (int i = 0; i < 5; i++) {
+		for (int i = 0; i < 7; i++) {
 			snprintf(path, sizeof(path), "/proc/%d/%s", p, files[i]);
 			int fd = open(path, O_RDONLY);
 			if (fd >= 0) {
@@ -106,7 +113,14 @@ static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
 			char buf[256];
 			snprintf(path, sizeof(path), "/proc/%d/%s", p, links[i]);
 			if (readlink(path, buf, sizeof(buf)) > 0)
-				bits |= 32 << i;
+				bits |= 128 << i;
+			else
+				CHILD_CHECK(errno == EACCES);
+		}
+		for (int i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "/proc/%d/%s", p, walks[i]);
+			if (access(path, F_OK) == 0)
+				bits |= 4096 << i;
 			else
 				CHILD_CHECK(errno == EACCES);
 		}
@@ -143,7 +157,7 @@ static void root_with_cap_sys_ptrace_allowed(void)
 	int bits = opens_from(p, 0, 1);
 	CHECK_EQ(write(release, "x", 1), 1);
 	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0x3ff);
+	CHECK_EQ(bits, 0x3fff);
 }
 
 static void same_user_allowed(void)
@@ -154,7 +168,7 @@ static void same_user_allowed(void)
 	int bits = opens_from(p, 1000, 0);
 	CHECK_EQ(write(release, "x", 1), 1);
 	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0x3ff);
+	CHECK_EQ(bits, 0x3fff);
 }
 
 static void other_user_refused_even_maps(void)
@@ -168,11 +182,51 @@ static void other_user_refused_even_maps(void)
 	CHECK_EQ(bits, 0);
 }
 
+static volatile char marker[16] = "moat-mem-marker";
+
+static void mem_fd_stays_with_its_address_space(void)
+{
+	int sync[2], hold[2];
+	CHECK_SYS(pipe(sync));
+	CHECK_SYS(pipe(hold));
+	pid_t p = CHECK_SYS(fork());
+	if (p == 0) {
+		close(sync[0]);
+		close(hold[1]);
+		char c;
+		CHILD_CHECK(write(sync[1], "a", 1) == 1);
+		CHILD_CHECK(read(hold[0], &c, 1) == 1);
+		CHILD_CHECK(dup2(sync[1], 3) == 3);
+		execl("/bin/sh", "sh", "-c", "echo x >&3; exec sleep 100", (char *)NULL);
+		_exit(127);
+	}
+	close(sync[1]);
+	close(hold[0]);
+	char c;
+	CHECK_EQ(read(sync[0], &c, 1), 1);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", p);
+	int fd = CHECK_SYS(open(path, O_RDONLY));
+	char buf[16];
+	CHECK_EQ(pread(fd, buf, sizeof(buf), (off_t)(uintptr_t)marker), 16);
+	CHECK(memcmp(buf, (const char *)marker, sizeof(buf)) == 0);
+	/* The child execs; its shell writes once the new image runs. */
+	CHECK_EQ(write(hold[1], "b", 1), 1);
+	ssize_t got = read(sync[0], &c, 1);
+	ssize_t n = pread(fd, buf, sizeof(buf), (off_t)(uintptr_t)marker);
+	kill(p, SIGKILL);
+	mt_wait(p);
+	close(fd);
+	CHECK_EQ(got, 1);
+	CHECK_EQ(n, 0);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(root_without_cap_sys_ptrace_refused),
 	MT_CASE(root_with_cap_sys_ptrace_allowed),
 	MT_CASE(same_user_allowed),
 	MT_CASE(other_user_refused_even_maps),
+	MT_CASE(mem_fd_stays_with_its_address_space),
 };
 
 MT_MAIN(cases)

@@ -15,9 +15,19 @@ import (
 // (FOLL_FORCE): PROT_NONE memory is read, read-only private mappings are
 // written through copy on write, shared read-only ones are not.
 type MemAccessTask interface {
+	// BoundMemory returns access to the address space the process has
+	// now. A /proc/[pid]/mem descriptor keeps it from its open, as
+	// Linux's keeps the mm: once the process has exec'd (or exited), the
+	// descriptor reads and writes nothing, so a descriptor opened while
+	// the process was dumpable never reaches the image of a later execve.
+	BoundMemory() MemAccess
+}
+
+// MemAccess is one address space, as BoundMemory gives it.
+type MemAccess interface {
 	// ReadMemory copies memory at addr into dst: the count copied, and
-	// an error if it stopped short; 0 and no error once the process's
-	// address space is gone.
+	// an error if it stopped short; 0 and no error once the address
+	// space is gone.
 	ReadMemory(addr uint64, dst []byte) (int, error)
 	// WriteMemory copies src to memory at addr, likewise.
 	WriteMemory(addr uint64, src []byte) (int, error)
@@ -56,22 +66,23 @@ func (n memNode) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.Fi
 	if err := mayPtrace(n.mt, ctx); err != nil {
 		return nil, err
 	}
-	return fs.NewFileDescription(&memFile{mt: n.mt}, vd, flags, fs.FDOptions{}), nil
+	return fs.NewFileDescription(&memFile{ma: n.mt.BoundMemory()}, vd, flags, fs.FDOptions{}), nil
 }
 
 type memFile struct {
 	fs.FileDefaults
 	fs.NotPollable
-	mt MemAccessTask
+	// ma is the address space the process had at open; nil if none.
+	ma MemAccess
 }
 
 // Read implements fs.FileImpl: nothing readable at the offset is EIO, a
 // read stopping at an unreadable page returns what it got.
 func (f *memFile) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int64) (int, error) {
-	if len(dst) == 0 {
+	if len(dst) == 0 || f.ma == nil {
 		return 0, nil
 	}
-	n, err := f.mt.ReadMemory(uint64(off), dst)
+	n, err := f.ma.ReadMemory(uint64(off), dst)
 	if n == 0 && err != nil {
 		return 0, unix.EIO
 	}
@@ -80,10 +91,10 @@ func (f *memFile) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int6
 
 // Write implements fs.FileImpl, as Read.
 func (f *memFile) Write(_ fs.Context, _ *fs.FileDescription, src []byte, off int64) (int, error) {
-	if len(src) == 0 {
+	if len(src) == 0 || f.ma == nil {
 		return 0, nil
 	}
-	n, err := f.mt.WriteMemory(uint64(off), src)
+	n, err := f.ma.WriteMemory(uint64(off), src)
 	if n == 0 && err != nil {
 		return 0, unix.EIO
 	}

@@ -71,6 +71,8 @@ func (t *richTask) ReadMemory(addr uint64, dst []byte) (int, error) {
 	return n, nil
 }
 
+func (t *richTask) BoundMemory() MemAccess { return t }
+
 func (t *richTask) WriteMemory(addr uint64, src []byte) (int, error) {
 	if addr < 0x1000 || addr >= 0x1000+uint64(len(fakeMem)) {
 		return 0, unix.EFAULT

@@ -380,10 +380,17 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 	}
 	if mt, ok := t.(MemTask); ok {
 		rt, _ := t.(ResidentTask)
-		entries["smaps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+		// Like maps, the ptrace access check (Linux's proc_maps_open).
+		entries["smaps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
+			if err := mayPtrace(t, ctx); err != nil {
+				return nil, err
+			}
 			return []byte(smapsText(mt.Maps(), rt)), nil
 		}}
-		entries["smaps_rollup"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
+		entries["smaps_rollup"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
+			if err := mayPtrace(t, ctx); err != nil {
+				return nil, err
+			}
 			return []byte(smapsRollupText(mt.Maps(), rt)), nil
 		}}
 		entries["statm"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
