@@ -114,9 +114,12 @@ func spawnUserNS(cmd *exec.Cmd) error {
 		dups = append(dups, d)
 	}
 
+	// Everything the child reads by address is pinned (spawn_unsafe.go).
+	var pin runtime.Pinner
+	defer pin.Unpin()
 	var keep [][]byte
 	str := func(s string) uintptr {
-		b, p := cString(s)
+		b, p := cString(s, &pin)
 		keep = append(keep, b)
 		return p
 	}
@@ -124,9 +127,10 @@ func spawnUserNS(cmd *exec.Cmd) error {
 	if env == nil {
 		env = os.Environ()
 	}
-	argvKeep, argv, argvp := cStrings(cmd.Args)
-	envKeep, envv, envp := cStrings(env)
-	var all, old unix.Sigset_t
+	argvKeep, argv, argvp := cStrings(cmd.Args, &pin)
+	envKeep, envv, envp := cStrings(env, &pin)
+	var all unix.Sigset_t
+	old := new(unix.Sigset_t)
 	for i := range all.Val {
 		all.Val[i] = ^uint64(0)
 	}
@@ -150,7 +154,7 @@ func spawnUserNS(cmd *exec.Cmd) error {
 		steps = append(steps, spawnStep{nr: unix.SYS_DUP3, a0: uintptr(d), a1: uintptr(i)})
 	}
 	steps = append(steps,
-		spawnStep{nr: unix.SYS_RT_SIGPROCMASK, a0: unix.SIG_SETMASK, a1: sigsetAddr(&old), a3: 8},
+		spawnStep{nr: unix.SYS_RT_SIGPROCMASK, a0: unix.SIG_SETMASK, a1: sigsetAddr(old, &pin), a3: 8},
 		spawnStep{nr: unix.SYS_EXECVE, a0: str(cmd.Path), a1: argvp, a2: envp})
 
 	// The parent's signal handlers must never run in the child, which
@@ -166,9 +170,9 @@ func spawnUserNS(cmd *exec.Cmd) error {
 	// whose death a.Pdeathsig follows.
 	runtime.LockOSThread()
 	syscall.ForkLock.Lock()
-	unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old)
+	unix.PthreadSigmask(unix.SIG_SETMASK, &all, old)
 	pid, errno := rawSpawn(&args, cloneArgsSize, &steps[0], uintptr(len(steps)), &res)
-	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	unix.PthreadSigmask(unix.SIG_SETMASK, old, nil)
 	syscall.ForkLock.Unlock()
 	runtime.UnlockOSThread()
 	runtime.KeepAlive(keep)
