@@ -204,7 +204,7 @@ func (p procTask) StatusTextFor(reader *auth.UserNamespace) string {
 }
 
 // StatText implements proc.StatTask: the 52 fields of proc(5).
-func (p procTask) StatText() string {
+func (p procTask) StatText(addresses bool) string {
 	t := p.leader()
 	if t == nil {
 		return ""
@@ -222,6 +222,11 @@ func (p procTask) StatText() string {
 		vsize, rss = m.VirtualSize(), m.ResidentSize()/4096
 		brk, _ = m.BrkRange()
 		argStart, argEnd, envStart, envEnd = m.ArgvStart, m.ArgvEnd, m.EnvvStart, m.EnvvEnd
+		if !addresses {
+			// Linux's do_task_stat without PTRACE_MODE_READ.
+			startCode, endCode, startStack = 1, 1, 0
+			brk, argStart, argEnd, envStart, envEnd = 0, 0, 0, 0, 0
+		}
 	}
 	start := t.StartTime().Sub(p.tg.k.BootTime())
 	sp := t.SchedParams()

@@ -67,7 +67,7 @@ func TestProcStatusAndStat(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	stat := pt.(procTask).StatText()
+	stat := pt.(procTask).StatText(true)
 	if !strings.HasPrefix(stat, "2 (child) R 1 1 1 ") || len(strings.Fields(stat)) != 52 {
 		t.Errorf("stat %q: %d fields", stat, len(strings.Fields(stat)))
 	}

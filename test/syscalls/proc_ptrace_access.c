@@ -20,6 +20,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -182,6 +183,79 @@ static void other_user_refused_even_maps(void)
 	CHECK_EQ(bits, 0);
 }
 
+/* stat_fields forks a reader that becomes uid, reads /proc/p/stat and
+ * returns its fields startcode, endcode and startstack (26-28) and the
+ * sum of start_data..env_end (45-51) in f, or -1. */
+static int stat_fields(pid_t p, uid_t uid, unsigned long long f[4])
+{
+	int out[2];
+	if (pipe(out) < 0)
+		return -1;
+	pid_t r = fork();
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		close(out[0]);
+		CHILD_CHECK(setgroups(0, NULL) == 0 && setresgid(uid, uid, uid) == 0 &&
+			    setresuid(uid, uid, uid) == 0);
+		char path[64], buf[1024];
+		snprintf(path, sizeof(path), "/proc/%d/stat", p);
+		int fd = open(path, O_RDONLY);
+		CHILD_CHECK(fd >= 0);
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		CHILD_CHECK(n > 0);
+		buf[n] = 0;
+		char *q = strrchr(buf, ')');
+		CHILD_CHECK(q != NULL);
+		unsigned long long v[4] = {0, 0, 0, 0};
+		/* Field 3 (state) follows the ')'. */
+		int field = 2;
+		for (char *tok = strtok(q + 1, " \n"); tok; tok = strtok(NULL, " \n")) {
+			field++;
+			unsigned long long x = strtoull(tok, NULL, 10);
+			if (field >= 26 && field <= 28)
+				v[field - 26] = x;
+			if (field >= 45 && field <= 51)
+				v[3] += x;
+		}
+		CHILD_CHECK(field >= 51);
+		CHILD_CHECK(write(out[1], v, sizeof(v)) == sizeof(v));
+		_exit(0);
+	}
+	close(out[1]);
+	int ret = 0;
+	if (read(out[0], f, 4 * sizeof(f[0])) != 4 * sizeof(f[0]))
+		ret = -1;
+	close(out[0]);
+	int st;
+	if (waitpid(r, &st, 0) != r || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		ret = -1;
+	return ret;
+}
+
+/* /proc/[pid]/stat's code, stack, data and argument addresses show as
+ * startcode = endcode = 1 and zeros to a reader that fails the check. */
+static void stat_hides_addresses_from_others(void)
+{
+	int release;
+	pid_t p = target(&release);
+	CHECK(p > 0);
+	unsigned long long other[4], same[4];
+	int r1 = stat_fields(p, 999, other);
+	int r2 = stat_fields(p, 1000, same);
+	CHECK_EQ(write(release, "x", 1), 1);
+	CHECK_SYS(mt_wait(p));
+	CHECK_EQ(r1, 0);
+	CHECK_EQ(r2, 0);
+	CHECK_EQ(other[0], 1);
+	CHECK_EQ(other[1], 1);
+	CHECK_EQ(other[2], 0);
+	CHECK_EQ(other[3], 0);
+	CHECK_GT(same[0], 1);
+	CHECK_GT(same[2], 0);
+	CHECK_GT(same[3], 0);
+}
+
 static volatile char marker[16] = "moat-mem-marker";
 
 static void mem_fd_stays_with_its_address_space(void)
@@ -227,6 +301,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(same_user_allowed),
 	MT_CASE(other_user_refused_even_maps),
 	MT_CASE(mem_fd_stays_with_its_address_space),
+	MT_CASE(stat_hides_addresses_from_others),
 };
 
 MT_MAIN(cases)

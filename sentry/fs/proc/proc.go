@@ -167,7 +167,11 @@ func (o owner) attr(mode uint32, dir bool) synth.Attr {
 // StatTask is implemented by tasks that provide /proc/[pid]/stat and
 // status contents.
 type StatTask interface {
-	StatText() string
+	// StatText is the stat line; without addresses (a reader that fails
+	// the ptrace access check), the code, stack, data, brk, argument and
+	// environment addresses read as Linux shows them then (startcode and
+	// endcode 1, the others 0).
+	StatText(addresses bool) string
 	StatusText() string
 }
 
@@ -370,8 +374,8 @@ func taskDir(t Task, withThreads bool) fs.Node {
 		entries["task"] = threadsDir(tt, o.attr(0o555, true))
 	}
 	if st, ok := t.(StatTask); ok {
-		entries["stat"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
-			return []byte(st.StatText()), nil
+		entries["stat"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
+			return []byte(st.StatText(mayPtrace(t, ctx) == nil)), nil
 		}}
 		entries["status"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
 			if sf, ok := t.(StatusForTask); ok {

@@ -23,7 +23,7 @@ func (t threadedTask) Thread(tid int32) (Task, bool) {
 	return threadedTask{fakeTask: t.fakeTask, thread: tid}, true
 }
 
-func (t threadedTask) StatText() string {
+func (t threadedTask) StatText(bool) string {
 	if t.thread == 7 {
 		return "7 (prog) S"
 	}
