@@ -48,6 +48,7 @@ import (
 	"github.com/moat-sandbox/moat/sentry/mm"
 	"github.com/moat-sandbox/moat/sentry/platform/ptrace"
 	"github.com/moat-sandbox/moat/sentry/syscalls/linux"
+	"github.com/moat-sandbox/moat/sentry/vdso"
 )
 
 // Config configures Run.
@@ -192,23 +193,22 @@ func Load(cfg Config) (*Sandbox, error) {
 	// The platform (its template stub, forked, and the first address
 	// space) is made while the root is mounted: the one mostly waits on
 	// the kernel, the other on the gofer.
-	type platResult struct {
-		plat *ptrace.Platform
-		err  error
-	}
-	platc := make(chan platResult, 1)
-	go func() {
-		var r platResult
+	platform := future(func() (*ptrace.Platform, error) {
 		switch cfg.Platform {
 		case "", "systrap":
-			r.plat, r.err = ptrace.NewSystrap(mf.FD())
+			return ptrace.NewSystrap(mf.FD())
 		case "ptrace":
-			r.plat, r.err = ptrace.New(mf.FD())
-		default:
-			r.err = fmt.Errorf("unknown platform %q", cfg.Platform)
+			return ptrace.New(mf.FD())
 		}
-		platc <- r
-	}()
+		return nil, fmt.Errorf("unknown platform %q", cfg.Platform)
+	})
+	// So are the clock (its TSC calibration spins for a millisecond)
+	// and the syscall table, while the main goroutine mostly waits on
+	// the gofer.
+	clock := future(func() (*vdso.Clock, error) {
+		linux.AMD64()
+		return vdso.NewClock()
+	})
 	client, err := proto.NewClient(cfg.GoferFD)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the gofer: %w", err)
@@ -236,13 +236,17 @@ func Load(cfg Config) (*Sandbox, error) {
 	if cfg.Strace {
 		strace = &logWriter{log: log}
 	}
-	pr := <-platc
-	if pr.err != nil {
-		return nil, pr.err
+	plat, err := platform()
+	if err != nil {
+		return nil, err
 	}
-	plat := pr.plat
 	phase("platform")
+	clk, err := clock()
+	if err != nil {
+		return nil, fmt.Errorf("starting the clock: %w", err)
+	}
 	k, err := kernel.New(kernel.Config{
+		Clock:    clk,
 		Platform: plat,
 		MemFile:  mf,
 		Syscalls: linux.AMD64(),
@@ -482,14 +486,31 @@ func warmInit(ctx fs.Context, root fs.VirtualDentry, cfg Config) {
 		return
 	}
 	// An executable, its interpreter, and a script interpreter's own.
+	dynamic := false
 	for i := 0; i < 3 && exe != ""; i++ {
 		f := open(cwd, exe)
 		if f == nil {
-			return
+			break
 		}
-		exe = loader.Interpreter(warmFile{ctx, f})
+		interp := loader.Interpreter(warmFile{ctx, f})
+		dynamic = dynamic || (interp != "" && isELF(warmFile{ctx, f}))
 		f.DecRef()
+		exe = interp
 	}
+	// A dynamic executable's loader (glibc's) reads its library cache
+	// first thing.
+	if dynamic {
+		if f := open(root, "/etc/ld.so.cache"); f != nil {
+			f.DecRef()
+		}
+	}
+}
+
+// isELF reports whether r starts with the ELF magic number.
+func isELF(r io.ReaderAt) bool {
+	var magic [4]byte
+	n, _ := r.ReadAt(magic[:], 0)
+	return n == 4 && string(magic[:]) == "\x7fELF"
 }
 
 // warmFile reads an open file for loader.Interpreter.
@@ -676,4 +697,20 @@ type logWriter struct{ log *slog.Logger }
 func (w *logWriter) Write(b []byte) (int, error) {
 	w.log.Info(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
+}
+
+// future runs f on a goroutine of its own and returns a function that
+// waits for its results (later calls too get them).
+func future[T any](f func() (T, error)) func() (T, error) {
+	var v T
+	var err error
+	done := make(chan struct{})
+	go func() {
+		v, err = f()
+		close(done)
+	}()
+	return func() (T, error) {
+		<-done
+		return v, err
+	}
 }

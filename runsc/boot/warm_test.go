@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,7 +47,8 @@ func openForReading(t *testing.T) map[string]int {
 
 // TestWarmInit checks that warmInit leaves init's files looked up and
 // open in the Sentry's gofer file system (a kept donated descriptor
-// each): the executable, its ELF interpreter, and /etc/passwd when HOME
+// each): the executable, its ELF interpreter, glibc's library cache for
+// a dynamic executable (not for a static one), and /etc/passwd when HOME
 // is to be looked up.
 func TestWarmInit(t *testing.T) {
 	exe, err := filepath.EvalSymlinks("/bin/true")
@@ -57,6 +59,24 @@ func TestWarmInit(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
+	// busybox-static, which setup-deps.sh installs.
+	static, err := filepath.EvalSymlinks("/bin/busybox")
+	if err != nil {
+		t.Skip(err)
+	}
+	if f, err := elf.Open(static); err != nil {
+		t.Skip(err)
+	} else {
+		isStatic := true
+		for _, p := range f.Progs {
+			isStatic = isStatic && p.Type != elf.PT_INTERP
+		}
+		f.Close()
+		if !isStatic {
+			t.Skipf("%s is not static", static)
+		}
+	}
+	const cache = "/etc/ld.so.cache"
 	root := goferRoot(t, "/")
 	// A FIFO as the command, or as a script's interpreter: opening it must
 	// not wait for a writer (the Sentry serves named pipes itself).
@@ -81,8 +101,9 @@ func TestWarmInit(t *testing.T) {
 		// there opens nothing.
 		{"missing command", Config{Argv: []string{"/nonexistent"}, Env: []string{"HOME=/x"}}, nil, nil, true},
 		{"missing command on the path", Config{Argv: []string{"nonexistent"}, Env: []string{"PATH=/bin:/usr/bin", "HOME=/x"}}, nil, nil, true},
-		{"HOME given", Config{Argv: []string{"/bin/true"}, Env: []string{"HOME=/x"}}, []string{exe, interp}, []string{"/etc/passwd"}, false},
-		{"path lookup and HOME", Config{Argv: []string{"true"}, Env: []string{"PATH=/bin"}}, []string{exe, interp, "/etc/passwd"}, nil, false},
+		{"static executable", Config{Argv: []string{static}, Env: []string{"HOME=/x"}}, []string{static}, []string{cache, "/etc/passwd"}, false},
+		{"HOME given", Config{Argv: []string{"/bin/true"}, Env: []string{"HOME=/x"}}, []string{exe, interp, cache}, []string{"/etc/passwd"}, false},
+		{"path lookup and HOME", Config{Argv: []string{"true"}, Env: []string{"PATH=/bin"}}, []string{exe, interp, cache, "/etc/passwd"}, nil, false},
 		{"FIFO command", Config{Argv: []string{fifo}, Env: []string{"HOME=/x"}}, nil, []string{fifo}, false},
 		{"FIFO interpreter", Config{Argv: []string{script}, Env: []string{"HOME=/x"}}, []string{script}, []string{fifo}, false},
 	}

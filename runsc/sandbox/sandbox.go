@@ -404,6 +404,13 @@ loop:
 			// tearing itself down: leave that to the kernel (see
 			// Options.Detach).
 			detached = true
+			// Their teardown (address spaces, mount namespaces and
+			// their RCU grace periods) then runs as runsc exits, on
+			// the same two CPUs: at the lowest priority it leaves
+			// runsc's own exit the CPU. Each is its own process
+			// group's leader (Setpgid), with the sandbox's stubs.
+			unix.Setpriority(unix.PRIO_PGRP, boot.Process.Pid, 19)
+			unix.Setpriority(unix.PRIO_PGRP, gofer.Process.Pid, 19)
 			o.Log.Debug("sandbox reported the status", "status", st)
 			return st, nil
 		case waitErr = <-bootDone:
@@ -492,7 +499,7 @@ func newChildren(log *slog.Logger) *children {
 			return
 		}
 		c.bootStarted <- nil
-		c.bootDone <- boot.Wait()
+		c.bootDone <- waitCmd(boot)
 	}()
 	return c
 }
@@ -525,7 +532,7 @@ func (c *children) start(boot, gofer *exec.Cmd, goferKeep []uintptr) {
 			return
 		}
 		c.goferStarted <- nil
-		c.goferDone <- gofer.Wait()
+		c.goferDone <- waitCmd(gofer)
 	}()
 }
 

@@ -118,13 +118,20 @@ type Config struct {
 	Strace   io.Writer
 	MountNS  *fs.MountNamespace
 	Hostname string
+	// Clock is the kernel's clock, from vdso.NewClock (whose TSC
+	// calibration takes a millisecond, which a caller may spend while
+	// it waits for something else); nil has New make it.
+	Clock *vdso.Clock
 }
 
 // New creates a kernel.
 func New(c Config) (*Kernel, error) {
-	clock, err := vdso.NewClock()
-	if err != nil {
-		return nil, fmt.Errorf("starting the clock: %w", err)
+	clock := c.Clock
+	if clock == nil {
+		var err error
+		if clock, err = vdso.NewClock(); err != nil {
+			return nil, fmt.Errorf("starting the clock: %w", err)
+		}
 	}
 	k := &Kernel{
 		Platform:      c.Platform,
