@@ -133,6 +133,9 @@ type FDOptions struct {
 	// KeepExcl keeps O_EXCL among the flags F_GETFL shows: a pidfd
 	// carries PIDFD_THREAD in that bit.
 	KeepExcl bool
+	// NoPwrite files fail pwrite with ESPIPE, as Linux's seq_file ones
+	// do (seq_open clears FMODE_PWRITE); write, pread and lseek work.
+	NoPwrite bool
 }
 
 // OffsetReporter is implemented by ImplOffset files to report their
@@ -397,7 +400,7 @@ func (fd *FileDescription) Write(ctx Context, src []byte) (int, error) {
 // (pwrite(2)); on an O_APPEND description it appends instead, as Linux
 // does.
 func (fd *FileDescription) PWrite(ctx Context, src []byte, off int64) (int, error) {
-	if fd.opts.Stream {
+	if fd.opts.Stream || fd.opts.NoPwrite {
 		return 0, unix.ESPIPE
 	}
 	if off < 0 {

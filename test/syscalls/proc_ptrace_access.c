@@ -78,12 +78,10 @@ static int drop_ptrace(void)
 	return (int)syscall(SYS_capset, &h, d);
 }
 
-/* opens_from forks a reader that becomes uid (root keeps its
- * capabilities but CAP_SYS_PTRACE unless keep_ptrace), opens each of
- * files of process p, reads each of links and access(2)es each of walks;
- * it returns a bit per file that opened (7), then one per link read (5),
- * then one per walk allowed (2), or -1. */
-static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
+/* as_reader forks a reader that becomes uid (root keeps its capabilities
+ * but CAP_SYS_PTRACE unless keep_ptrace), runs probe on process p and
+ * sends back its result; it returns that, or -1 if the reader failed. */
+static int as_reader(uid_t uid, int keep_ptrace, int (*probe)(pid_t), pid_t p)
 {
 	int out[2];
 	if (pipe(out) < 0)
@@ -98,33 +96,7 @@ static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
 				    setresuid(uid, uid, uid) == 0);
 		else if (!keep_ptrace)
 			CHILD_CHECK(drop_ptrace() == 0);
-		int bits = 0;
-		char path[64];
-		for (int i = 0; i < 7; i++) {
-			snprintf(path, sizeof(path), "/proc/%d/%s", p, files[i]);
-			int fd = open(path, O_RDONLY);
-			if (fd >= 0) {
-				bits |= 1 << i;
-				close(fd);
-			} else {
-				CHILD_CHECK(errno == EACCES);
-			}
-		}
-		for (int i = 0; i < 5; i++) {
-			char buf[256];
-			snprintf(path, sizeof(path), "/proc/%d/%s", p, links[i]);
-			if (readlink(path, buf, sizeof(buf)) > 0)
-				bits |= 128 << i;
-			else
-				CHILD_CHECK(errno == EACCES);
-		}
-		for (int i = 0; i < 2; i++) {
-			snprintf(path, sizeof(path), "/proc/%d/%s", p, walks[i]);
-			if (access(path, F_OK) == 0)
-				bits |= 4096 << i;
-			else
-				CHILD_CHECK(errno == EACCES);
-		}
+		int bits = probe(p);
 		CHILD_CHECK(write(out[1], &bits, sizeof(bits)) == sizeof(bits));
 		_exit(0);
 	}
@@ -137,6 +109,48 @@ static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
 	if (waitpid(r, &st, 0) != r || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		bits = -1;
 	return bits;
+}
+
+/* open_bits opens each of files of process p, reads each of links and
+ * access(2)es each of walks: a bit per file that opened (7), then one per
+ * link read (5), then one per walk allowed (2). Every refusal must be
+ * EACCES. It runs in a reader (as_reader). */
+static int open_bits(pid_t p)
+{
+	int bits = 0;
+	char path[64];
+	for (int i = 0; i < 7; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/%s", p, files[i]);
+		int fd = open(path, O_RDONLY);
+		if (fd >= 0) {
+			bits |= 1 << i;
+			close(fd);
+		} else {
+			CHILD_CHECK(errno == EACCES);
+		}
+	}
+	for (int i = 0; i < 5; i++) {
+		char buf[256];
+		snprintf(path, sizeof(path), "/proc/%d/%s", p, links[i]);
+		if (readlink(path, buf, sizeof(buf)) > 0)
+			bits |= 128 << i;
+		else
+			CHILD_CHECK(errno == EACCES);
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/%s", p, walks[i]);
+		if (access(path, F_OK) == 0)
+			bits |= 4096 << i;
+		else
+			CHILD_CHECK(errno == EACCES);
+	}
+	return bits;
+}
+
+/* opens_from is open_bits(p) from a reader of uid (see as_reader). */
+static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
+{
+	return as_reader(uid, keep_ptrace, open_bits, p);
 }
 
 static void root_without_cap_sys_ptrace_refused(void)
@@ -295,6 +309,56 @@ static void mem_fd_stays_with_its_address_space(void)
 	CHECK_EQ(n, 0);
 }
 
+/* checked_bits opens each of files of process p write-only (bits 0-6),
+ * then opens p's personality (bit 7) and reads it (bit 8), and returns
+ * the bits of what succeeded. A refused open must be EACCES, a refused
+ * read EPERM. It runs in a reader (as_reader). */
+static int checked_bits(pid_t p)
+{
+	int bits = 0;
+	char path[64];
+	for (int i = 0; i < 7; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/%s", p, files[i]);
+		int fd = open(path, O_WRONLY);
+		if (fd >= 0) {
+			bits |= 1 << i;
+			close(fd);
+		} else {
+			CHILD_CHECK(errno == EACCES);
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/personality", p);
+	int fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		bits |= 128;
+		char buf[32];
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n == 9)
+			bits |= 256;
+		else
+			CHILD_CHECK(n < 0 && errno == EPERM);
+		close(fd);
+	} else {
+		CHILD_CHECK(errno == EACCES);
+	}
+	return bits;
+}
+
+/* A write-only open takes the check too (Linux's proc_mem_open and
+ * permission hook), and personality is refused at read. */
+static void write_opens_and_personality_checked(void)
+{
+	int release;
+	pid_t p = target(&release);
+	CHECK(p > 0);
+	int without = as_reader(0, 0, checked_bits, p);
+	int with = as_reader(0, 1, checked_bits, p);
+	CHECK_EQ(write(release, "x", 1), 1);
+	CHECK_SYS(mt_wait(p));
+	CHECK_EQ(without, 128); /* personality opens, reads nothing */
+	CHECK_EQ(with, 0x1ff);
+}
+
 static const struct mt_case cases[] = {
 	MT_CASE(root_without_cap_sys_ptrace_refused),
 	MT_CASE(root_with_cap_sys_ptrace_allowed),
@@ -302,6 +366,7 @@ static const struct mt_case cases[] = {
 	MT_CASE(other_user_refused_even_maps),
 	MT_CASE(mem_fd_stays_with_its_address_space),
 	MT_CASE(stat_hides_addresses_from_others),
+	MT_CASE(write_opens_and_personality_checked),
 };
 
 MT_MAIN(cases)

@@ -175,6 +175,23 @@ static void gid_map_needs_setgroups_deny(void)
 		CHILD_ERR(put("/proc/self/gid_map", "0 1000 1"), EPERM);
 		CHILD_ERR(put("/proc/self/setgroups", "maybe"), EINVAL);
 		CHILD_ERR(put("/proc/self/setgroups", "deny x"), EINVAL);
+		{
+			/* One write, at offset 0: no pwrite (a seq file), not
+			 * after a seek, not a second one on the descriptor. */
+			int fd = open("/proc/self/setgroups", O_WRONLY);
+			CHILD_CHECK(fd >= 0);
+			CHILD_CHECK(pwrite(fd, "deny", 4, 0) == -1 && errno == ESPIPE);
+			CHILD_CHECK(lseek(fd, 1, SEEK_SET) == 1);
+			CHILD_CHECK(write(fd, "deny", 4) == -1 && errno == EINVAL);
+			CHILD_CHECK(lseek(fd, 0, SEEK_SET) == 0);
+			CHILD_CHECK(write(fd, "deny", 4) == 4);
+			CHILD_CHECK(write(fd, "deny", 4) == -1 && errno == EINVAL);
+			close(fd);
+			fd = open("/proc/self/uid_map", O_WRONLY);
+			CHILD_CHECK(fd >= 0);
+			CHILD_CHECK(pwrite(fd, "0 1000 1", 8, 0) == -1 && errno == ESPIPE);
+			close(fd);
+		}
 		CHILD_CHECK(put("/proc/self/setgroups", "deny") == 0);
 		char buf[64];
 		CHILD_CHECK(strcmp(get("/proc/self/setgroups", buf, sizeof(buf)), "deny\n") == 0);

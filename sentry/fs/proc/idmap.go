@@ -74,7 +74,8 @@ func (n idMapNode) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.
 	if flags&unix.O_ACCMODE != unix.O_WRONLY {
 		f.data = idMapFileText(n.t, n.kind, ctx)
 	}
-	return fs.NewFileDescription(f, vd, flags, fs.FDOptions{}), nil
+	// Linux's are seq files: pwrite is ESPIPE.
+	return fs.NewFileDescription(f, vd, flags, fs.FDOptions{NoPwrite: true}), nil
 }
 
 // idMapFile is an open uid_map, gid_map or setgroups.
@@ -101,6 +102,11 @@ func (f *idMapFile) Write(ctx fs.Context, _ *fs.FileDescription, src []byte, off
 	var err error
 	switch f.kind {
 	case setgroupsFile:
+		if off != 0 {
+			// Linux's proc_setgroups_write: one write, at 0 (a
+			// successful one moves the offset past it).
+			return 0, unix.EINVAL
+		}
 		err = f.ns.WriteSetgroups(f.opener, src)
 	case uidMapFile, gidMapFile:
 		if off != 0 {

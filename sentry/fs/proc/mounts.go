@@ -28,25 +28,15 @@ func addMemFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.At
 	if !ok {
 		return
 	}
-	// Generated at open, each after the ptrace access check (mem.go).
-	entries["environ"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
-		if err := mayPtrace(t, ctx); err != nil {
-			return nil, err
-		}
-		return mt.Environ(), nil
-	}}
-	entries["auxv"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
-		if err := mayPtrace(t, ctx); err != nil {
-			return nil, err
-		}
-		return mt.Auxv(), nil
-	}}
-	entries["maps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
-		if err := mayPtrace(t, ctx); err != nil {
-			return nil, err
-		}
-		return []byte(mt.Maps()), nil
-	}}
+	// Each open, in any mode, takes the ptrace access check (mem.go);
+	// a readable one then generates the contents.
+	check := func(ctx fs.Context) error { return mayPtrace(t, ctx) }
+	entries["environ"] = &synth.File{Attr: owned(0o400), SizeZero: true, Check: check,
+		Generate: func(fs.Context) ([]byte, error) { return mt.Environ(), nil }}
+	entries["auxv"] = &synth.File{Attr: owned(0o400), SizeZero: true, Check: check,
+		Generate: func(fs.Context) ([]byte, error) { return mt.Auxv(), nil }}
+	entries["maps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Check: check,
+		Generate: func(fs.Context) ([]byte, error) { return []byte(mt.Maps()), nil }}
 }
 
 // mountOptions returns the per-mount options as /proc/mounts shows them.

@@ -547,10 +547,8 @@ func fdInfoDir(t Task, attr synth.Attr) fs.Node {
 		// proc_fdinfo_access_allowed), whatever the mode bits.
 		return &synth.File{
 			Attr: ownerOf(t).attr(0o444, false), SizeZero: true,
+			Check: func(ctx fs.Context) error { return mayPtrace(t, ctx) },
 			Generate: func(ctx fs.Context) ([]byte, error) {
-				if err := mayPtrace(t, ctx); err != nil {
-					return nil, err
-				}
 				f, err := fileOf(t, name)
 				if err != nil {
 					return nil, err

@@ -314,9 +314,15 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 	entries["wchan"] = static(0o444, "0", nil)
 	entries["coredump_filter"] = static(0o444, "00000033\n", nil)
 	if pt, ok := t.(PersonalityTask); ok {
-		entries["personality"] = &synth.File{Attr: owned(0o400), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
-			return []byte(fmt.Sprintf("%08x\n", pt.Personality())), nil
-		}}
+		// Read only after the ptrace access check: EPERM otherwise,
+		// at read, as Linux's proc_pid_personality.
+		entries["personality"] = &synth.File{Attr: owned(0o400), SizeZero: true, ReadError: true,
+			Generate: func(ctx fs.Context) ([]byte, error) {
+				if mayPtrace(t, ctx) != nil {
+					return nil, unix.EPERM
+				}
+				return []byte(fmt.Sprintf("%08x\n", pt.Personality())), nil
+			}}
 	}
 	if ct, ok := t.(CommTask); ok {
 		entries["comm"] = &synth.File{Attr: owned(0o644), SizeZero: true,
@@ -381,18 +387,11 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 	if mt, ok := t.(MemTask); ok {
 		rt, _ := t.(ResidentTask)
 		// Like maps, the ptrace access check (Linux's proc_maps_open).
-		entries["smaps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
-			if err := mayPtrace(t, ctx); err != nil {
-				return nil, err
-			}
-			return []byte(smapsText(mt.Maps(), rt)), nil
-		}}
-		entries["smaps_rollup"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(ctx fs.Context) ([]byte, error) {
-			if err := mayPtrace(t, ctx); err != nil {
-				return nil, err
-			}
-			return []byte(smapsRollupText(mt.Maps(), rt)), nil
-		}}
+		check := func(ctx fs.Context) error { return mayPtrace(t, ctx) }
+		entries["smaps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Check: check,
+			Generate: func(fs.Context) ([]byte, error) { return []byte(smapsText(mt.Maps(), rt)), nil }}
+		entries["smaps_rollup"] = &synth.File{Attr: owned(0o444), SizeZero: true, Check: check,
+			Generate: func(fs.Context) ([]byte, error) { return []byte(smapsRollupText(mt.Maps(), rt)), nil }}
 		entries["statm"] = &synth.File{Attr: owned(0o444), SizeZero: true, Generate: func(fs.Context) ([]byte, error) {
 			var rss uint64
 			ms := mt.Maps()

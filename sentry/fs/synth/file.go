@@ -18,6 +18,14 @@ type File struct {
 	// SizeZero reports size 0 in stat, as /proc does, instead of
 	// generating the contents to measure them.
 	SizeZero bool
+	// Check, if set, is called at every open, whatever the access mode,
+	// before anything is generated; its error fails the open (Linux's
+	// proc files that check access at open, as proc_mem_open does).
+	Check func(ctx fs.Context) error
+	// ReadError has an error from Generate returned by each read rather
+	// than by the open (Linux's single-show proc files, which check
+	// access when they are read).
+	ReadError bool
 }
 
 // NewStaticFile returns a read-only file with fixed contents.
@@ -47,14 +55,22 @@ func (f *File) Stat(ctx fs.Context) (fs.Stat, error) {
 
 // Open implements fs.OpenNode.
 func (f *File) Open(ctx fs.Context, vd fs.VirtualDentry, flags uint32) (*fs.FileDescription, error) {
-	var data []byte
-	if flags&unix.O_ACCMODE != unix.O_WRONLY {
-		var err error
-		if data, err = f.Generate(ctx); err != nil {
+	if f.Check != nil {
+		if err := f.Check(ctx); err != nil {
 			return nil, err
 		}
 	}
-	return fs.NewFileDescription(&genFile{node: f, data: data}, vd, flags, fs.FDOptions{}), nil
+	g := &genFile{node: f}
+	if flags&unix.O_ACCMODE != unix.O_WRONLY {
+		var err error
+		if g.data, err = f.Generate(ctx); err != nil {
+			if !f.ReadError {
+				return nil, err
+			}
+			g.err = err
+		}
+	}
+	return fs.NewFileDescription(g, vd, flags, fs.FDOptions{}), nil
 }
 
 type genFile struct {
@@ -62,10 +78,14 @@ type genFile struct {
 	fs.NotPollable
 	node *File
 	data []byte
+	err  error // Generate's, for each read (File.ReadError)
 }
 
 // Read implements fs.FileImpl.
 func (g *genFile) Read(_ fs.Context, _ *fs.FileDescription, dst []byte, off int64) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
 	if off >= int64(len(g.data)) {
 		return 0, nil
 	}
