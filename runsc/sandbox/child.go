@@ -215,16 +215,28 @@ func SetProcs(procs int) {
 
 // SentryConfine returns the function the kernel calls to install the
 // Sentry's seccomp filter (boot.Config.Confine), in conf's mode, once c
-// (ConfineSandbox's; nil if there is none to wait for) is complete.
+// (ConfineSandbox's; nil if there is none to wait for) is complete. The
+// filter is compiled at once on a goroutine of its own (a millisecond,
+// cold), while the kernel is built.
 func SentryConfine(conf *config.Config, c *Confinement) func() error {
-	mode := conf.SeccompMode()
+	var prog []unix.SockFilter
+	var buildErr error
+	built := make(chan struct{})
+	go func() {
+		prog, buildErr = isolate.SentryFilter(conf.SeccompMode()).Build()
+		close(built)
+	}()
 	return func() error {
 		if c != nil {
 			if err := c.Wait(); err != nil {
 				return err
 			}
 		}
-		if err := isolate.Install(isolate.SentryFilter(mode)); err != nil {
+		<-built
+		if buildErr != nil {
+			return fmt.Errorf("sandbox: building seccomp filter: %w", buildErr)
+		}
+		if err := isolate.InstallProgram(prog); err != nil {
 			return fmt.Errorf("sandbox: %w", err)
 		}
 		return nil
