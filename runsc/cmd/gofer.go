@@ -16,6 +16,9 @@ type Gofer struct {
 	root   string
 	connFD int
 	binds  bindList
+	// gomaxprocs, when positive, is the GOMAXPROCS to serve with once
+	// confined (sandbox.SetProcs).
+	gomaxprocs int
 }
 
 // bindList collects --bind flags.
@@ -40,7 +43,7 @@ func (*Gofer) Synopsis() string { return "serve a sandbox's files (internal, sta
 
 // Usage implements subcommands.Command.
 func (*Gofer) Usage() string {
-	return "gofer --root DIR --conn-fd N [--bind=ro|rw[,rec]:SOURCE]...\n\n" +
+	return "gofer [--gomaxprocs N] --root DIR --conn-fd N [--bind=ro|rw[,rec]:SOURCE]...\n\n" +
 		"Serves DIR on the connected SOCK_SEQPACKET socket N (read-only unless\n" +
 		"--overlay=none), and each bind mount SOURCE as a further attach point.\n\n"
 }
@@ -50,6 +53,7 @@ func (g *Gofer) SetFlags(f *flag.FlagSet) {
 	f.StringVar(&g.root, "root", "", "host directory to serve")
 	f.IntVar(&g.connFD, "conn-fd", -1, "connected socket to serve on")
 	f.Var(&g.binds, "bind", "ro|rw[,rec]:SOURCE of a bind mount to serve (repeatable, in attach point order)")
+	f.IntVar(&g.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS to set once confined (runsc starts the gofer with GOMAXPROCS=1)")
 }
 
 // Execute implements subcommands.Command.
@@ -59,7 +63,7 @@ func (g *Gofer) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcomm
 		f.Usage()
 		return subcommands.ExitUsageError
 	}
-	if err := sandbox.RunGofer(conf, g.root, g.connFD, g.binds, log); err != nil {
+	if err := sandbox.RunGofer(conf, g.root, g.connFD, g.binds, g.gomaxprocs, log); err != nil {
 		return fail(conf, log, "gofer", err)
 	}
 	return subcommands.ExitSuccess

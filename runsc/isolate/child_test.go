@@ -43,6 +43,7 @@ func TestMain(m *testing.M) {
 var children = map[string]func() error{
 	"allow":          childAllow,
 	"deny-openat":    childDenyOpenat,
+	"deny-prebuilt":  childDenyPrebuilt,
 	"deny-execve":    childDenyExecve,
 	"deny-tsync":     childDenyOtherThread,
 	"trap":           childTrap,
@@ -108,11 +109,20 @@ func TestSeccompAllowedCallsWork(t *testing.T) {
 }
 
 func TestSeccompKills(t *testing.T) {
-	for _, name := range []string{"deny-openat", "deny-execve", "deny-tsync", "gofer"} {
+	for _, name := range []string{"deny-openat", "deny-prebuilt", "deny-execve", "deny-tsync", "gofer"} {
 		t.Run(name, func(t *testing.T) {
 			ws, out := runChild(t, name, nil)
 			wantSIGSYS(t, ws, out)
 		})
+	}
+}
+
+// TestPrebuildReportsBuildErrors checks that a filter that cannot be
+// built is reported by install, which then installs nothing.
+func TestPrebuildReportsBuildErrors(t *testing.T) {
+	install := Prebuild(&Filter{Rules: SentryRules()}) // no default action
+	if err := install(); err == nil || !strings.Contains(err.Error(), "building seccomp filter") {
+		t.Fatalf("install: %v, want the build's error", err)
 	}
 }
 
@@ -311,6 +321,19 @@ func childAllow() error {
 
 func childDenyOpenat() error {
 	if err := Install(SentryFilter(ModeKill)); err != nil {
+		return err
+	}
+	fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)
+	return fmt.Errorf("openat returned fd %d, err %v: the filter did not kill", fd, err)
+}
+
+// childDenyPrebuilt installs the filter Prebuild compiled, from a thread
+// other than the one that asked for it.
+func childDenyPrebuilt() error {
+	install := Prebuild(SentryFilter(ModeKill))
+	errc := make(chan error)
+	go func() { errc <- install() }()
+	if err := <-errc; err != nil {
 		return err
 	}
 	fd, err := unix.Open("/etc/passwd", unix.O_RDONLY, 0)

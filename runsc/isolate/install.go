@@ -100,6 +100,27 @@ func Install(f *Filter) error {
 	return InstallProgram(prog)
 }
 
+// Prebuild compiles f on a goroutine of its own (the rules merged and the
+// program built take about a millisecond on a cold start) and returns
+// install, which waits for it and then installs it as Install does: a
+// process compiles its filter while it does the rest of its start.
+func Prebuild(f *Filter) (install func() error) {
+	var prog []unix.SockFilter
+	var err error
+	built := make(chan struct{})
+	go func() {
+		prog, err = f.Build()
+		close(built)
+	}()
+	return func() error {
+		<-built
+		if err != nil {
+			return fmt.Errorf("building seccomp filter: %w", err)
+		}
+		return InstallProgram(prog)
+	}
+}
+
 // InstallProgram installs an already compiled program; see Install.
 func InstallProgram(prog []unix.SockFilter) error {
 	if len(prog) == 0 {

@@ -97,7 +97,15 @@ func startLimited(cmd *exec.Cmd, keep []uintptr, log *slog.Logger) error {
 // Serving "/" needs no pivot (there is nothing outside it to hide), and
 // gofer.Confine cannot pivot into the current root, so a root that
 // resolves to "/" is served as it is when there are no binds.
-func RunGofer(conf *config.Config, root string, connFD int, binds []gofer.Mount, log *slog.Logger) error {
+func RunGofer(conf *config.Config, root string, connFD int, binds []gofer.Mount, procs int, log *slog.Logger) error {
+	// The filter is compiled while the gofer confines itself.
+	changes := goferWritable(conf, binds)
+	caps, filter := goferCaps, isolate.GoferFilter(conf.SeccompMode(), os.Getpid())
+	if changes {
+		caps = append(append([]uintptr(nil), goferCaps...), goferWriteCaps...)
+		filter = isolate.GoferWriteFilter(conf.SeccompMode(), os.Getpid())
+	}
+	install := isolate.Prebuild(filter)
 	resolved, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return fmt.Errorf("gofer: root: %w", err)
@@ -121,20 +129,16 @@ func RunGofer(conf *config.Config, root string, connFD int, binds []gofer.Mount,
 			return err
 		}
 	}
-	changes := goferWritable(conf, binds)
-	caps := goferCaps
-	filter := isolate.GoferFilter(conf.SeccompMode(), os.Getpid())
 	if changes {
-		caps = append(append([]uintptr(nil), goferCaps...), goferWriteCaps...)
-		filter = isolate.GoferWriteFilter(conf.SeccompMode(), os.Getpid())
 		unix.Umask(0)
 	}
 	if err := isolate.DropCapabilities(caps...); err != nil {
 		return fmt.Errorf("gofer: %w", err)
 	}
-	if err := isolate.Install(filter); err != nil {
+	if err := install(); err != nil {
 		return fmt.Errorf("gofer: %w", err)
 	}
+	SetProcs(procs)
 	log.Debug("gofer confined, serving", "root", root, "fd", connFD, "seccomp", conf.SeccompMode(), "writable", writable, "binds", len(binds))
 	// Flags, confinement and the filter's compilation do not run again:
 	// once the sandbox is past its start, their pages need not stay
@@ -201,7 +205,8 @@ func (c *Confinement) Wait() error {
 // SetProcs sets GOMAXPROCS to procs if it is positive. runsc do starts
 // the sandbox process with GOMAXPROCS=1 in its environment and the value
 // it is to run with as boot --gomaxprocs, which it sets once
-// ConfineSandbox has returned: with one P the Go runtime starts fewer
+// ConfineSandbox has returned (the gofer likewise, goferCommand, once
+// its filter is in): with one P the Go runtime starts fewer
 // threads before main, and each of ConfineSandbox's all-thread calls
 // signals every thread and waits for it (measured at real-time priority
 // on a loaded 2-CPU machine, when it made forty-odd of them: 2.9 ms with
@@ -219,24 +224,14 @@ func SetProcs(procs int) {
 // filter is compiled at once on a goroutine of its own (a millisecond,
 // cold), while the kernel is built.
 func SentryConfine(conf *config.Config, c *Confinement) func() error {
-	var prog []unix.SockFilter
-	var buildErr error
-	built := make(chan struct{})
-	go func() {
-		prog, buildErr = isolate.SentryFilter(conf.SeccompMode()).Build()
-		close(built)
-	}()
+	install := isolate.Prebuild(isolate.SentryFilter(conf.SeccompMode()))
 	return func() error {
 		if c != nil {
 			if err := c.Wait(); err != nil {
 				return err
 			}
 		}
-		<-built
-		if buildErr != nil {
-			return fmt.Errorf("sandbox: building seccomp filter: %w", buildErr)
-		}
-		if err := isolate.InstallProgram(prog); err != nil {
+		if err := install(); err != nil {
 			return fmt.Errorf("sandbox: %w", err)
 		}
 		return nil

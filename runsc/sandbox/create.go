@@ -229,8 +229,7 @@ func Create(o CreateOptions) (*Created, error) {
 	}
 	defer devNull.Close()
 
-	gofer := exec.Command(o.Exe, GoferArgs(o.Config, o.Rootfs, 3, binds)...)
-	gofer.Args[0] = "runsc-gofer"
+	gofer := goferCommand(o.Exe, o.Config, o.Rootfs, 3, binds)
 	gofer.ExtraFiles = []*os.File{goferEnd}
 	// The gofer outlives runsc: it must not hold the caller's stdio open.
 	// Its messages go to the log file when there is one.

@@ -76,6 +76,7 @@ func fakeRunsc(args []string) int {
 	case "gofer":
 		root := sub.String("root", "", "")
 		fd := sub.Int("conn-fd", -1, "")
+		procs := sub.Int("gomaxprocs", 0, "")
 		var bindArgs listFlag
 		sub.Var(&bindArgs, "bind", "")
 		if err := sub.Parse(global.Args()[1:]); err != nil {
@@ -97,7 +98,7 @@ func fakeRunsc(args []string) int {
 			}
 			binds = append(binds, m)
 		}
-		if err := RunGofer(conf, *root, *fd, binds, log); err != nil {
+		if err := RunGofer(conf, *root, *fd, binds, *procs, log); err != nil {
 			fmt.Fprintln(os.Stderr, "fake gofer:", err)
 			return 1
 		}

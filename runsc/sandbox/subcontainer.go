@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -145,8 +144,7 @@ func AddContainer(o AddOptions) (*Added, error) {
 		return nil, err
 	}
 	defer devNull.Close()
-	gofer := exec.Command(o.Exe, GoferArgs(o.Config, o.Rootfs, 3, binds)...)
-	gofer.Args[0] = "runsc-gofer"
+	gofer := goferCommand(o.Exe, o.Config, o.Rootfs, 3, binds)
 	gofer.ExtraFiles = []*os.File{goferEnd}
 	gofer.Stdin, gofer.Stdout, gofer.Stderr = devNull, devNull, devNull
 	gofer.SysProcAttr = &syscall.SysProcAttr{Cloneflags: goferNamespaces, Setsid: true}

@@ -3,9 +3,14 @@ package sandbox
 import (
 	"errors"
 	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/moat-sandbox/moat/runsc/config"
 )
 
 // TestWaitCmd checks that waitCmd waits for the child's exit and reports
@@ -52,5 +57,22 @@ func TestWaitCmd(t *testing.T) {
 				t.Errorf("exit status %d, want %d", ws.ExitStatus(), tc.code)
 			}
 		})
+	}
+}
+
+// TestGoferCommand checks that a gofer starts with one P and is told
+// runsc's GOMAXPROCS for once it is confined.
+func TestGoferCommand(t *testing.T) {
+	cmd := goferCommand("/proc/self/exe", config.Default(), "/", 3, nil)
+	if cmd.Args[0] != "runsc-gofer" {
+		t.Errorf("name %q, want runsc-gofer", cmd.Args[0])
+	}
+	if !slices.Contains(cmd.Env, "GOMAXPROCS=1") || cmd.Env[len(cmd.Env)-1] != "GOMAXPROCS=1" {
+		t.Errorf("environment does not end with GOMAXPROCS=1: %q", cmd.Env)
+	}
+	i := slices.Index(cmd.Args, "--gomaxprocs")
+	g := slices.Index(cmd.Args, "gofer")
+	if i < 0 || g < 0 || i < g || i+1 >= len(cmd.Args) || cmd.Args[i+1] != strconv.Itoa(runtime.GOMAXPROCS(0)) {
+		t.Errorf("arguments %q lack gofer's --gomaxprocs %d", cmd.Args, runtime.GOMAXPROCS(0))
 	}
 }
