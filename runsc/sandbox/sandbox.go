@@ -288,11 +288,21 @@ func Do(ctx context.Context, o Options) (int, error) {
 	undo.add(func() { sentryEnd.Close() })
 	undo.add(func() { goferEnd.Close() })
 
-	// Receive the forwarded signals from now on, so that none arriving
-	// while the children start kills runsc before it can pass it on.
+	// Receive the forwarded signals, from the moment signal.Notify
+	// returns: it runs on a goroutine of its own while the children
+	// start, since a process's first Notify starts the runtime's signal
+	// loop and a thread of its own (1-2 ms measured here), and is waited
+	// for before the children's signals are forwarded. A signal arriving
+	// before then ends runsc as one arriving before Do would, and the
+	// children with it (their parent-death signal).
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, ForwardedSignals...)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, ForwardedSignals...)
+		close(notified)
+	}()
 	undo.add(func() {
+		<-notified
 		if detached {
 			// signal.Stop waits for the signal loop to be idle
 			// (0.3-2 ms measured); a caller that exits right away
@@ -381,6 +391,7 @@ func Do(ctx context.Context, o Options) (int, error) {
 	if err := waitGoferStart(); err != nil {
 		return 0, err
 	}
+	<-notified
 	var statusCh chan int
 	if statusR != nil {
 		statusW.Close()
