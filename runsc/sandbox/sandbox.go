@@ -183,7 +183,7 @@ func GoferArgs(conf *config.Config, rootfs string, connFD int, binds []gofer.Mou
 // it takes once confined (SetProcs). With one P its start makes fewer
 // threads, and its all-thread capability calls stop fewer: it competes
 // less for the CPUs with the sandbox process, which starts at the same
-// time (runsc do /bin/true 2-3 ms faster on these 2-CPU machines).
+// time (a gain within these machines' noise, under a millisecond).
 func goferCommand(exe string, conf *config.Config, rootfs string, connFD int, binds []gofer.Mount) *exec.Cmd {
 	args := GoferArgs(conf, rootfs, connFD, binds)
 	args = insertBefore(args, "--root", "--gomaxprocs", strconv.Itoa(runtime.GOMAXPROCS(0)))
