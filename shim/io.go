@@ -32,12 +32,14 @@ type processIO struct {
 	// child are the ends runsc gets; closed once it has started.
 	child cmdIO
 
-	// mu guards stdinW and console.
+	// mu guards stdinW, console, stdinR and copying.
 	mu      sync.Mutex
 	stdinW  io.WriteCloser // where stdin is copied to; nil once closed
 	console *os.File       // the pty master, with a terminal
 
-	stdinR  *os.File // the stdin fifo, once opened
+	stdinR *os.File // the stdin fifo, once opened
+	// copying is set while the stdin fifo is copied to stdinW.
+	copying bool
 	outputs sync.WaitGroup
 	closers []io.Closer
 	logCmd  *exec.Cmd // binary:// logger
@@ -214,6 +216,7 @@ func (p *processIO) startStdinCopy() {
 	}
 	p.mu.Lock()
 	dst := p.stdinW
+	p.copying = dst != nil
 	p.mu.Unlock()
 	if dst == nil {
 		return
@@ -221,24 +224,41 @@ func (p *processIO) startStdinCopy() {
 	go func() {
 		// Opening for reading blocks until containerd's writer is there.
 		f, err := os.OpenFile(p.spec.Stdin, os.O_RDONLY, 0)
-		if err != nil {
-			return
+		if err == nil {
+			p.mu.Lock()
+			p.stdinR = f
+			p.mu.Unlock()
+			io.Copy(dst, f)
+			f.Close()
 		}
 		p.mu.Lock()
-		p.stdinR = f
+		p.copying = false
 		p.mu.Unlock()
-		io.Copy(dst, f)
-		f.Close()
-		if !p.spec.Terminal {
+		if err == nil && !p.spec.Terminal {
 			p.CloseStdin()
 		}
 	}()
 }
 
-// CloseStdin closes the process's standard input (CloseIO).
+// CloseStdin closes the process's standard input (CloseIO). Without a
+// terminal, while the stdin fifo is being copied, the copy closes it at
+// the fifo's end, after the data still in the fifo: closing the
+// process's end at once lost what the copy had not moved yet (a client
+// writes, closes its end of the fifo, then calls CloseIO), as runc's
+// shim never does. A copy still waiting for a writer is let go, as Close
+// does.
 func (p *processIO) CloseStdin() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.copying && !p.spec.Terminal {
+		if p.stdinR == nil {
+			// Unblock the copy's open: it then reads the fifo's end.
+			if f, err := os.OpenFile(p.spec.Stdin, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+		}
+		return
+	}
 	if p.spec.Terminal {
 		// The pty stays; an EOF is the terminal's end-of-file character.
 		if p.console != nil {
