@@ -11,23 +11,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// stdinProcess returns the I/O of a process without a terminal whose
+// stdin is a new fifo, started (its copy waits for a writer), the fifo,
+// and the process's end of its stdin, which the test reads as the
+// process would.
+func stdinProcess(t *testing.T) (*processIO, string, *os.File) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "stdin")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := newProcessIO(context.Background(), nil, "c", "ns", StdioSpec{Stdin: fifo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := p.child.Stdin
+	p.child.Stdin = nil
+	p.childStarted()
+	return p, fifo, child
+}
+
 // TestCloseStdinKeepsWrittenData checks that CloseIO after a client has
 // written stdin and closed its end of the fifo hands the process all of
 // it, then its end: closing the process's end at once lost what the copy
 // had not moved yet.
 func TestCloseStdinKeepsWrittenData(t *testing.T) {
 	for i := range 20 {
-		fifo := filepath.Join(t.TempDir(), "stdin")
-		if err := unix.Mkfifo(fifo, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		p, err := newProcessIO(context.Background(), nil, "c", "ns", StdioSpec{Stdin: fifo})
-		if err != nil {
-			t.Fatal(err)
-		}
-		child := p.child.Stdin
-		p.child.Stdin = nil // the test reads it as the process would
-		p.childStarted()
+		p, fifo, child := stdinProcess(t)
 		// The client: write, close, then CloseIO at once.
 		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		if err != nil {
@@ -59,19 +69,9 @@ func TestCloseStdinKeepsWrittenData(t *testing.T) {
 // TestCloseStdinWithoutWriter checks that CloseIO before any client
 // opened the fifo ends the process's stdin.
 func TestCloseStdinWithoutWriter(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "stdin")
-	if err := unix.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, err := newProcessIO(context.Background(), nil, "c", "ns", StdioSpec{Stdin: fifo})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _, child := stdinProcess(t)
 	defer p.Close()
-	child := p.child.Stdin
-	p.child.Stdin = nil
 	defer child.Close()
-	p.childStarted()
 	time.Sleep(10 * time.Millisecond) // let the copy wait for a writer
 	p.CloseStdin()
 	got := make(chan error, 1)
