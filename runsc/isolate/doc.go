@@ -47,8 +47,10 @@
 // Nothing here holds locks. Functions that change per-thread state
 // (Install, DropCapabilities, ClearCapabilities, SetNoNewPrivs) apply it
 // to every thread of the Go process: DropCapabilities,
-// ClearCapabilities and SetNoNewPrivs stop the world for each call (syscall.AllThreadsSyscall), which requires a binary built
-// without cgo (AllThreadsSupported reports it); Install has the kernel
-// synchronise the threads (SECCOMP_FILTER_FLAG_TSYNC). LimitBoundingSet
+// ClearCapabilities and SetNoNewPrivs stop the world for each call
+// (syscall.AllThreadsSyscall), which requires a binary built without cgo
+// (AllThreadsSupported reports it); Install has the kernel synchronise
+// the threads (SECCOMP_FILTER_FLAG_TSYNC). Prebuild compiles a filter on
+// a goroutine while its process goes on starting. LimitBoundingSet
 // changes only the calling thread, for the processes it starts.
 package isolate

@@ -167,10 +167,12 @@ func (o *Options) setDefaults() {
 }
 
 // GoferArgs returns the arguments (after the binary) that start a gofer
-// serving rootfs, and binds as its further attach points, on fd connFD.
+// serving rootfs, and binds as its further attach points, on fd connFD,
+// with runsc's GOMAXPROCS once confined (see goferCommand).
 func GoferArgs(conf *config.Config, rootfs string, connFD int, binds []gofer.Mount) []string {
 	args := conf.ToFlags()
-	args = append(args, "gofer", "--root", rootfs, "--conn-fd", fmt.Sprint(connFD))
+	args = append(args, "gofer", "--gomaxprocs", strconv.Itoa(runtime.GOMAXPROCS(0)),
+		"--root", rootfs, "--conn-fd", fmt.Sprint(connFD))
 	for _, b := range binds {
 		args = append(args, "--bind="+goferBindArg(b))
 	}
@@ -185,9 +187,7 @@ func GoferArgs(conf *config.Config, rootfs string, connFD int, binds []gofer.Mou
 // less for the CPUs with the sandbox process, which starts at the same
 // time (a gain within these machines' noise, under a millisecond).
 func goferCommand(exe string, conf *config.Config, rootfs string, connFD int, binds []gofer.Mount) *exec.Cmd {
-	args := GoferArgs(conf, rootfs, connFD, binds)
-	args = insertBefore(args, "--root", "--gomaxprocs", strconv.Itoa(runtime.GOMAXPROCS(0)))
-	cmd := exec.Command(exe, args...)
+	cmd := exec.Command(exe, GoferArgs(conf, rootfs, connFD, binds)...)
 	cmd.Args[0] = "runsc-gofer"
 	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 	return cmd

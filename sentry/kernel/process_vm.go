@@ -34,26 +34,23 @@ func (t *Task) MemoryForAccess(tid int32) (*mm.MemoryManager, error) {
 // ptraceMayAttach is ptraceMayAccess with t's real ids
 // (PTRACE_MODE_ATTACH_REALCREDS), as process_vm_readv/writev and
 // pidfd_getfd check.
-func ptraceMayAttach(t, target *Task) bool { return ptraceMayAccess(t, target, false) }
+func ptraceMayAttach(t, target *Task) bool {
+	return ptraceMayAccess(t, t.Credentials(), target, false)
+}
 
-// ptraceMayAccess is Linux's ptrace access check (__ptrace_may_access),
-// which guards process_vm_readv/writev (with t's real ids) and the
-// /proc files that show a process's memory (with its filesystem ids,
-// fsCreds: PTRACE_MODE_FSCREDS): a thread of the same process always
-// may; otherwise t's uid and gid must equal each of target's real,
-// effective and saved ids, or t must hold CAP_SYS_PTRACE, and a
+// ptraceMayAccess is Linux's ptrace access check (__ptrace_may_access)
+// for task t acting with credentials c (its own, or access(2)'s), which
+// guards process_vm_readv/writev (with c's real ids) and the /proc files
+// that show a process's memory (with its filesystem ids, fsCreds:
+// PTRACE_MODE_FSCREDS): a thread of the same process always may;
+// otherwise c's uid and gid must equal each of target's real,
+// effective and saved ids, or c must hold CAP_SYS_PTRACE, and a
 // non-dumpable target needs CAP_SYS_PTRACE as well, over the user
 // namespace its address space was made in (at its execve: Linux's
 // mm->user_ns), not the one it is in now, so that unsharing a user
 // namespace does not open a non-dumpable process to the new namespace's
 // owner. There is no Yama policy in the sandbox.
-func ptraceMayAccess(t, target *Task, fsCreds bool) bool {
-	return ptraceMayAccessWith(t, t.Credentials(), target, fsCreds)
-}
-
-// ptraceMayAccessWith is ptraceMayAccess with the caller's credentials c
-// (access(2) checks with other ids than the task's).
-func ptraceMayAccessWith(t *Task, c *auth.Credentials, target *Task, fsCreds bool) bool {
+func ptraceMayAccess(t *Task, c *auth.Credentials, target *Task, fsCreds bool) bool {
 	if t.tg == target.tg {
 		return true
 	}

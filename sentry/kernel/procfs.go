@@ -536,7 +536,7 @@ func (p procTask) MayPtrace(ctx fs.Context) bool {
 	if target == nil {
 		return true
 	}
-	return ptraceMayAccessWith(caller, ctx.Credentials(), target, true)
+	return ptraceMayAccess(caller, ctx.Credentials(), target, true)
 }
 
 // KernelTask returns t: contexts that embed a task (access(2)'s, with other

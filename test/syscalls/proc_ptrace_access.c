@@ -147,54 +147,39 @@ static int open_bits(pid_t p)
 	return bits;
 }
 
-/* opens_from is open_bits(p) from a reader of uid (see as_reader). */
-static int opens_from(pid_t p, uid_t uid, int keep_ptrace)
+/* against_target starts a target, runs probe on it from a reader of uid
+ * (as_reader), lets the target go and reaps it; it returns the probe's
+ * result, or -1 if anything failed. */
+static int against_target(uid_t uid, int keep_ptrace, int (*probe)(pid_t))
 {
-	return as_reader(uid, keep_ptrace, open_bits, p);
+	int release;
+	pid_t p = target(&release);
+	if (p <= 0)
+		return -1;
+	int bits = as_reader(uid, keep_ptrace, probe, p);
+	if (write(release, "x", 1) != 1 || mt_wait(p) < 0)
+		return -1;
+	return bits;
 }
 
 static void root_without_cap_sys_ptrace_refused(void)
 {
-	int release;
-	pid_t p = target(&release);
-	CHECK(p > 0);
-	int bits = opens_from(p, 0, 0);
-	CHECK_EQ(write(release, "x", 1), 1);
-	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0);
+	CHECK_EQ(against_target(0, 0, open_bits), 0);
 }
 
 static void root_with_cap_sys_ptrace_allowed(void)
 {
-	int release;
-	pid_t p = target(&release);
-	CHECK(p > 0);
-	int bits = opens_from(p, 0, 1);
-	CHECK_EQ(write(release, "x", 1), 1);
-	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0x3fff);
+	CHECK_EQ(against_target(0, 1, open_bits), 0x3fff);
 }
 
 static void same_user_allowed(void)
 {
-	int release;
-	pid_t p = target(&release);
-	CHECK(p > 0);
-	int bits = opens_from(p, 1000, 0);
-	CHECK_EQ(write(release, "x", 1), 1);
-	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0x3fff);
+	CHECK_EQ(against_target(1000, 0, open_bits), 0x3fff);
 }
 
 static void other_user_refused_even_maps(void)
 {
-	int release;
-	pid_t p = target(&release);
-	CHECK(p > 0);
-	int bits = opens_from(p, 999, 0);
-	CHECK_EQ(write(release, "x", 1), 1);
-	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(bits, 0);
+	CHECK_EQ(against_target(999, 0, open_bits), 0);
 }
 
 /* stat_fields forks a reader that becomes uid, reads /proc/p/stat and
@@ -348,15 +333,9 @@ static int checked_bits(pid_t p)
  * permission hook), and personality is refused at read. */
 static void write_opens_and_personality_checked(void)
 {
-	int release;
-	pid_t p = target(&release);
-	CHECK(p > 0);
-	int without = as_reader(0, 0, checked_bits, p);
-	int with = as_reader(0, 1, checked_bits, p);
-	CHECK_EQ(write(release, "x", 1), 1);
-	CHECK_SYS(mt_wait(p));
-	CHECK_EQ(without, 128); /* personality opens, reads nothing */
-	CHECK_EQ(with, 0x1ff);
+	/* personality opens, reads nothing */
+	CHECK_EQ(against_target(0, 0, checked_bits), 128);
+	CHECK_EQ(against_target(0, 1, checked_bits), 0x1ff);
 }
 
 static const struct mt_case cases[] = {

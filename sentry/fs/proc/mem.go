@@ -50,6 +50,12 @@ func mayPtrace(t any, ctx fs.Context) error {
 	return nil
 }
 
+// ptraceCheck is mayPtrace for t as a synth.File's or synth.MagicLink's
+// Check.
+func ptraceCheck(t any) func(fs.Context) error {
+	return func(ctx fs.Context) error { return mayPtrace(t, ctx) }
+}
+
 // memNode is /proc/[pid]/mem.
 type memNode struct {
 	*synth.File

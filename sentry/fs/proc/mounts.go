@@ -30,7 +30,7 @@ func addMemFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.At
 	}
 	// Each open, in any mode, takes the ptrace access check (mem.go);
 	// a readable one then generates the contents.
-	check := func(ctx fs.Context) error { return mayPtrace(t, ctx) }
+	check := ptraceCheck(t)
 	entries["environ"] = &synth.File{Attr: owned(0o400), SizeZero: true, Check: check,
 		Generate: func(fs.Context) ([]byte, error) { return mt.Environ(), nil }}
 	entries["auxv"] = &synth.File{Attr: owned(0o400), SizeZero: true, Check: check,

@@ -244,18 +244,13 @@ func nsDir(attr synth.Attr, t Task) fs.Node {
 		// Reading or following a link takes the ptrace access check
 		// (Linux's proc_ns_get_link, proc_ns_readlink), EACCES otherwise.
 		entries[ns.name] = &synth.MagicLink{
-			Attr: synth.Attr{Mode: 0o777, UID: attr.UID, GID: attr.GID},
+			Attr:  synth.Attr{Mode: 0o777, UID: attr.UID, GID: attr.GID},
+			Check: ptraceCheck(t),
 			Path: func(ctx fs.Context) (string, error) {
-				if err := mayPtrace(t, ctx); err != nil {
-					return "", err
-				}
 				n, err := node()
 				return n.name, err
 			},
 			Resolve: func(ctx fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
-				if err := mayPtrace(t, ctx); err != nil {
-					return fs.VirtualDentry{}, nil, err
-				}
 				n, err := node()
 				if err != nil {
 					return fs.VirtualDentry{}, nil, err

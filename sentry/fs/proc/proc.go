@@ -309,11 +309,9 @@ func readerRoot(ctx fs.Context, t Task) fs.VirtualDentry {
 // EACCES otherwise, whatever the mode bits.
 func vdLink(t Task, mode uint32, get func() (fs.VirtualDentry, bool)) *synth.MagicLink {
 	return &synth.MagicLink{
-		Attr: ownerOf(t).attr(mode, false),
+		Attr:  ownerOf(t).attr(mode, false),
+		Check: ptraceCheck(t),
 		Path: func(ctx fs.Context) (string, error) {
-			if err := mayPtrace(t, ctx); err != nil {
-				return "", err
-			}
 			vd, ok := get()
 			if !ok {
 				return "", unix.ENOENT
@@ -322,9 +320,6 @@ func vdLink(t Task, mode uint32, get func() (fs.VirtualDentry, bool)) *synth.Mag
 			return p, nil
 		},
 		Resolve: func(ctx fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
-			if err := mayPtrace(t, ctx); err != nil {
-				return fs.VirtualDentry{}, nil, err
-			}
 			vd, ok := get()
 			if !ok {
 				return fs.VirtualDentry{}, nil, unix.ENOENT
@@ -509,11 +504,9 @@ func fdLink(t Task, name string, f *fs.FileDescription) fs.Node {
 		mode |= 0o300
 	}
 	return &synth.MagicLink{
-		Attr: ownerOf(t).attr(mode, false),
+		Attr:  ownerOf(t).attr(mode, false),
+		Check: ptraceCheck(t),
 		Path: func(ctx fs.Context) (string, error) {
-			if err := mayPtrace(t, ctx); err != nil {
-				return "", err
-			}
 			f, err := fileOf(t, name)
 			if err != nil {
 				return "", err
@@ -523,9 +516,6 @@ func fdLink(t Task, name string, f *fs.FileDescription) fs.Node {
 			return p, nil
 		},
 		Resolve: func(ctx fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
-			if err := mayPtrace(t, ctx); err != nil {
-				return fs.VirtualDentry{}, nil, err
-			}
 			f, err := fileOf(t, name)
 			if err != nil {
 				return fs.VirtualDentry{}, nil, err
@@ -547,7 +537,7 @@ func fdInfoDir(t Task, attr synth.Attr) fs.Node {
 		// proc_fdinfo_access_allowed), whatever the mode bits.
 		return &synth.File{
 			Attr: ownerOf(t).attr(0o444, false), SizeZero: true,
-			Check: func(ctx fs.Context) error { return mayPtrace(t, ctx) },
+			Check: ptraceCheck(t),
 			Generate: func(ctx fs.Context) ([]byte, error) {
 				f, err := fileOf(t, name)
 				if err != nil {

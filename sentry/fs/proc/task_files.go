@@ -387,7 +387,7 @@ func addTaskFiles(t Task, entries map[string]fs.Node, owned func(uint32) synth.A
 	if mt, ok := t.(MemTask); ok {
 		rt, _ := t.(ResidentTask)
 		// Like maps, the ptrace access check (Linux's proc_maps_open).
-		check := func(ctx fs.Context) error { return mayPtrace(t, ctx) }
+		check := ptraceCheck(t)
 		entries["smaps"] = &synth.File{Attr: owned(0o444), SizeZero: true, Check: check,
 			Generate: func(fs.Context) ([]byte, error) { return []byte(smapsText(mt.Maps(), rt)), nil }}
 		entries["smaps_rollup"] = &synth.File{Attr: owned(0o444), SizeZero: true, Check: check,

@@ -220,21 +220,41 @@ type MagicLink struct {
 	// Resolve returns the position or open file the link names (the file
 	// with a reference the VFS drops).
 	Resolve func(ctx fs.Context) (fs.VirtualDentry, *fs.FileDescription, error)
+	// Check, if set, comes before each readlink and each following of
+	// the link, and its error is theirs (Linux's proc links take the
+	// ptrace access check so).
+	Check func(ctx fs.Context) error
+}
+
+// check runs m.Check, if any.
+func (m *MagicLink) check(ctx fs.Context) error {
+	if m.Check == nil {
+		return nil
+	}
+	return m.Check(ctx)
 }
 
 // Stat implements fs.Node.
 func (m *MagicLink) Stat(ctx fs.Context) (fs.Stat, error) {
 	st := m.stat(unix.S_IFLNK)
-	if t, err := m.Path(ctx); err == nil {
+	if t, err := m.Readlink(ctx); err == nil {
 		st.Size = int64(len(t))
 	}
 	return st, nil
 }
 
 // Readlink implements fs.SymlinkNode.
-func (m *MagicLink) Readlink(ctx fs.Context) (string, error) { return m.Path(ctx) }
+func (m *MagicLink) Readlink(ctx fs.Context) (string, error) {
+	if err := m.check(ctx); err != nil {
+		return "", err
+	}
+	return m.Path(ctx)
+}
 
 // Target implements fs.MagicLinkNode.
 func (m *MagicLink) Target(ctx fs.Context) (fs.VirtualDentry, *fs.FileDescription, error) {
+	if err := m.check(ctx); err != nil {
+		return fs.VirtualDentry{}, nil, err
+	}
 	return m.Resolve(ctx)
 }
