@@ -18,6 +18,8 @@ import (
 	"github.com/google/subcommands"
 	"github.com/moat-sandbox/moat/runsc/cmd"
 	"github.com/moat-sandbox/moat/runsc/config"
+	// Initialised first: the heap grows onto huge pages from here on.
+	_ "github.com/moat-sandbox/moat/runsc/internal/hugeheap"
 )
 
 func main() {

@@ -34,6 +34,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/runsc/internal/hugeheap"
 	"github.com/moat-sandbox/moat/runsc/internal/startpages"
 	"github.com/moat-sandbox/moat/sentry/fs"
 	"github.com/moat-sandbox/moat/sentry/fs/dev"
@@ -185,7 +186,12 @@ func Load(cfg Config) (*Sandbox, error) {
 	unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
 
 	t0 := time.Now()
-	phase := func(name string) { log.Debug("boot phase", "phase", name, "at", time.Since(t0)) }
+	// Each phase grows the heap; one that took it into a new chunk of
+	// address space gets huge pages for it.
+	phase := func(name string) {
+		hugeheap.Advise()
+		log.Debug("boot phase", "phase", name, "at", time.Since(t0))
+	}
 	mf, err := mm.NewMemoryFile()
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"github.com/google/subcommands"
 	"github.com/moat-sandbox/moat/runsc/boot"
 	"github.com/moat-sandbox/moat/runsc/config"
+	"github.com/moat-sandbox/moat/runsc/internal/hugeheap"
 	"github.com/moat-sandbox/moat/runsc/internal/startpages"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
 	"github.com/moat-sandbox/moat/sentry/fs/gofer"
@@ -74,6 +75,10 @@ func (b *Boot) SetFlags(f *flag.FlagSet) {
 
 // Execute implements subcommands.Command.
 func (b *Boot) Execute(_ context.Context, f *flag.FlagSet, args ...any) subcommands.ExitStatus {
+	// The Sentry's heap grows by megabytes while it boots: onto huge
+	// pages over the whole of its chunk, not only the 2 MiB that every
+	// runsc process's start gets.
+	hugeheap.Advise()
 	conf, log := Globals(args)
 	// Unix sockets on host paths of the gofer's file systems (--host-uds).
 	gofer.SetDefaultHostUDS(gofer.HostUDS{Connect: conf.HostUDS.AllowOpen(), Bind: conf.HostUDS.AllowCreate()})

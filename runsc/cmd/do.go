@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/subcommands"
 	"github.com/moat-sandbox/moat/runsc/boot"
+	"github.com/moat-sandbox/moat/runsc/internal/hugeheap"
 	"github.com/moat-sandbox/moat/runsc/sandbox"
 )
 
@@ -110,6 +111,9 @@ func (d *Do) Execute(ctx context.Context, f *flag.FlagSet, args ...any) subcomma
 		f.Usage()
 		return subcommands.ExitUsageError
 	}
+	// Starting the sandbox grows runsc do's heap past the 2 MiB that
+	// every runsc process's start has on huge pages.
+	hugeheap.Advise()
 	status, err := sandbox.Do(ctx, sandbox.Options{
 		Config:       conf,
 		Rootfs:       d.rootfs,

@@ -1,5 +1,7 @@
-// Package runsctest builds the runsc binary once per test process, for
-// tests that drive it as its callers do.
+// Package runsctest holds runsc's test helpers: it builds the runsc binary
+// once per test process, for tests that drive it as its callers do, and
+// reads the test process's own mappings (smaps.go), for tests of how
+// runsc uses its memory.
 package runsctest
 
 import (

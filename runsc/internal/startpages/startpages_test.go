@@ -1,42 +1,15 @@
 package startpages
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/moat-sandbox/moat/runsc/internal/runsctest"
 )
 
-// rssOf returns the resident kB of the mapping of /proc/self/smaps that
-// contains addr.
+// rssOf returns the resident kB of the mapping that holds addr.
 func rssOf(t *testing.T, addr uintptr) int {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		var lo, hi uintptr
-		if n, _ := fmt.Sscanf(line, "%x-%x", &lo, &hi); n == 2 && strings.Contains(line, " ") {
-			in = addr >= lo && addr < hi
-			continue
-		}
-		if v, ok := strings.CutPrefix(line, "Rss:"); ok && in {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			if err != nil {
-				t.Fatalf("smaps line %q: %v", line, err)
-			}
-			return kb
-		}
-	}
-	t.Fatalf("no mapping holds %#x", addr)
-	return 0
+	return runsctest.MappingOf(t, addr).KB["Rss"]
 }
 
 func TestSegmentsHoldCode(t *testing.T) {
