@@ -185,6 +185,13 @@ func Load(cfg Config) (*Sandbox, error) {
 	// cleared it.
 	unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
 
+	// The clock's TSC calibration spans the boot: NewClock pairs the TSC
+	// with the host's clock now, the kernel's first clock update (in
+	// kernel.New) does it again, and the rate is the slope between.
+	clk, err := vdso.NewClock()
+	if err != nil {
+		return nil, fmt.Errorf("starting the clock: %w", err)
+	}
 	t0 := time.Now()
 	// Each phase grows the heap; one that took it into a new chunk of
 	// address space gets huge pages for it.
@@ -208,13 +215,9 @@ func Load(cfg Config) (*Sandbox, error) {
 		}
 		return nil, fmt.Errorf("unknown platform %q", cfg.Platform)
 	})
-	// So are the clock (its TSC calibration spins for a millisecond)
-	// and the syscall table, while the main goroutine mostly waits on
+	// So is the syscall table, while the main goroutine mostly waits on
 	// the gofer.
-	clock := future(func() (*vdso.Clock, error) {
-		linux.AMD64()
-		return vdso.NewClock()
-	})
+	go linux.AMD64()
 	client, err := proto.NewClient(cfg.GoferFD)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the gofer: %w", err)
@@ -247,10 +250,6 @@ func Load(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	phase("platform")
-	clk, err := clock()
-	if err != nil {
-		return nil, fmt.Errorf("starting the clock: %w", err)
-	}
 	k, err := kernel.New(kernel.Config{
 		Clock:    clk,
 		Platform: plat,

@@ -118,9 +118,10 @@ type Config struct {
 	Strace   io.Writer
 	MountNS  *fs.MountNamespace
 	Hostname string
-	// Clock is the kernel's clock, from vdso.NewClock (whose TSC
-	// calibration takes a millisecond, which a caller may spend while
-	// it waits for something else); nil has New make it.
+	// Clock is the kernel's clock, from vdso.NewClock. Its TSC
+	// calibration ends at New's first clock update, which waits until
+	// 4 ms have passed since NewClock: a caller that makes the clock
+	// early waits for none of it. Nil has New make it.
 	Clock *vdso.Clock
 }
 

@@ -4,16 +4,27 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Tunables of the time keeper. Times are nanoseconds.
 const (
-	// calibrationNs is how long NewClock watches the TSC against the host's
-	// CLOCK_MONOTONIC for its first rate estimate.
-	calibrationNs    = 1_000_000
+	// calibrationNs: the first rate estimate is the slope between a
+	// pairing of the TSC with the host's CLOCK_MONOTONIC that NewClock
+	// takes and one that the first Update takes, at least this much
+	// later; Update sleeps out what is left of it. Each pairing is the
+	// tightest of calPairTries, good to a few tens of ns here, so over
+	// 4 ms the estimate is within about 10 ppm, and the rate is
+	// re-estimated from the history once it spans minBaselineNs.
+	calibrationNs    = 4_000_000
 	calibrationTries = 3
+	calPairTries     = 16
+	// maxCalError bounds the two pairings' windows, as a fraction of the
+	// time between them: a calibration with wider ones (a thread
+	// preempted while pairing) is tried again.
+	maxCalError = 25e-6
 	// pairTries is how many (TSC, host clock) readings a pairing takes; the
 	// tightest one is kept.
 	pairTries = 3
@@ -66,6 +77,8 @@ type host struct {
 	// gettime and getres read any clock with a host syscall.
 	gettime func(id int32) (int64, error)
 	getres  func(id int32) (int64, error)
+	// sleep lets ns pass.
+	sleep func(ns int64)
 }
 
 func realHost() host {
@@ -91,6 +104,7 @@ func realHost() host {
 			}
 			return ts.Nano(), nil
 		},
+		sleep: func(ns int64) { time.Sleep(time.Duration(ns)) },
 	}
 }
 
@@ -105,6 +119,12 @@ type Clock struct {
 	// fast is set when clocks are answered from the TSC; otherwise every
 	// reading goes to the host and the vDSO always makes the syscall.
 	fast bool
+	// calibrating is set from NewClock to the first Update, which
+	// calibrates the TSC from calStart, NewClock's pairing, whose window
+	// is calWin cycles.
+	calibrating bool
+	calStart    sample
+	calWin      uint64
 	// data is the parameters last published. Now reads it with the same
 	// seqlock protocol as the vDSO; only Update writes it, holding mu.
 	data vvarData
@@ -140,11 +160,12 @@ type track struct {
 	jumpNs float64
 }
 
-// NewClock calibrates the TSC against the host's clocks (about a
-// millisecond) and returns a time keeper whose parameters are ready to be
-// published with Update. If the TSC cannot be used (not invariant, or
-// absurd), the Clock still works but every reading is a host syscall and
-// the vDSO falls back to the syscall; UsesTSC reports which.
+// NewClock returns a time keeper whose parameters are published with
+// Update. It starts the TSC's calibration, which the first Update
+// finishes: a caller that lets calibrationNs (4 ms) pass in between waits
+// for none of it. Until then, and for good if the TSC cannot be used (not
+// invariant, or absurd), every reading is a host syscall and the vDSO
+// falls back to the syscall; UsesTSC reports which.
 func NewClock() (*Clock, error) {
 	return newClock(realHost())
 }
@@ -163,30 +184,54 @@ func newClock(h host) (*Clock, error) {
 	c.data.coarseRes.Store(c.coarseRes)
 	c.data.endWrite(seq)
 	if h.invariantTSC() {
-		// A calibration fails when nearly every pairing was disturbed
-		// (a very busy host); try again before giving the TSC up.
-		for try := 0; try < calibrationTries && !c.fast; try++ {
-			c.fast = c.calibrate()
-		}
+		c.calibrating = true
+		c.calStart, c.calWin = c.pairTSCOf(calPairTries)
 	}
 	return c, nil
 }
 
 // UsesTSC reports whether clocks are answered from the TSC (true on any
-// host with an invariant TSC) rather than by host syscalls.
+// host with an invariant TSC, once Update has run) rather than by host
+// syscalls.
 func (c *Clock) UsesTSC() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.fast
 }
 
-// calibrate makes the first rate estimate and publishes the first curves
-// into c.data. It reports false if the TSC looks unusable.
+// calibrate finishes the calibration NewClock started: it makes the first
+// rate estimate and publishes the first curves into c.data. A calibration
+// fails when a pairing was disturbed (a very busy host); it is tried again
+// from a fresh pairing before the TSC is given up. It reports whether the
+// TSC is usable. Precondition: c.mu held.
 func (c *Clock) calibrate() bool {
-	s0, w0 := c.pairTSC()
-	s1, ok := c.regress(s0, w0)
-	if !ok {
+	s0, w0 := c.calStart, c.calWin
+	for try := 0; try < calibrationTries; try++ {
+		if try > 0 {
+			s0, w0 = c.pairTSCOf(calPairTries)
+		}
+		if c.calibrateFrom(s0, w0) {
+			return true
+		}
+	}
+	return false
+}
+
+// calibrateFrom is one try of calibrate, from the pairing s0 of window w0
+// cycles.
+func (c *Clock) calibrateFrom(s0 sample, w0 uint64) bool {
+	if left := calibrationNs - (c.h.nanotime() - s0.ns); left > 0 {
+		c.h.sleep(left)
+	}
+	s1, w1 := c.pairTSCOf(calPairTries)
+	dt, dns := int64(s1.tsc-s0.tsc), s1.ns-s0.ns
+	if dt <= 0 || dns < calibrationNs || float64(w0+w1)/2 > maxCalError*float64(dt) {
 		return false
 	}
-	rate := c.mono.rate
+	rate := float64(dns) / float64(dt)
+	if rate < 0.05 || rate > 20 { // a TSC between 50 MHz and 20 GHz
+		return false
+	}
 	c.mono = track{rate: rate, n: 2, jumpNs: monoJumpNs}
 	c.mono.hist[0], c.mono.hist[1] = s0, s1
 	c.raw = track{rate: rate, jumpNs: rawJumpNs}
@@ -217,14 +262,25 @@ func (c *Clock) Update(vvar []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
-	if !c.fast {
-		seq := c.data.beginWrite()
-		pseq := d.beginWrite()
-		d.copyFrom(&c.data)
-		d.endWrite(pseq)
-		c.data.endWrite(seq)
+	if c.calibrating {
+		// The first Update: c.data gets the first curves, or keeps the
+		// syscall modes, and the page gets c.data as it is.
+		c.calibrating = false
+		c.fast = c.calibrate()
+	} else if c.fast {
+		c.refresh(d)
 		return
 	}
+	seq := c.data.beginWrite()
+	pseq := d.beginWrite()
+	d.copyFrom(&c.data)
+	d.endWrite(pseq)
+	c.data.endWrite(seq)
+}
+
+// refresh is Update once the TSC is calibrated and used.
+// Precondition: c.mu held.
+func (c *Clock) refresh(d *vvarData) {
 
 	// Read the host first: it is the slow part, and readers are not held
 	// off meanwhile.
@@ -372,12 +428,12 @@ func (c *Clock) clampNs(ns, lo, hi float64) float64 {
 	return math.Max(lo, math.Min(hi, ns))
 }
 
-// pairTSC is pairMono, before the rate is known: the window is in
-// cycles.
-func (c *Clock) pairTSC() (sample, uint64) {
+// pairTSCOf is pairMono with tries readings, before the rate is known:
+// the window is in cycles.
+func (c *Clock) pairTSCOf(tries int) (sample, uint64) {
 	var best sample
 	bestWin := uint64(math.MaxUint64)
-	for range pairTries {
+	for range tries {
 		a := c.h.tsc()
 		ns := c.h.nanotime()
 		b := c.h.tsc()
@@ -387,50 +443,6 @@ func (c *Clock) pairTSC() (sample, uint64) {
 		}
 	}
 	return best, bestWin
-}
-
-// regress estimates the TSC rate: for calibrationNs from s0 it pairs the
-// TSC with CLOCK_MONOTONIC as fast as it can and fits a line through the
-// pairings whose window is at most about twice s0's (w0 cycles), which
-// averages away the clock's granularity and the readings' jitter far
-// better than two end points would. It sets c.mono.rate and returns the
-// last pairing, or false if the TSC does not look usable.
-func (c *Clock) regress(s0 sample, w0 uint64) (sample, bool) {
-	maxWin := 2*w0 + 64
-	var n, sx, sy, sxx, sxy float64
-	var last sample
-	for {
-		a := c.h.tsc()
-		ns := c.h.nanotime()
-		b := c.h.tsc()
-		w := b - a
-		if int64(w) < 0 || w > maxWin {
-			if ns-s0.ns >= calibrationNs*4 {
-				break // hardly any good pairing: give up below
-			}
-			continue
-		}
-		last = sample{tsc: a + w/2, ns: ns}
-		x, y := float64(int64(last.tsc-s0.tsc)), float64(ns-s0.ns)
-		n++
-		sx += x
-		sy += y
-		sxx += x * x
-		sxy += x * y
-		if y >= calibrationNs {
-			break
-		}
-	}
-	den := n*sxx - sx*sx
-	if n < 16 || den <= 0 || int64(last.tsc-s0.tsc) <= 0 {
-		return sample{}, false
-	}
-	rate := (n*sxy - sx*sy) / den
-	if rate < 0.05 || rate > 20 { // a TSC between 50 MHz and 20 GHz
-		return sample{}, false
-	}
-	c.mono.rate = rate
-	return last, true
 }
 
 // pairMono reads the host's CLOCK_MONOTONIC between two TSC readings,

@@ -31,6 +31,7 @@ type fakeHost struct {
 	invariant                bool
 	stuckTSC                 bool           // the TSC reads a constant
 	missing                  map[int32]bool // clocks the host lacks
+	slept                    int64          // ns the Clock slept
 }
 
 func newFakeHost() *fakeHost {
@@ -85,6 +86,12 @@ func (f *fakeHost) host() host {
 				return 4_000_000, nil
 			}
 			return 1, nil
+		},
+		sleep: func(ns int64) {
+			f.advance(float64(ns))
+			f.mu.Lock()
+			f.slept += ns
+			f.mu.Unlock()
 		},
 	}
 }
