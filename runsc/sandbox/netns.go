@@ -44,30 +44,55 @@ func startInNetNS(path string, start func() error) error {
 	return startErr
 }
 
-// enterNewNetNS moves the calling thread, which must be locked
-// (runtime.LockOSThread), into a new network namespace, in which the
-// processes it starts are born. It returns a descriptor of the new
-// namespace (close-on-exec) and leave, which moves the thread back to its
-// old namespace and reports whether it did: only then may the thread be
-// unlocked. On error (no CAP_SYS_ADMIN) the thread may still have moved,
-// and leave is still to be called. Where its old namespace cannot be
-// named, the thread moves nowhere.
-func enterNewNetNS() (fd int, leave func() bool, err error) {
+// makeNetNS makes a new network namespace and returns a descriptor of it
+// (close-on-exec). The calling thread makes it and returns to its own
+// namespace; should it fail to, it stays locked to the calling goroutine
+// (runtime.LockOSThread), so that no other goroutine runs in the new
+// namespace.
+func makeNetNS() (fd int, err error) {
+	runtime.LockOSThread()
 	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return -1, func() bool { return true }, fmt.Errorf("opening the thread's network namespace: %w", err)
+		runtime.UnlockOSThread()
+		return -1, fmt.Errorf("opening the thread's network namespace: %w", err)
+	}
+	defer unix.Close(orig)
+	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return -1, fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+	}
+	fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if back := unix.Setns(orig, unix.CLONE_NEWNET); back != nil {
+		if err == nil {
+			unix.Close(fd)
+		}
+		return -1, fmt.Errorf("returning to runsc's network namespace: %w", back)
+	}
+	runtime.UnlockOSThread()
+	if err != nil {
+		return -1, fmt.Errorf("opening the new network namespace: %w", err)
+	}
+	return fd, nil
+}
+
+// joinNetNS moves the calling thread, which must be locked
+// (runtime.LockOSThread), into the network namespace fd, in which the
+// processes it starts are born. leave moves the thread back to its old
+// namespace and reports whether it did: only then may the thread be
+// unlocked. On error the thread has not moved, and leave is still to be
+// called.
+func joinNetNS(fd int) (leave func() bool, err error) {
+	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return func() bool { return true }, fmt.Errorf("opening the thread's network namespace: %w", err)
 	}
 	leave = func() bool {
 		err := unix.Setns(orig, unix.CLONE_NEWNET)
 		unix.Close(orig)
 		return err == nil
 	}
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		return -1, leave, fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+		return leave, err
 	}
-	fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, leave, fmt.Errorf("opening the new network namespace: %w", err)
-	}
-	return fd, leave, nil
+	return leave, nil
 }

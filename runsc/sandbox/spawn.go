@@ -6,26 +6,36 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// This file starts the sandbox process of runsc do in its new user
-// namespace without copying runsc's address space. Package os starts a
-// process with vfork (clone(CLONE_VM|CLONE_VFORK): the child borrows the
-// parent's memory until it execs) unless the child gets a user namespace:
-// its uid and gid maps must then be written by the parent while the child
-// waits, which a parent suspended by vfork cannot do, so it forks. On
-// these machines that fork (page tables copied and write-protected, torn
-// down again by the child's execve) and the hand-off for the maps made
-// the sandbox start some 3 ms later than a vfork would. The maps Do
-// needs, root to the caller's own ids with setgroups denied, are the ones
-// a process may write for itself in a user namespace it created
-// (user_namespaces(7)), so here the child writes them: spawnUserNS calls
-// clone3 with CLONE_VM|CLONE_VFORK and CLONE_CLEAR_SIGHAND (Linux 5.5;
-// before, startCmd falls back to cmd.Start) and the child runs a short
-// list of system calls (rawSpawn, spawn_amd64.s) before its execve.
+// This file starts runsc do's two children: the sandbox process in its new
+// user namespace without copying runsc's address space, and both side by
+// side. Package os starts a process with vfork (clone(CLONE_VM|
+// CLONE_VFORK): the child borrows the parent's memory until it execs)
+// unless the child gets a user namespace: its uid and gid maps must then
+// be written by the parent while the child waits, which a parent
+// suspended by vfork cannot do, so it forks. On these machines that fork
+// (page tables copied and write-protected, torn down again by the child's
+// execve) and the hand-off for the maps made the sandbox start some 3 ms
+// later than a vfork would. The maps Do needs, root to the caller's own
+// ids with setgroups denied, are the ones a process may write for itself
+// in a user namespace it created (user_namespaces(7)), so here the child
+// writes them: spawn calls clone3 with CLONE_VM|CLONE_VFORK and
+// CLONE_CLEAR_SIGHAND (Linux 5.5; before, startCmd falls back to
+// cmd.Start) and the child runs a short list of system calls (rawSpawn,
+// spawn_amd64.s) before its execve.
+//
+// A spawn holds syscall.ForkLock for writing until its child has exec'd,
+// as package syscall's own forks do, so that no descriptor made without
+// close-on-exec reaches the child. Package syscall's forks share one hold
+// of the lock among themselves, but a spawn's hold excluded them: the
+// gofer, started with cmd.Start, waited for the sandbox's execve (2-3 ms
+// here) before it could fork. The gofer is spawned here too, and spawns
+// share one hold of the lock (acquireForkLock).
 
 // atFDCWD is unix.AT_FDCWD as a system call argument.
 const atFDCWD = ^uintptr(99)
@@ -43,18 +53,22 @@ const (
 	spawnIgnoreFailure = 2
 )
 
-// canSpawn reports whether spawnUserNS can start cmd: a command with
-// its stdio and extra files all *os.File, a new user namespace with the
-// default maps (newUserNS with no maps of its own), and no process
-// attribute beyond namespaces, Setpgid and Pdeathsig.
+// canSpawn reports whether spawn can start cmd: a command with its stdio
+// and extra files all *os.File, either a new user namespace with the
+// default maps (newUserNS with no maps of its own) or none and no maps,
+// and no process attribute beyond namespaces, Setpgid and Pdeathsig.
 func canSpawn(cmd *exec.Cmd) bool {
 	a := cmd.SysProcAttr
-	if a == nil || a.Cloneflags&unix.CLONE_NEWUSER == 0 || a.Credential != nil || a.Setsid || a.Setctty || a.Foreground ||
+	if a == nil || a.Credential != nil || a.Setsid || a.Setctty || a.Foreground ||
 		a.Noctty || a.Chroot != "" || a.Ptrace || a.Pgid != 0 || len(a.AmbientCaps) != 0 || a.Unshareflags != 0 ||
 		a.UseCgroupFD || a.PidFD != nil || a.GidMappingsEnableSetgroups || cmd.Dir != "" || cmd.Cancel != nil {
 		return false
 	}
-	if len(a.UidMappings) != 1 || len(a.GidMappings) != 1 ||
+	if a.Cloneflags&unix.CLONE_NEWUSER == 0 {
+		if len(a.UidMappings) != 0 || len(a.GidMappings) != 0 {
+			return false
+		}
+	} else if len(a.UidMappings) != 1 || len(a.GidMappings) != 1 ||
 		a.UidMappings[0] != (syscall.SysProcIDMap{ContainerID: 0, HostID: os.Getuid(), Size: 1}) ||
 		a.GidMappings[0] != (syscall.SysProcIDMap{ContainerID: 0, HostID: os.Getgid(), Size: 1}) {
 		return false
@@ -72,14 +86,14 @@ func canSpawn(cmd *exec.Cmd) bool {
 	return true
 }
 
-// errNoSpawn is spawnUserNS's error when the kernel lacks what it needs.
+// errNoSpawn is spawn's error when the kernel lacks what it needs.
 var errNoSpawn = errors.New("clone3 with CLONE_CLEAR_SIGHAND is not supported")
 
-// startCmd starts cmd with spawnUserNS when canSpawn allows and the
-// kernel can, otherwise with cmd.Start.
+// startCmd starts cmd with spawn when canSpawn allows and the kernel can,
+// otherwise with cmd.Start.
 func startCmd(cmd *exec.Cmd) error {
 	if canSpawn(cmd) {
-		if err := spawnUserNS(cmd); err != errNoSpawn {
+		if err := spawn(cmd); err != errNoSpawn {
 			return err
 		}
 	}
@@ -91,9 +105,38 @@ type cloneArgs struct {
 	flags, pidfd, childTID, parentTID, exitSignal, stack, stackSize, tls, setTID, setTIDSize, cgroup uint64
 }
 
-// spawnUserNS is cmd.Start for a command canSpawn accepts; cmd.Wait
-// reaps it as usual.
-func spawnUserNS(cmd *exec.Cmd) error {
+// spawning counts the spawns under way, which share one hold of
+// syscall.ForkLock.
+var spawning struct {
+	mu sync.Mutex
+	n  int
+}
+
+// acquireForkLock holds syscall.ForkLock for writing, or joins the hold of
+// the spawns under way.
+func acquireForkLock() {
+	spawning.mu.Lock()
+	defer spawning.mu.Unlock()
+	if spawning.n == 0 {
+		syscall.ForkLock.Lock()
+	}
+	spawning.n++
+}
+
+// releaseForkLock ends acquireForkLock's share of the hold, and the hold
+// with the last one.
+func releaseForkLock() {
+	spawning.mu.Lock()
+	defer spawning.mu.Unlock()
+	spawning.n--
+	if spawning.n == 0 {
+		syscall.ForkLock.Unlock()
+	}
+}
+
+// spawn is cmd.Start for a command canSpawn accepts; cmd.Wait reaps it as
+// usual.
+func spawn(cmd *exec.Cmd) error {
 	a := cmd.SysProcAttr
 	files := []*os.File{cmd.Stdin.(*os.File), cmd.Stdout.(*os.File), cmd.Stderr.(*os.File)}
 	files = append(files, cmd.ExtraFiles...)
@@ -141,9 +184,11 @@ func spawnUserNS(cmd *exec.Cmd) error {
 			spawnStep{nr: unix.SYS_OPENAT, a0: atFDCWD, a1: str(path), a2: unix.O_WRONLY | unix.O_CLOEXEC},
 			spawnStep{nr: unix.SYS_WRITE, a1: str(data), a2: uintptr(len(data)), flags: spawnPrevArg0})
 	}
-	write("/proc/self/setgroups", "deny")
-	write("/proc/self/uid_map", fmt.Sprintf("0 %d 1\n", os.Getuid()))
-	write("/proc/self/gid_map", fmt.Sprintf("0 %d 1\n", os.Getgid()))
+	if a.Cloneflags&unix.CLONE_NEWUSER != 0 {
+		write("/proc/self/setgroups", "deny")
+		write("/proc/self/uid_map", fmt.Sprintf("0 %d 1\n", os.Getuid()))
+		write("/proc/self/gid_map", fmt.Sprintf("0 %d 1\n", os.Getgid()))
+	}
 	if a.Setpgid {
 		steps = append(steps, spawnStep{nr: unix.SYS_SETPGID})
 	}
@@ -169,11 +214,11 @@ func spawnUserNS(cmd *exec.Cmd) error {
 	// (syscall.ForkLock's contract), and the thread must stay the one
 	// whose death a.Pdeathsig follows.
 	runtime.LockOSThread()
-	syscall.ForkLock.Lock()
+	acquireForkLock()
 	unix.PthreadSigmask(unix.SIG_SETMASK, &all, old)
 	pid, errno := rawSpawn(&args, cloneArgsSize, &steps[0], uintptr(len(steps)), &res)
 	unix.PthreadSigmask(unix.SIG_SETMASK, old, nil)
-	syscall.ForkLock.Unlock()
+	releaseForkLock()
 	runtime.UnlockOSThread()
 	runtime.KeepAlive(keep)
 	runtime.KeepAlive(argvKeep)
@@ -197,10 +242,10 @@ func spawnUserNS(cmd *exec.Cmd) error {
 			}
 		}
 		if res[0] == 0 {
-			return errors.New("spawning the sandbox: no execve")
+			return fmt.Errorf("spawning %s: no execve", cmd.Args[0])
 		}
 		s := steps[res[1]]
-		return fmt.Errorf("spawning the sandbox: system call %d (step %d): %w", s.nr, res[1], unix.Errno(-res[0]))
+		return fmt.Errorf("spawning %s: system call %d (step %d): %w", cmd.Args[0], s.nr, res[1], unix.Errno(-res[0]))
 	}
 	p, err := os.FindProcess(int(pid))
 	if err != nil {

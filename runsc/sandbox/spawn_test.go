@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,24 +47,31 @@ func spawnCmd(t *testing.T, script string) (*exec.Cmd, *os.File) {
 	return cmd, out
 }
 
+// spawnAndWait spawns cmd, which canSpawn must accept, waits for it to
+// exit with status, and returns what it wrote to out.
+func spawnAndWait(t *testing.T, cmd *exec.Cmd, out *os.File, status int) string {
+	t.Helper()
+	if !canSpawn(cmd) {
+		t.Fatalf("canSpawn refuses %+v", cmd.SysProcAttr)
+	}
+	if err := spawn(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != status {
+		t.Fatalf("Wait: %v, want exit status %d", err, status)
+	}
+	b, _ := os.ReadFile(out.Name())
+	return string(b)
+}
+
 func TestSpawnUserNS(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root")
 	}
 	cmd, out := spawnCmd(t, `cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; id -u; readlink /proc/self/ns/user; [ "$(ps -o pgid= -p $$ | tr -d ' ')" = "$$" ] && echo own-group; cat <&3; grep SigBlk /proc/self/status; exit 7`)
-	if !canSpawn(cmd) {
-		t.Fatal("canSpawn refuses Do's sandbox attributes")
-	}
-	if err := spawnUserNS(cmd); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
-		t.Fatalf("Wait: %v, want exit status 7", err)
-	}
-	b, _ := os.ReadFile(out.Name())
-	got := string(b)
+	got := spawnAndWait(t, cmd, out, 7)
 	self, _ := os.Readlink("/proc/self/ns/user")
 	for _, want := range []string{
 		fmt.Sprintf("0 %10d %10d", os.Getuid(), 1), fmt.Sprintf("0 %10d %10d", os.Getgid(), 1),
@@ -78,6 +86,68 @@ func TestSpawnUserNS(t *testing.T) {
 	}
 }
 
+// noUserNS undoes newUserNS.
+func noUserNS(a *syscall.SysProcAttr) {
+	a.Cloneflags &^= unix.CLONE_NEWUSER
+	a.UidMappings, a.GidMappings = nil, nil
+}
+
+// TestSpawnWithoutUserNS spawns a command with the gofer's attributes:
+// new mount, UTS and IPC namespaces but runsc's user namespace.
+func TestSpawnWithoutUserNS(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	cmd, out := spawnCmd(t, `readlink /proc/self/ns/user /proc/self/ns/mnt; [ "$(ps -o pgid= -p $$ | tr -d ' ')" = "$$" ] && echo own-group; cat <&3; exit 5`)
+	noUserNS(cmd.SysProcAttr)
+	got := spawnAndWait(t, cmd, out, 5)
+	user, _ := os.Readlink("/proc/self/ns/user")
+	mnt, _ := os.Readlink("/proc/self/ns/mnt")
+	for _, want := range []string{user + "\n", "own-group\n", "extra file\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("child output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, mnt) {
+		t.Errorf("child is in the test's mount namespace %s:\n%s", mnt, got)
+	}
+}
+
+// TestSpawnsShareForkLock checks that a spawn does not wait for another
+// under way, while both keep syscall.ForkLock from its readers (the
+// makers of descriptors without close-on-exec).
+func TestSpawnsShareForkLock(t *testing.T) {
+	acquireForkLock()
+	second := make(chan struct{})
+	go func() {
+		acquireForkLock()
+		close(second)
+	}()
+	select {
+	case <-second:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second spawn waits for the first's hold of ForkLock")
+	}
+	read := make(chan struct{})
+	go func() {
+		syscall.ForkLock.RLock()
+		syscall.ForkLock.RUnlock()
+		close(read)
+	}()
+	releaseForkLock()
+	select {
+	case <-read:
+		t.Fatal("ForkLock was readable while a spawn held it")
+	case <-time.After(50 * time.Millisecond):
+	}
+	releaseForkLock()
+	select {
+	case <-read:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ForkLock stayed held after the last spawn")
+	}
+}
+
 // TestSpawnUserNSExecFails checks that a failed execve is reported as
 // Start's error and leaves no child behind.
 func TestSpawnUserNSExecFails(t *testing.T) {
@@ -86,9 +156,9 @@ func TestSpawnUserNSExecFails(t *testing.T) {
 	}
 	cmd, _ := spawnCmd(t, "true")
 	cmd.Path = "/nonexistent/runsc"
-	err := spawnUserNS(cmd)
+	err := spawn(cmd)
 	if !errors.Is(err, unix.ENOENT) || !strings.Contains(err.Error(), fmt.Sprint("system call ", unix.SYS_EXECVE)) {
-		t.Fatalf("spawnUserNS: %v, want execve's ENOENT", err)
+		t.Fatalf("spawn: %v, want execve's ENOENT", err)
 	}
 	if cmd.Process != nil {
 		t.Errorf("Process set after a failed start")
@@ -106,7 +176,8 @@ func TestCanSpawn(t *testing.T) {
 		want   bool
 	}{
 		{"Do's sandbox", func(*exec.Cmd) {}, true},
-		{"no user namespace", func(c *exec.Cmd) { c.SysProcAttr.Cloneflags &^= unix.CLONE_NEWUSER }, false},
+		{"the gofer: no user namespace", func(c *exec.Cmd) { noUserNS(c.SysProcAttr) }, true},
+		{"maps but no user namespace", func(c *exec.Cmd) { c.SysProcAttr.Cloneflags &^= unix.CLONE_NEWUSER }, false},
 		{"foreground", func(c *exec.Cmd) { c.SysProcAttr.Foreground = true }, false},
 		{"own maps", func(c *exec.Cmd) {
 			c.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 100000, Size: 65536}}

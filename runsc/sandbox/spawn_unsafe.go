@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The vfork child reads what spawnUserNS built by address, long after the
+// The vfork child reads what spawn built by address, long after the
 // addresses were taken: each object is pinned, which also makes the
 // compiler put it on the heap (a small one that does not escape would
 // live on the goroutine's stack, which may move, leaving the child a
