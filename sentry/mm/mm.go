@@ -227,7 +227,13 @@ func (m *MemoryManager) AddressSpace() (platform.AddressSpace, error) {
 			return nil, err
 		}
 		m.as = as
-		m.mapOnCreate()
+		// A new address space gets every host mapping at once (ten or
+		// so for a dynamic program): together, where that is cheaper.
+		if b, ok := as.(platform.Batcher); ok {
+			b.Batch(m.mapOnCreate)
+		} else {
+			m.mapOnCreate()
+		}
 	}
 	return m.as, nil
 }

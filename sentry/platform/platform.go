@@ -47,6 +47,12 @@ type AddressSpace interface {
 	Release()
 }
 
+// Batcher is an AddressSpace whose calls cost less made together: Batch
+// runs f, which makes them (MapFile, Unmap, ...), and returns when f has.
+type Batcher interface {
+	Batch(f func())
+}
+
 // SwitchResult says why Switch returned.
 type SwitchResult int
 
