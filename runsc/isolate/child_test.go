@@ -53,6 +53,7 @@ var children = map[string]func() error{
 	"caps":           func() error { return childCaps(nil) },
 	"caps-keep":      func() error { return childCaps([]uintptr{unix.CAP_SYS_PTRACE}) },
 	"caps-partial":   childCapsPartial,
+	"caps-none-left": childCapsNothingToDrop,
 	"nnp":            childNNP,
 	"nnp-by-tsync":   childNNPByTsync,
 	"caps-ambient":   childCapsAmbient,
@@ -72,6 +73,15 @@ func runChild(t *testing.T, name string, attr *syscall.SysProcAttr) (syscall.Wai
 	if !AllThreadsSupported() {
 		t.Skip("cgo is linked in (-race?): per-thread state cannot be set on all threads")
 	}
+	ws, out, err := startChild(name, attr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws, out
+}
+
+// startChild is runChild, from any goroutine.
+func startChild(name string, attr *syscall.SysProcAttr) (syscall.WaitStatus, string, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+name)
 	cmd.SysProcAttr = attr
@@ -81,9 +91,9 @@ func runChild(t *testing.T, name string, attr *syscall.SysProcAttr) (syscall.Wai
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		t.Fatalf("running child %s: %v", name, err)
+		return 0, "", fmt.Errorf("running child %s: %v", name, err)
 	}
-	return cmd.ProcessState.Sys().(syscall.WaitStatus), out.String()
+	return cmd.ProcessState.Sys().(syscall.WaitStatus), out.String(), nil
 }
 
 func wantExit0(t *testing.T, ws syscall.WaitStatus, out string) {
@@ -199,6 +209,31 @@ func TestDropCapabilities(t *testing.T) {
 	})
 	t.Run("some already gone", func(t *testing.T) {
 		ws, out := runChild(t, "caps-partial", attr)
+		wantExit0(t, ws, out)
+	})
+	t.Run("nothing to drop", func(t *testing.T) {
+		// Started from a thread whose bounding set is the child's
+		// keep, as runsc do starts a gofer that serves "/".
+		if os.Getuid() != 0 || !AllThreadsSupported() {
+			t.Skip("needs root and all-threads calls")
+		}
+		keep := []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
+		var ws syscall.WaitStatus
+		var out string
+		done := make(chan error, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			if err := LimitBoundingSet(keep...); err != nil {
+				done <- err
+				return
+			}
+			var err error
+			ws, out, err = startChild("caps-none-left", attr)
+			done <- err
+		}()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 		wantExit0(t, ws, out)
 	})
 }
@@ -547,12 +582,35 @@ func taskStatusField(field string) ([]string, error) {
 	return vals, nil
 }
 
+// childCapsNothingToDrop is childCaps for a process started with keep
+// already, from a thread whose bounding set was keep: it must make no
+// all-threads call.
+func childCapsNothingToDrop() error {
+	stop := startThreads(3)
+	defer stop()
+	keep := []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
+	before := allThreadsCalls.Load()
+	if err := DropCapabilities(keep...); err != nil {
+		return err
+	}
+	if n := allThreadsCalls.Load() - before; n != 0 {
+		return fmt.Errorf("%d all-threads calls with nothing to drop", n)
+	}
+	return checkCaps(keep)
+}
+
 func childCaps(keep []uintptr) error {
 	stop := startThreads(3)
 	defer stop()
 	if err := DropCapabilities(keep...); err != nil {
 		return err
 	}
+	return checkCaps(keep)
+}
+
+// checkCaps checks that every thread has the capabilities in keep and no
+// other, and that no thread can use CAP_SYS_ADMIN.
+func checkCaps(keep []uintptr) error {
 	var want uint64
 	for _, c := range keep {
 		want |= 1 << c

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -66,8 +67,13 @@ func (m Mode) DefaultAction() Action {
 // errCgo explains why per-thread state could not be set on all threads.
 var errCgo = errors.New("cannot apply to all threads: runsc must be built with CGO_ENABLED=0")
 
+// allThreadsCalls counts allThreads' calls, each of which stops the world:
+// tests check that what needs none makes none.
+var allThreadsCalls atomic.Int64
+
 // allThreads runs a syscall on every thread of the process.
 func allThreads(trap, a1, a2, a3, a4, a5, a6 uintptr) error {
+	allThreadsCalls.Add(1)
 	_, _, errno := syscall.AllThreadsSyscall6(trap, a1, a2, a3, a4, a5, a6)
 	if errno == syscall.ENOTSUP {
 		return errCgo

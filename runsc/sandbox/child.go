@@ -33,16 +33,34 @@ var goferWriteCaps = []uintptr{unix.CAP_CHOWN, unix.CAP_FOWNER, unix.CAP_FSETID}
 
 // goferStartCaps are the capabilities a gofer may start with (see
 // startLimited): what it keeps, goferWriteCaps when it changes files
-// (writable says so), and what it needs until it drops the rest:
-// CAP_SYS_ADMIN for gofer.Confine's mounts and pivot_root, CAP_SYS_PTRACE
-// to read its parent's mount namespace link there (its parent has more
-// capabilities than it) and CAP_SETPCAP to drop them.
-func goferStartCaps(writable bool) []uintptr {
-	caps := append([]uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP}, goferCaps...)
+// (writable says so), and, when it confines itself into its root (confines:
+// gofer.Confine or ConfineMounts, see RunGofer), what it needs until it
+// drops the rest: CAP_SYS_ADMIN for the mounts and pivot_root,
+// CAP_SYS_PTRACE to read its parent's mount namespace link there (its
+// parent has more capabilities than it) and CAP_SETPCAP to drop them. A
+// gofer that starts with only what it keeps has nothing to drop
+// (DropCapabilities then stops no world).
+func goferStartCaps(writable, confines bool) []uintptr {
+	var caps []uintptr
+	if confines {
+		caps = append(caps, unix.CAP_SYS_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP)
+	}
+	caps = append(caps, goferCaps...)
 	if writable {
 		caps = append(caps, goferWriteCaps...)
 	}
 	return caps
+}
+
+// goferConfines reports whether RunGofer serving root with binds confines
+// itself into root: it does unless root resolves to "/" and there are no
+// binds.
+func goferConfines(root string, binds []gofer.Mount) bool {
+	if len(binds) > 0 {
+		return true
+	}
+	resolved, err := filepath.EvalSymlinks(root)
+	return err != nil || resolved != "/"
 }
 
 // goferWritable reports whether a gofer of conf serving binds changes

@@ -238,7 +238,7 @@ func Create(o CreateOptions) (*Created, error) {
 	if err := beforeGoferStart(); err != nil {
 		return nil, fmt.Errorf("starting gofer: %w", err)
 	}
-	if err := startLimited(gofer, goferStartCaps(goferWritable(o.Config, binds)), o.Log); err != nil {
+	if err := startLimited(gofer, goferStartCaps(goferWritable(o.Config, binds), true), o.Log); err != nil {
 		return nil, fmt.Errorf("starting gofer: %w", err)
 	}
 	o.Log.Debug("gofer started", "pid", gofer.Process.Pid, "root", o.Rootfs)

@@ -366,7 +366,7 @@ func Do(ctx context.Context, o Options) (int, error) {
 		defer restoreTTY()
 	}
 
-	ch.start(boot, gofer, goferStartCaps(goferWritable(o.Config, binds)))
+	ch.start(boot, gofer, goferStartCaps(goferWritable(o.Config, binds), goferConfines(o.Rootfs, binds)))
 	waitGoferStart := func() error {
 		err := <-ch.goferStarted
 		goferEnd.Close()

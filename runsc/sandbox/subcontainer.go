@@ -148,7 +148,7 @@ func AddContainer(o AddOptions) (*Added, error) {
 	gofer.ExtraFiles = []*os.File{goferEnd}
 	gofer.Stdin, gofer.Stdout, gofer.Stderr = devNull, devNull, devNull
 	gofer.SysProcAttr = &syscall.SysProcAttr{Cloneflags: goferNamespaces, Setsid: true}
-	if err := startLimited(gofer, goferStartCaps(goferWritable(o.Config, binds)), o.Log); err != nil {
+	if err := startLimited(gofer, goferStartCaps(goferWritable(o.Config, binds), true), o.Log); err != nil {
 		return nil, fmt.Errorf("starting gofer: %w", err)
 	}
 	o.Log.Debug("gofer started", "pid", gofer.Process.Pid, "root", o.Rootfs, "container", o.ID)
