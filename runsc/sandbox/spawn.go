@@ -51,7 +51,14 @@ const (
 	spawnPrevArg0 = 1
 	// spawnIgnoreFailure goes on when the step fails.
 	spawnIgnoreFailure = 2
+	// spawnWantA5 fails the step, with ESRCH, unless its result is its
+	// sixth argument.
+	spawnWantA5 = 4
 )
+
+// parentPID is the pid a child spawned in runsc's PID namespace must see
+// as its parent once its parent-death signal is set (tests change it).
+var parentPID = os.Getpid
 
 // canSpawn reports whether spawn can start cmd: a command with its stdio
 // and extra files all *os.File, either a new user namespace with the
@@ -194,6 +201,13 @@ func spawn(cmd *exec.Cmd) error {
 	}
 	if a.Pdeathsig != 0 {
 		steps = append(steps, spawnStep{nr: unix.SYS_PRCTL, a0: unix.PR_SET_PDEATHSIG, a1: uintptr(a.Pdeathsig)})
+		// A parent that died before the prctl sends no signal: the
+		// child must see that its parent changed, as package os's
+		// does. Across a new PID namespace getppid reads 0, so only
+		// a child in runsc's can tell.
+		if a.Cloneflags&unix.CLONE_NEWPID == 0 {
+			steps = append(steps, spawnStep{nr: unix.SYS_GETPPID, a5: uintptr(parentPID()), flags: spawnWantA5})
+		}
 	}
 	for i, d := range dups {
 		steps = append(steps, spawnStep{nr: unix.SYS_DUP3, a0: uintptr(d), a1: uintptr(i)})

@@ -8,7 +8,8 @@
 // suspended until the child has called execve or exited. The child runs
 // the n steps, each a system call (spawnStep), with no stack use, and
 // exits with status 127 after storing in res the raw result of the first
-// step that failed (a negative errno) and its index, unless the step says
+// step that failed (a negative errno, or -ESRCH for a result other than
+// the one a spawnWantA5 step wants) and its index, unless the step says
 // its failure is to be ignored. The last step is normally an execve,
 // after which the child is gone from the caller's memory. The caller must
 // have blocked every signal (the child inherits the mask, and must never
@@ -55,6 +56,13 @@ loop:
 call:
 	SYSCALL
 	MOVQ AX, R13
+	TESTQ $4, R14 // spawnWantA5: the result must be the sixth argument
+	JEQ checked
+	CMPQ AX, R9   // R9 still holds it: SYSCALL clobbers only AX, CX and R11
+	JEQ checked
+	MOVQ $-3, AX  // -ESRCH
+	JMP fail
+checked:
 	TESTQ $2, R14 // spawnIgnoreFailure
 	JNE next
 	CMPQ AX, $0xfffffffffffff001

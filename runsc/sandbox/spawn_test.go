@@ -113,6 +113,30 @@ func TestSpawnWithoutUserNS(t *testing.T) {
 	}
 }
 
+// TestSpawnParentGone checks that a child in runsc's PID namespace that
+// finds another parent once its parent-death signal is set (its own died
+// before: no signal would come) exits before its execve, and that the
+// spawn reports it.
+func TestSpawnParentGone(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	cmd, out := spawnCmd(t, "echo ran")
+	noUserNS(cmd.SysProcAttr)
+	defer func(f func() int) { parentPID = f }(parentPID)
+	parentPID = func() int { return os.Getpid() + 1 }
+	err := spawn(cmd)
+	if !errors.Is(err, unix.ESRCH) || !strings.Contains(err.Error(), fmt.Sprint("system call ", unix.SYS_GETPPID)) {
+		t.Fatalf("spawn: %v, want getppid's step failing with ESRCH", err)
+	}
+	if cmd.Process != nil {
+		t.Errorf("Process set after a failed start")
+	}
+	if b, _ := os.ReadFile(out.Name()); len(b) != 0 {
+		t.Errorf("the child ran its command: %q", b)
+	}
+}
+
 // TestSpawnsShareForkLock checks that a spawn does not wait for another
 // under way, while both keep syscall.ForkLock from its readers (the
 // makers of descriptors without close-on-exec).
