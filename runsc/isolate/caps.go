@@ -54,9 +54,11 @@ func DropCapabilities(keep ...uintptr) error {
 			return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
 		}
 	}
-	// A process started with a bounding set of keep as root has keep
-	// as its effective and permitted sets and nothing inheritable, hence
-	// nothing ambient: every thread does, none having changed them.
+	// A process started as root, with a bounding set of keep, by a
+	// parent with nothing inheritable, has keep as its effective and
+	// permitted sets and nothing inheritable, hence nothing ambient: so
+	// do all its threads, none having changed them. The check is the
+	// calling thread's sets, whoever the parent was.
 	if len(drop) == 0 {
 		if eff, perm, inh, err := threadCaps(); err == nil && eff == keepMask && perm == keepMask && inh == 0 {
 			return nil

@@ -217,6 +217,9 @@ func TestDropCapabilities(t *testing.T) {
 		if os.Getuid() != 0 || !AllThreadsSupported() {
 			t.Skip("needs root and all-threads calls")
 		}
+		if _, _, inh, err := threadCaps(); err != nil || inh != 0 {
+			t.Skipf("the test runs with inheritable capabilities (%#x, %v): its child would too", inh, err)
+		}
 		keep := []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
 		var ws syscall.WaitStatus
 		var out string
@@ -231,7 +234,9 @@ func TestDropCapabilities(t *testing.T) {
 			ws, out, err = startChild("caps-none-left", attr)
 			done <- err
 		}()
-		if err := <-done; err != nil {
+		if err := <-done; errors.Is(err, unix.EPERM) {
+			t.Skipf("the bounding set cannot be limited here: %v", err)
+		} else if err != nil {
 			t.Fatal(err)
 		}
 		wantExit0(t, ws, out)

@@ -38,8 +38,9 @@ var goferWriteCaps = []uintptr{unix.CAP_CHOWN, unix.CAP_FOWNER, unix.CAP_FSETID}
 // drops the rest: CAP_SYS_ADMIN for the mounts and pivot_root,
 // CAP_SYS_PTRACE to read its parent's mount namespace link there (its
 // parent has more capabilities than it) and CAP_SETPCAP to drop them. A
-// gofer that starts with only what it keeps has nothing to drop
-// (DropCapabilities then stops no world).
+// gofer that starts with only what it keeps, from a runsc with nothing
+// inheritable, has nothing to drop (DropCapabilities then stops no
+// world).
 func goferStartCaps(writable, confines bool) []uintptr {
 	var caps []uintptr
 	if confines {

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -10,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/gofer"
 	"github.com/moat-sandbox/moat/runsc/config"
 )
 
@@ -74,5 +79,47 @@ func TestGoferCommand(t *testing.T) {
 	g := slices.Index(cmd.Args, "gofer")
 	if i < 0 || g < 0 || i < g || i+1 >= len(cmd.Args) || cmd.Args[i+1] != strconv.Itoa(runtime.GOMAXPROCS(0)) {
 		t.Errorf("arguments %q lack gofer's --gomaxprocs %d", cmd.Args, runtime.GOMAXPROCS(0))
+	}
+}
+
+// TestGoferStartCaps checks which gofers confine themselves, and that one
+// that does not starts with only the capabilities it keeps.
+func TestGoferStartCaps(t *testing.T) {
+	dir := t.TempDir()
+	toRoot := filepath.Join(dir, "root")
+	if err := os.Symlink("/", toRoot); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		root  string
+		binds []gofer.Mount
+		want  bool
+	}{
+		{"/", nil, false},
+		{toRoot, nil, false},
+		{dir, nil, true},
+		{"/", []gofer.Mount{{Path: dir}}, true},
+		{filepath.Join(dir, "missing"), nil, true},
+	} {
+		if got := goferConfines(tc.root, tc.binds); got != tc.want {
+			t.Errorf("goferConfines(%q, %d binds) = %v, want %v", tc.root, len(tc.binds), got, tc.want)
+		}
+	}
+	has := func(caps []uintptr, c uintptr) bool { return slices.Contains(caps, c) }
+	for _, writable := range []bool{false, true} {
+		plain, confining := goferStartCaps(writable, false), goferStartCaps(writable, true)
+		for _, c := range []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_SETPCAP} {
+			if has(plain, c) || !has(confining, c) {
+				t.Errorf("writable %v: capability %d: without confinement %v, with %v", writable, c, plain, confining)
+			}
+		}
+		for _, c := range goferCaps {
+			if !has(plain, c) || !has(confining, c) {
+				t.Errorf("writable %v: kept capability %d missing: %v, %v", writable, c, plain, confining)
+			}
+		}
+		if has(plain, unix.CAP_CHOWN) != writable {
+			t.Errorf("writable %v: CAP_CHOWN in %v", writable, plain)
+		}
 	}
 }

@@ -536,6 +536,14 @@ func (c *children) enter(cmd *exec.Cmd) (leave func() bool, err error) {
 func (c *children) start(boot, gofer *exec.Cmd, goferKeep []uintptr) {
 	<-c.made
 	c.joined.Add(2)
+	// Spawns share one hold of ForkLock, and package syscall's forks
+	// another, each excluding the other: when the sandbox must be
+	// started by exec.Cmd (its terminal's attributes), so is the gofer,
+	// and the two starts still overlap.
+	startGofer := startCmd
+	if !canSpawn(boot) {
+		startGofer = (*exec.Cmd).Start
+	}
 	go func() {
 		runtime.LockOSThread() // never unlocked: see children and limitThread
 		limitThread(goferKeep, c.log)
@@ -543,7 +551,7 @@ func (c *children) start(boot, gofer *exec.Cmd, goferKeep []uintptr) {
 		// The thread stays locked, wherever it is, once the gofer
 		// has started or failed to.
 		defer leave()
-		launch(gofer, err, beforeGoferStart, c.goferStarted, c.goferDone)
+		launch(gofer, startGofer, err, beforeGoferStart, c.goferStarted, c.goferDone)
 	}()
 	go func() {
 		runtime.LockOSThread()
@@ -556,19 +564,19 @@ func (c *children) start(boot, gofer *exec.Cmd, goferKeep []uintptr) {
 				runtime.UnlockOSThread()
 			}
 		}()
-		launch(boot, err, beforeBootStart, c.bootStarted, c.bootDone)
+		launch(boot, startCmd, err, beforeBootStart, c.bootStarted, c.bootDone)
 	}()
 }
 
-// launch starts cmd, unless err (entering its namespace) is set or before
-// fails, reports how that went on started and, if it started, waits for
-// it and reports cmd.Wait's result on done.
-func launch(cmd *exec.Cmd, err error, before func() error, started, done chan<- error) {
+// launch starts cmd with start, unless err (entering its namespace) is
+// set or before fails, reports how that went on started and, if it
+// started, waits for it and reports cmd.Wait's result on done.
+func launch(cmd *exec.Cmd, start func(*exec.Cmd) error, err error, before func() error, started, done chan<- error) {
 	if err == nil {
 		err = before()
 	}
 	if err == nil {
-		err = startCmd(cmd)
+		err = start(cmd)
 	}
 	started <- err
 	if err == nil {

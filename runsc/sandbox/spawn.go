@@ -66,7 +66,7 @@ var parentPID = os.Getpid
 // and no process attribute beyond namespaces, Setpgid and Pdeathsig.
 func canSpawn(cmd *exec.Cmd) bool {
 	a := cmd.SysProcAttr
-	if a == nil || a.Credential != nil || a.Setsid || a.Setctty || a.Foreground ||
+	if a == nil || a.Cloneflags&^namespaceFlags != 0 || a.Credential != nil || a.Setsid || a.Setctty || a.Foreground ||
 		a.Noctty || a.Chroot != "" || a.Ptrace || a.Pgid != 0 || len(a.AmbientCaps) != 0 || a.Unshareflags != 0 ||
 		a.UseCgroupFD || a.PidFD != nil || a.GidMappingsEnableSetgroups || cmd.Dir != "" || cmd.Cancel != nil {
 		return false
@@ -92,6 +92,13 @@ func canSpawn(cmd *exec.Cmd) bool {
 	}
 	return true
 }
+
+// namespaceFlags are the clone flags canSpawn accepts: new namespaces.
+// Others would change what the child's steps mean (CLONE_FILES: its dup3s
+// would replace runsc's own descriptors; CLONE_PARENT: its getppid check
+// would fail).
+const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC | unix.CLONE_NEWUSER |
+	unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
 // errNoSpawn is spawn's error when the kernel lacks what it needs.
 var errNoSpawn = errors.New("clone3 with CLONE_CLEAR_SIGHAND is not supported")
@@ -120,7 +127,9 @@ var spawning struct {
 }
 
 // acquireForkLock holds syscall.ForkLock for writing, or joins the hold of
-// the spawns under way.
+// the spawns under way. Unlike package syscall's, it does not let waiting
+// readers in first: spawns that kept overlapping would keep them out, but
+// runsc makes two at a time.
 func acquireForkLock() {
 	spawning.mu.Lock()
 	defer spawning.mu.Unlock()

@@ -150,6 +150,9 @@ func TestSpawnsShareForkLock(t *testing.T) {
 	select {
 	case <-second:
 	case <-time.After(10 * time.Second):
+		// Let the rest of the package's tests fork: the second
+		// acquire, still waiting, then takes the lock and keeps it.
+		releaseForkLock()
 		t.Fatal("a second spawn waits for the first's hold of ForkLock")
 	}
 	read := make(chan struct{})
@@ -203,6 +206,7 @@ func TestCanSpawn(t *testing.T) {
 		{"the gofer: no user namespace", func(c *exec.Cmd) { noUserNS(c.SysProcAttr) }, true},
 		{"maps but no user namespace", func(c *exec.Cmd) { c.SysProcAttr.Cloneflags &^= unix.CLONE_NEWUSER }, false},
 		{"foreground", func(c *exec.Cmd) { c.SysProcAttr.Foreground = true }, false},
+		{"shared descriptor table", func(c *exec.Cmd) { c.SysProcAttr.Cloneflags |= unix.CLONE_FILES }, false},
 		{"own maps", func(c *exec.Cmd) {
 			c.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 100000, Size: 65536}}
 		}, false},

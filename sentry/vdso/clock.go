@@ -22,9 +22,12 @@ const (
 	calibrationTries = 3
 	calPairTries     = 16
 	// maxCalError bounds the two pairings' windows, as a fraction of the
-	// time between them: a calibration with wider ones (a thread
-	// preempted while pairing) is tried again.
-	maxCalError = 25e-6
+	// time between them: with wider ones (a host whose CLOCK_MONOTONIC is
+	// a syscall, about a microsecond) the first Update waits longer, up
+	// to maxCalibrationNs, before it pairs again; past that (a thread
+	// preempted while pairing) the calibration is tried again.
+	maxCalError      = 50e-6
+	maxCalibrationNs = 100_000_000
 	// pairTries is how many (TSC, host clock) readings a pairing takes; the
 	// tightest one is kept.
 	pairTries = 3
@@ -220,13 +223,31 @@ func (c *Clock) calibrate() bool {
 // calibrateFrom is one try of calibrate, from the pairing s0 of window w0
 // cycles.
 func (c *Clock) calibrateFrom(s0 sample, w0 uint64) bool {
-	if left := calibrationNs - (c.h.nanotime() - s0.ns); left > 0 {
-		c.h.sleep(left)
+	if int64(w0) < 0 {
+		return false // no pairing had the TSC going forwards
 	}
-	s1, w1 := c.pairTSCOf(calPairTries)
-	dt, dns := int64(s1.tsc-s0.tsc), s1.ns-s0.ns
-	if dt <= 0 || dns < calibrationNs || float64(w0+w1)/2 > maxCalError*float64(dt) {
-		return false
+	var s1 sample
+	var dt, dns int64
+	for wait := int64(calibrationNs); ; {
+		if left := wait - (c.h.nanotime() - s0.ns); left > 0 {
+			c.h.sleep(left)
+		}
+		var w1 uint64
+		s1, w1 = c.pairTSCOf(calPairTries)
+		dt, dns = int64(s1.tsc-s0.tsc), s1.ns-s0.ns
+		if int64(w1) < 0 || dt <= 0 || dns < wait {
+			return false
+		}
+		// The windows bound each end's error: wait until they are
+		// within maxCalError of the interval.
+		need := int64(float64(w0+w1) / 2 / maxCalError * float64(dns) / float64(dt))
+		if need <= dns {
+			break
+		}
+		if need > maxCalibrationNs {
+			return false
+		}
+		wait = need
 	}
 	rate := float64(dns) / float64(dt)
 	if rate < 0.05 || rate > 20 { // a TSC between 50 MHz and 20 GHz

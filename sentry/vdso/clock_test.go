@@ -337,6 +337,29 @@ func TestCalibrationSleepsOnlyWhatIsLeft(t *testing.T) {
 	}
 }
 
+// TestCalibrationWaitsOutWideWindows checks that a host whose pairings
+// are microseconds wide (CLOCK_MONOTONIC through a syscall) still gets
+// its TSC calibrated: the first Update waits longer for the interval that
+// makes the windows small.
+func TestCalibrationWaitsOutWideWindows(t *testing.T) {
+	f := newFakeHost()
+	f.tick = uint64(600 / f.mono.rate) // 600 ns a reading: windows of about 1.2 us
+	c, err := newClock(f.host())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Update(make([]byte, VVarSize))
+	if !c.UsesTSC() {
+		t.Fatal("no calibration with wide windows")
+	}
+	if f.slept <= calibrationNs {
+		t.Errorf("slept %d ns, want more than %d for windows that wide", f.slept, calibrationNs)
+	}
+	if e := math.Abs(c.mono.rate/f.mono.rate - 1); e > maxCalError {
+		t.Errorf("rate %.1f ppm off the host's", e*1e6)
+	}
+}
+
 func TestClockWithoutUsableTSC(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -575,6 +598,10 @@ func BenchmarkNow(b *testing.B) {
 	c, err := NewClock()
 	if err != nil {
 		b.Fatal(err)
+	}
+	c.Update(make([]byte, VVarSize)) // the calibration's end
+	if !c.UsesTSC() {
+		b.Log("the TSC is not usable here: Now makes host syscalls")
 	}
 	for b.Loop() {
 		c.Now(unix.CLOCK_MONOTONIC)

@@ -8,7 +8,7 @@
 // It owns: Image (the embedded vdso.so, padded to pages), VVarSize, the
 // layout of the data page, SymbolOffset, and Clock (NewClock, Update, Now,
 // Resolution, SetCPU, UsesTSC). Locks: Clock.mu only, which serialises the
-// writers (Update, SetCPU); Now takes no lock.
+// writers (Update, SetCPU) and UsesTSC; Now takes no lock.
 //
 // # The mapping
 //
@@ -99,11 +99,14 @@
 // The Sentry's clocks follow the host's, read by the Sentry's own host
 // syscalls and host vDSO (never on behalf of an application):
 //
-//   - NewClock checks CPUID for an invariant TSC and fits the TSC rate
-//     against the host's CLOCK_MONOTONIC by least squares over about 1 ms
-//     of (TSC, clock) pairings (sub-ppm on these machines). Without an
-//     invariant TSC the Clock answers every reading from the host and
-//     publishes mode 0 for every clock (the vDSO then always traps).
+//   - NewClock checks CPUID for an invariant TSC and pairs the TSC with
+//     the host's CLOCK_MONOTONIC; the first Update pairs them again, at
+//     least 4 ms later (sleeping out the rest), and takes the slope
+//     between as the rate (within a few ppm on these machines; a
+//     caller that makes the clock early waits for none of it). Until
+//     then, and for good without an invariant TSC, the Clock answers
+//     every reading from the host and publishes mode 0 for every clock
+//     (the vDSO then always traps).
 //   - Two clocks are tracked independently: MONOTONIC (paired with the
 //     TSC through the host vDSO) and MONOTONIC_RAW (through a syscall,
 //     tightest of three pairings). Each Update refines the rate from up

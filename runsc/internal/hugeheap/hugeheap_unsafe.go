@@ -14,3 +14,21 @@ func frontier() uintptr {
 	probe = nil
 	return p
 }
+
+// thpEnabled is the file that says when the host makes transparent huge
+// pages, NUL-terminated.
+const thpEnabled = "/sys/kernel/mm/transparent_hugepage/enabled\x00"
+
+// thpNever reports whether the host makes no transparent huge pages
+// ("[never]"); a file that cannot be read says it does.
+func thpNever() bool {
+	const atFDCWD, oRDONLY, oCLOEXEC = ^uintptr(99), 0, 0o2000000
+	fd := rawSyscall(sysOpenat, atFDCWD, uintptr(unsafe.Pointer(unsafe.StringData(thpEnabled))), oRDONLY|oCLOEXEC)
+	if int64(fd) < 0 {
+		return false
+	}
+	var buf [128]byte
+	n := rawSyscall(sysRead, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	rawSyscall(sysClose, fd, 0, 0)
+	return int64(n) > 0 && contains(buf[:n], "[never]")
+}

@@ -11,14 +11,19 @@
 // page cache, shared by every runsc process); what runs afterwards faults
 // its pages back in. ReleaseAfter does it once the process has run for a
 // while, so that a short-lived sandbox (runsc do of one command) never
-// pays those faults again.
+// pays those faults again. Release also ends the heap's huge-page advice
+// (hugeheap.Done).
 //
 // The segments are found when the package is initialised, from the ELF
 // program headers of a non-PIE executable (runsc is one), before any
 // seccomp filter; anything else and Release does nothing.
 package startpages
 
-import "time"
+import (
+	"time"
+
+	"github.com/moat-sandbox/moat/runsc/internal/hugeheap"
+)
 
 // StartTime is how long after its start a process is taken to be past
 // it: a sandbox whose command runs longer is a long-lived one.
@@ -41,4 +46,6 @@ func ReleaseAfter(d time.Duration) {
 // touches more than it frees.)
 func Release() {
 	release()
+	// The start's heap growth is over too.
+	hugeheap.Done()
 }
