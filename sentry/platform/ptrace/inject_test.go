@@ -36,7 +36,12 @@ func TestInjectAtSyscallStop(t *testing.T) {
 // directly from the master tracer (a hand-off to its goroutine from within
 // a batch would wait forever), then runs the code mapped.
 func TestBatch(t *testing.T) {
-	p, _ := newTestPlatform(t)
+	t.Run("ptrace", func(t *testing.T) { testBatch(t, New) })
+	t.Run("systrap", func(t *testing.T) { testBatch(t, NewSystrap) })
+}
+
+func testBatch(t *testing.T, newPlat func(int) (*Platform, error)) {
+	p, _ := newPlatformWith(t, newPlat, testCode)
 	pas, err := p.NewAddressSpace()
 	if err != nil {
 		t.Fatal(err)
