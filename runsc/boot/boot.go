@@ -34,6 +34,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/moat-sandbox/moat/gofer/proto"
+	"github.com/moat-sandbox/moat/runsc/internal/future"
 	"github.com/moat-sandbox/moat/runsc/internal/hugeheap"
 	"github.com/moat-sandbox/moat/runsc/internal/startpages"
 	"github.com/moat-sandbox/moat/sentry/fs"
@@ -206,7 +207,7 @@ func Load(cfg Config) (*Sandbox, error) {
 	// The platform (its template stub, forked, and the first address
 	// space) is made while the root is mounted: the one mostly waits on
 	// the kernel, the other on the gofer.
-	platform := future(func() (*ptrace.Platform, error) {
+	platform := future.Start(func() (*ptrace.Platform, error) {
 		switch cfg.Platform {
 		case "", "systrap":
 			return ptrace.NewSystrap(mf.FD())
@@ -706,20 +707,4 @@ type logWriter struct{ log *slog.Logger }
 func (w *logWriter) Write(b []byte) (int, error) {
 	w.log.Info(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
-}
-
-// future runs f on a goroutine of its own and returns a function that
-// waits for its results (later calls too get them).
-func future[T any](f func() (T, error)) func() (T, error) {
-	var v T
-	var err error
-	done := make(chan struct{})
-	go func() {
-		v, err = f()
-		close(done)
-	}()
-	return func() (T, error) {
-		<-done
-		return v, err
-	}
 }

@@ -223,18 +223,11 @@ func TestDropCapabilities(t *testing.T) {
 		keep := []uintptr{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH}
 		var ws syscall.WaitStatus
 		var out string
-		done := make(chan error, 1)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			if err := LimitBoundingSet(keep...); err != nil {
-				done <- err
-				return
-			}
-			var err error
+		err := onLimitedThread(keep, func() (err error) {
 			ws, out, err = startChild("caps-none-left", attr)
-			done <- err
-		}()
-		if err := <-done; errors.Is(err, unix.EPERM) {
+			return err
+		})
+		if errors.Is(err, unix.EPERM) {
 			t.Skipf("the bounding set cannot be limited here: %v", err)
 		} else if err != nil {
 			t.Fatal(err)
@@ -740,19 +733,28 @@ func childPrintCaps() error {
 	return nil
 }
 
+// onLimitedThread runs f on a thread of its own whose bounding set
+// LimitBoundingSet has limited to keep, as runsc starts its gofer, and
+// returns LimitBoundingSet's error or f's. The thread ends afterwards.
+func onLimitedThread(keep []uintptr, f func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := LimitBoundingSet(keep...); err != nil {
+			done <- err
+			return
+		}
+		done <- f()
+	}()
+	return <-done
+}
+
 func childLimitBoundingSet() error {
 	keep := []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	want := fmt.Sprintf("%016x", uint64(1<<unix.CAP_SYS_ADMIN|1<<unix.CAP_SETPCAP))
 	full := fmt.Sprintf("%016x", ^uint64(0)>>(63-unix.CAP_LAST_CAP))
-	start := func(userns bool) (string, error) {
-		out := make(chan string, 1)
-		errc := make(chan error, 1)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			if err := LimitBoundingSet(keep...); err != nil {
-				errc <- err
-				return
-			}
+	start := func(userns bool) (out string, err error) {
+		err = onLimitedThread(keep, func() error {
 			cmd := exec.Command("/proc/self/exe", "-test.run=^$")
 			cmd.Env = append(os.Environ(), childEnv+"=print-caps")
 			if userns {
@@ -764,17 +766,12 @@ func childLimitBoundingSet() error {
 			}
 			b, err := cmd.CombinedOutput()
 			if err != nil {
-				errc <- fmt.Errorf("%v: %s", err, b)
-				return
+				return fmt.Errorf("%v: %s", err, b)
 			}
-			out <- string(b)
-		}()
-		select {
-		case s := <-out:
-			return s, nil
-		case err := <-errc:
-			return "", err
-		}
+			out = string(b)
+			return nil
+		})
+		return out, err
 	}
 	got, err := start(false)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/moat-sandbox/moat/runsc/internal/future"
 )
 
 // Mode chooses what a filter does with a syscall its table does not list.
@@ -111,15 +113,9 @@ func Install(f *Filter) error {
 // install, which waits for it and then installs it as Install does: a
 // process compiles its filter while it does the rest of its start.
 func Prebuild(f *Filter) (install func() error) {
-	var prog []unix.SockFilter
-	var err error
-	built := make(chan struct{})
-	go func() {
-		prog, err = f.Build()
-		close(built)
-	}()
+	build := future.Start(f.Build)
 	return func() error {
-		<-built
+		prog, err := build()
 		if err != nil {
 			return fmt.Errorf("building seccomp filter: %w", err)
 		}

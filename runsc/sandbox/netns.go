@@ -16,29 +16,24 @@ func startInNetNS(path string, start func() error) error {
 	if path == "" {
 		return start()
 	}
-	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("opening runsc's own network namespace: %w", err)
-	}
-	defer unix.Close(orig)
 	target, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		runtime.UnlockOSThread()
 		return fmt.Errorf("opening the network namespace %q: %w", path, err)
 	}
-	err = unix.Setns(target, unix.CLONE_NEWNET)
-	unix.Close(target)
+	defer unix.Close(target)
+	runtime.LockOSThread()
+	leave, err := joinNetNS(target)
 	if err != nil {
-		runtime.UnlockOSThread()
+		if leave() {
+			runtime.UnlockOSThread()
+		}
 		return fmt.Errorf("joining the network namespace %q: %w", path, err)
 	}
 	startErr := start()
-	if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
+	if !leave() {
 		// The thread stays locked, and so ends with this goroutine:
 		// no other goroutine runs in the wrong namespace.
-		return fmt.Errorf("returning to runsc's network namespace: %w", err)
+		return fmt.Errorf("returning to runsc's network namespace failed")
 	}
 	runtime.UnlockOSThread()
 	return startErr
@@ -51,37 +46,39 @@ func startInNetNS(path string, start func() error) error {
 // namespace.
 func makeNetNS() (fd int, err error) {
 	runtime.LockOSThread()
-	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		runtime.UnlockOSThread()
-		return -1, fmt.Errorf("opening the thread's network namespace: %w", err)
+	leave, err := enterNetNS(func() error { return unix.Unshare(unix.CLONE_NEWNET) })
+	fd = -1
+	if err == nil {
+		fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			err = fmt.Errorf("opening the new network namespace: %w", err)
+		}
+	} else {
+		err = fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
 	}
-	defer unix.Close(orig)
-	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return -1, fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
-	}
-	fd, err = unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if back := unix.Setns(orig, unix.CLONE_NEWNET); back != nil {
-		if err == nil {
+	if !leave() {
+		if fd >= 0 {
 			unix.Close(fd)
 		}
-		return -1, fmt.Errorf("returning to runsc's network namespace: %w", back)
+		return -1, fmt.Errorf("returning to runsc's network namespace failed")
 	}
 	runtime.UnlockOSThread()
-	if err != nil {
-		return -1, fmt.Errorf("opening the new network namespace: %w", err)
-	}
-	return fd, nil
+	return fd, err
 }
 
 // joinNetNS moves the calling thread, which must be locked
 // (runtime.LockOSThread), into the network namespace fd, in which the
-// processes it starts are born. leave moves the thread back to its old
-// namespace and reports whether it did: only then may the thread be
-// unlocked. On error the thread has not moved, and leave is still to be
-// called.
+// processes it starts are born; see enterNetNS for leave.
 func joinNetNS(fd int) (leave func() bool, err error) {
+	return enterNetNS(func() error { return unix.Setns(fd, unix.CLONE_NEWNET) })
+}
+
+// enterNetNS moves the calling thread, which must be locked
+// (runtime.LockOSThread), into another network namespace with enter.
+// leave moves the thread back to its old namespace and reports whether it
+// did: only then may the thread be unlocked. On error leave is still to
+// be called (enter may have moved the thread before it failed).
+func enterNetNS(enter func() error) (leave func() bool, err error) {
 	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return func() bool { return true }, fmt.Errorf("opening the thread's network namespace: %w", err)
@@ -91,8 +88,5 @@ func joinNetNS(fd int) (leave func() bool, err error) {
 		unix.Close(orig)
 		return err == nil
 	}
-	if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
-		return leave, err
-	}
-	return leave, nil
+	return leave, enter()
 }

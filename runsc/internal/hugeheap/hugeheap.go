@@ -70,9 +70,7 @@ var (
 	// startRegion is the 2 MiB of the heap that init collapsed, and
 	// startErrno the collapse's errno (0 when it worked).
 	startRegion, startErrno uintptr
-	// advised is the start of the chunk Advise last advised; chunks
-	// holds the first nchunks of those it advised.
-	advised atomic.Uintptr
+	// chunks holds the first nchunks chunks Advise advised.
 	chunks  [maxChunks]atomic.Uintptr
 	nchunks atomic.Int32
 )
@@ -92,7 +90,7 @@ func init() {
 // Advise asks for huge pages over the heap's current chunk and collapses
 // the 2 MiB around the heap's frontier, unless it did both for this chunk
 // already. It makes a few system calls (madvise), which the Sentry's and
-// the gofer's seccomp filters allow.
+// the gofer's seccomp filters allow. Its callers call it one at a time.
 func Advise() {
 	advise(frontier())
 }
@@ -101,12 +99,14 @@ func Advise() {
 // errno, or 0.
 func advise(p uintptr) (errno uintptr) {
 	chunk := p &^ (chunkSize - 1)
-	if off.Load() || advised.Swap(chunk) == chunk {
+	n := nchunks.Load()
+	if off.Load() || n >= maxChunks {
 		return 0
 	}
-	n := nchunks.Load()
-	if n >= maxChunks {
-		return 0
+	for i := range n {
+		if chunks[i].Load() == chunk {
+			return 0
+		}
 	}
 	chunks[n].Store(chunk)
 	nchunks.Store(n + 1)
