@@ -335,12 +335,16 @@ int mt_wait_blocked(pid_t tid, int timeout_ms)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if (access(path, F_OK) != 0) {
+		/* Not a thread of ours: a child process. */
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
+	}
 	int64_t deadline = mt_now_ns() + (int64_t)timeout_ms * 1000000;
 	do {
 		int fd = open(path, O_RDONLY);
 		if (fd < 0 && errno == ENOENT) {
-			/* No /proc/self/task: fall back to a generous sleep, so
-			 * the caller's test does not depend on procfs. */
+			/* No procfs: fall back to a generous sleep, so the
+			 * caller's test does not depend on it. */
 			usleep(50000);
 			return 0;
 		}

@@ -245,10 +245,10 @@ int mt_wait(pid_t pid);
 const char *mt_data(const char *name);
 
 /* mt_wait_blocked waits (up to timeout_ms) until thread tid of this
- * process is asleep in the kernel (state S or D in /proc/self/task/TID/stat)
- * and returns 0, or -1 on timeout. Use it before waking or signalling a
- * thread that must already be blocked. Without /proc/self/task it sleeps
- * 50 ms and returns 0. */
+ * process, or child process tid, is asleep in the kernel (state S or D in
+ * /proc/self/task/TID/stat, or /proc/TID/stat) and returns 0, or -1 on
+ * timeout. Use it before waking or signalling a thread or child that must
+ * already be blocked. Without procfs it sleeps 50 ms and returns 0. */
 int mt_wait_blocked(pid_t tid, int timeout_ms);
 
 /* mt_now_ns returns CLOCK_MONOTONIC in nanoseconds. */
